@@ -1,0 +1,118 @@
+# csi-proxy in C - build and test.
+#   make        set up tools, cross-build deps, generate code, build both
+#   make run    start csi-proxy.exe under Wine (console mode) for a demo
+#   make test   unit, API table, conformance (grpcio) and Wine tests
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+SHELL := /bin/bash
+
+B      := build
+GEN    := $(B)/gen
+DEPS   := $(B)/deps/win
+NAT    := $(B)/native
+WIN    := $(B)/win
+WINCC  := x86_64-w64-mingw32-gcc
+CC     := gcc
+PY     := /usr/bin/python3
+
+TOOLS_STAMP := $(B)/.tools-stamp
+DEPS_STAMP  := $(DEPS)/.stamp
+
+WARN   := -Wall -Wextra -Werror -Wno-missing-field-initializers
+COMMON := -std=c11 -O2 -g $(WARN) -I. -I$(GEN) -MMD -MP
+NCFLAGS := $(COMMON) -D_GNU_SOURCE -pthread
+WCFLAGS := $(COMMON) -DNGHTTP2_STATICLIB -DYAML_DECLARE_STATIC -DUNICODE -D_UNICODE \
+           -D_WIN32_WINNT=0x0A00 -I$(DEPS)/include
+NLIBS  := -lnghttp2 -lprotobuf-c -lyaml -pthread
+WLIBS  := -L$(DEPS)/lib -lnghttp2 -lprotobuf-c -lyaml -ladvapi32 -lshell32 -lole32 -loleaut32 \
+          -lws2_32 -static
+
+# --- sources: the build picks the platform by file name -----------------
+PROTOS  := $(sort $(wildcard api/*/*/api.proto))
+GEN_C   := $(patsubst api/%.proto,$(GEN)/%.pb-c.c,$(PROTOS))
+GEN_H   := $(GEN_C:.c=.h)
+PLAT    := %_posix.c %_win.c %_win32.c
+CORE    := $(filter-out $(PLAT),$(wildcard server/*.c groups/*.c groups/*/*.c service/*.c)) $(GEN_C)
+CORE    := $(filter-out service/main%.c,$(CORE))
+NAT_SRC := $(CORE) $(wildcard server/*_posix.c winapi/*_posix.c service/*_posix.c)
+NAT_SRC := $(filter-out service/main_posix.c,$(NAT_SRC))
+WIN_SRC := $(CORE) $(wildcard server/*_win.c winapi/*_win32.c winapi/*_win.c service/*_win.c)
+WIN_SRC := $(filter-out service/main_win.c,$(WIN_SRC))
+CLI_SRC := $(filter-out cli/main.c $(PLAT),$(wildcard cli/*.c))
+
+nobj = $(patsubst %.c,$(NAT)/obj/%.o,$(1))
+wobj = $(patsubst %.c,$(WIN)/obj/%.o,$(1))
+
+NAT_OBJ := $(call nobj,$(NAT_SRC))
+WIN_OBJ := $(call wobj,$(WIN_SRC))
+
+UNIT_SRC  := $(wildcard test/unit/test_*.c)
+UNIT_BIN  := $(patsubst test/unit/%.c,$(NAT)/%,$(UNIT_SRC))
+
+all: $(WIN)/csi-proxy.exe $(WIN)/csi-proxy-cli.exe $(NAT)/csi-proxy $(NAT)/csi-proxy-cli $(UNIT_BIN)
+
+# --- set-up -----------------------------------------------------------
+$(TOOLS_STAMP): scripts/apt-packages.txt scripts/setup-tools.sh
+	@mkdir -p $(B)
+	bash scripts/setup-tools.sh
+	@touch $@
+
+$(DEPS_STAMP): scripts/build-deps.sh | $(TOOLS_STAMP)
+	bash scripts/build-deps.sh $(DEPS)
+
+# --- generated code ---------------------------------------------------
+$(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: api/%.proto | $(TOOLS_STAMP)
+	@mkdir -p $(dir $@)
+	protoc-c -I api --c_out=$(GEN) $*.proto
+
+# --- objects ----------------------------------------------------------
+$(NAT)/obj/$(GEN)/%.o: $(GEN)/%.c | $(TOOLS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(NCFLAGS) -Wno-unused-parameter -c $< -o $@
+$(NAT)/obj/%.o: %.c $(GEN_H) | $(TOOLS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(NCFLAGS) -c $< -o $@
+$(WIN)/obj/$(GEN)/%.o: $(GEN)/%.c $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(WINCC) $(WCFLAGS) -Wno-unused-parameter -c $< -o $@
+$(WIN)/obj/%.o: %.c $(GEN_H) $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(WINCC) $(WCFLAGS) -c $< -o $@
+
+# --- programs ---------------------------------------------------------
+$(NAT)/libcore.a: $(NAT_OBJ)
+	@rm -f $@; ar rcs $@ $^
+$(WIN)/libcore.a: $(WIN_OBJ)
+	@rm -f $@; x86_64-w64-mingw32-ar rcs $@ $^
+
+$(NAT)/csi-proxy: $(call nobj,service/main_posix.c) $(NAT)/libcore.a
+	$(CC) -o $@ $^ $(NLIBS)
+$(WIN)/csi-proxy.exe: $(call wobj,service/main_win.c) $(WIN)/libcore.a
+	$(WINCC) -municode -o $@ $^ $(WLIBS)
+
+$(NAT)/csi-proxy-cli: $(call nobj,cli/main.c $(CLI_SRC) $(wildcard cli/*_posix.c)) $(NAT)/libcore.a
+	$(CC) -o $@ $^ $(NLIBS)
+$(WIN)/csi-proxy-cli.exe: $(call wobj,cli/main.c $(CLI_SRC) $(wildcard cli/*_win.c)) $(WIN)/libcore.a
+	$(WINCC) -o $@ $^ $(WLIBS)
+
+$(NAT)/test_%: $(call nobj,test/unit/test_%.c) $(NAT)/libcore.a
+	$(CC) -o $@ $^ -lcmocka $(NLIBS)
+
+# --- commands ---------------------------------------------------------
+.PHONY: all run test test-unit test-api test-conformance test-wine clean
+run: all
+	bash scripts/run-demo.sh
+
+test: all
+	bash test/run-all.sh
+
+test-unit: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t; done
+
+test-api: | $(TOOLS_STAMP)
+	$(PY) -m pytest -q test/api
+
+clean:
+	rm -rf $(NAT) $(WIN) $(GEN)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

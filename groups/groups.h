@@ -1,0 +1,36 @@
+/* groups.h - every (group, version) service this build serves, bound to
+ * its runtime context. The transports create one listener per entry, in
+ * upstream's order (filesystem, disk, volume, smb, system, iscsi; oldest
+ * version first). Groups not implemented yet keep their service definition
+ * (all methods known from the proto) with an empty table, so their pipes
+ * exist and their calls answer UNIMPLEMENTED naming the method. */
+#ifndef CP_GROUPS_H
+#define CP_GROUPS_H
+
+#include <stddef.h>
+
+#include "../server/method.h"
+#include "../winapi/fs.h"
+
+#define CP_DEFAULT_KUBELET_PATH "C:\\var\\lib\\kubelet"
+
+typedef struct cp_groups_config {
+    const char *kubelet_path;        /* NULL: CP_DEFAULT_KUBELET_PATH */
+    const char *const *working_dirs; /* -working-dir values */
+    size_t n_working_dirs;
+    cp_fs_host fs;
+} cp_groups_config;
+
+typedef struct cp_groups cp_groups;
+
+/* NULL with e set on a bad configuration (e.g. a relative working dir). */
+cp_groups *cp_groups_new(const cp_groups_config *cfg, cp_error *e);
+void cp_groups_free(cp_groups *g);
+
+size_t cp_groups_count(const cp_groups *g);
+const cp_service *cp_groups_service(const cp_groups *g, size_t i);
+
+/* "csi-proxy-<group>-<version>" */
+void cp_groups_pipe_name(const cp_service_def *def, char *out, size_t outlen);
+
+#endif

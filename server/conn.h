@@ -1,0 +1,89 @@
+/* conn.h - one client connection: an HTTP/2 session speaking gRPC.
+ *
+ * A cp_conn does no I/O. Its transport feeds it the bytes read from the
+ * client (cp_conn_recv) and writes what it produces (cp_conn_send). All
+ * cp_conn_* calls for one connection happen on that connection's I/O
+ * thread. Requests run on the worker pool; when one finishes, the worker
+ * hands the finished job to the transport through the post callback, and
+ * the transport calls cp_job_complete() on the connection's I/O thread,
+ * then writes the connection's output.
+ *
+ * Lifetime: the transport owns one reference, released by cp_conn_close()
+ * when the client is gone or the transport is done with it. Jobs in flight
+ * hold their own references, so a job can finish after its connection was
+ * closed: cp_job_complete() then just drops it.
+ */
+#ifndef CP_CONN_H
+#define CP_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "method.h"
+#include "pool.h"
+
+typedef struct cp_conn cp_conn;
+typedef struct cp_job cp_job;
+
+/* Called on a worker thread; must arrange cp_job_complete(job) on the
+ * connection's I/O thread (e.g. PostQueuedCompletionStatus, a wake pipe). */
+typedef void (*cp_conn_post_fn)(void *post_ctx, cp_job *job);
+
+typedef struct cp_conn_opts {
+    size_t max_recv_msg;        /* default 4 MiB */
+    uint32_t max_streams;       /* concurrent streams; default 1000 */
+    size_t max_header_bytes;    /* per request; default 16 KiB */
+    uint32_t peer_pid;          /* 0 when unknown */
+    /* Set when the caller was refused for this service: every call gets
+     * PERMISSION_DENIED with this message. NULL when authorized. */
+    const char *deny_message;
+} cp_conn_opts;
+
+/* NULL on out-of-memory. opts may be NULL for defaults. The service must
+ * outlive the connection. */
+cp_conn *cp_conn_new(const cp_service *svc, cp_pool *pool, const cp_conn_opts *opts,
+                     cp_conn_post_fn post, void *post_ctx);
+
+/* Feeds bytes read from the client. Returns 0, or a negative status when
+ * the connection must be closed (protocol error; output may still hold a
+ * GOAWAY worth sending first). */
+int cp_conn_recv(cp_conn *c, const uint8_t *data, size_t len);
+
+/* Copies up to cap bytes of pending output into buf; returns the count
+ * (0 when there is nothing to send) or a negative status on a fatal error. */
+long cp_conn_send(cp_conn *c, uint8_t *buf, size_t cap);
+
+/* False once the session is finished (both sides done, or GOAWAY sent and
+ * no stream left): flush, then close. */
+bool cp_conn_wants_io(cp_conn *c);
+
+/* Calls in flight (running or queued on workers). */
+size_t cp_conn_inflight(cp_conn *c);
+
+/* Earliest grpc-timeout deadline of an open call, in cp_now_ms() time;
+ * INT64_MAX when none. */
+int64_t cp_conn_next_deadline(cp_conn *c);
+
+/* Answers DEADLINE_EXCEEDED to every call whose deadline is <= now. */
+void cp_conn_expire(cp_conn *c, int64_t now);
+
+/* Graceful stop: GOAWAY, refuse new streams, let running calls finish. */
+void cp_conn_shutdown(cp_conn *c);
+
+/* Stop now: every call still in flight gets UNAVAILABLE. */
+void cp_conn_abort_calls(cp_conn *c, const char *why);
+
+/* The transport's data. */
+void cp_conn_set_user(cp_conn *c, void *user);
+void *cp_conn_user(cp_conn *c);
+
+/* Releases the transport's reference. */
+void cp_conn_close(cp_conn *c);
+
+/* On the connection's I/O thread: delivers a finished job's response
+ * (unless the stream or connection is gone) and frees the job. Returns the
+ * connection when it has output to flush, NULL when it was closed. */
+cp_conn *cp_job_complete(cp_job *job);
+
+#endif

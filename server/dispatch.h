@@ -1,0 +1,24 @@
+/* dispatch.h - run one request through a method: decode, convert, handle,
+ * convert back, encode. Portable and I/O-free: the worker pool calls it,
+ * and unit tests call it directly. */
+#ifndef CP_DISPATCH_H
+#define CP_DISPATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "call.h"
+#include "method.h"
+
+/* Runs m on the protobuf bytes req[0..len). On success returns CP_OK and
+ * sets *out (malloc'd; caller frees) to the encoded response, without the
+ * 5-byte gRPC prefix. On failure returns a negative status; the message is
+ * in cp_call_error(call). */
+int cp_dispatch_run(const cp_service *svc, const cp_method *m, cp_call *call, const uint8_t *req,
+                    size_t len, uint8_t **out, size_t *out_len);
+
+/* Self-test of a service table: every field map matches its descriptors
+ * and every method has a handler. 0 or -1 with a reason in err. */
+int cp_service_check(const cp_service_def *def, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,61 @@
+/* transport.h - listeners and connections for a set of services.
+ *
+ * One listener per service. Two implementations, picked by the build:
+ *   transport_pipe_win.c - named pipes \\.\pipe\<name>, overlapped I/O on a
+ *                          completion port (the product);
+ *   transport_posix.c    - Unix-domain sockets <dir>/<name>.sock (native
+ *                          tests, fuzzing, conformance).
+ * Both feed bytes to cp_conn and write what it produces; neither knows
+ * HTTP/2 or gRPC.
+ */
+#ifndef CP_TRANSPORT_H
+#define CP_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conn.h"
+#include "method.h"
+#include "pool.h"
+#include "status.h"
+
+typedef struct cp_listen_spec {
+    const cp_service *svc;
+    const char *name; /* "csi-proxy-filesystem-v1" */
+} cp_listen_spec;
+
+/* Decides, once per connection at connect, whether the caller may use the
+ * service (issue: per-group authorization). Returns NULL to allow, or a
+ * static deny message. pid is the client process id (0 if unknown);
+ * os_handle is the platform's connection handle. May be NULL: allow all. */
+typedef const char *(*cp_authorize_fn)(void *ctx, const cp_service *svc, uint32_t pid,
+                                       void *os_handle);
+
+typedef struct cp_transport_opts {
+    const char *dir;        /* posix: socket directory; windows: unused */
+    cp_pool *pool;
+    cp_conn_opts conn;      /* per-connection limits */
+    cp_authorize_fn authorize;
+    void *authorize_ctx;
+    const void *security;   /* windows: SECURITY_ATTRIBUTES* for pipes, or NULL */
+} cp_transport_opts;
+
+typedef struct cp_transport cp_transport;
+
+/* Creates every listener. If one cannot be created (e.g. the name is
+ * already in use by another instance), closes the others and returns NULL
+ * with e naming the listener and the cause. */
+cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_spec *specs,
+                               size_t n, cp_error *e);
+
+/* Serves until cp_transport_stop(); returns 0, or a negative status. */
+int cp_transport_run(cp_transport *t);
+
+/* Thread-safe. Stops accepting, lets calls in flight finish for up to
+ * drain_ms (then they get UNAVAILABLE), closes everything; run() returns. */
+void cp_transport_stop(cp_transport *t, int64_t drain_ms);
+
+/* After run() returned. */
+void cp_transport_free(cp_transport *t);
+
+#endif

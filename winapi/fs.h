@@ -1,0 +1,55 @@
+/* fs.h - what the filesystem group asks of the host, as an ops table.
+ *
+ * Paths are UTF-8 Windows paths ("C:\var\lib\kubelet\pods\x"), already
+ * checked by the group's path rules. Implementations:
+ *   fs_win32.c  - the product: Win32 calls, UTF-16 only inside.
+ *   fs_posix.c  - the native build (tests, conformance): maps "C:\a\b" to
+ *                 <root>/C/a/b on the Linux file system.
+ * Every function returns CP_OK or a negative cp_status and fills e with a
+ * message naming the operation, the path and the system's error text.
+ */
+#ifndef CP_WINAPI_FS_H
+#define CP_WINAPI_FS_H
+
+#include <stdbool.h>
+
+#include "../server/status.h"
+
+typedef struct cp_fs_ops {
+    /* Lstat semantics: a dangling link exists. */
+    int (*exists)(void *ctx, const char *path, bool *exists, cp_error *e);
+    /* Creates path and missing parents; an existing directory is success,
+     * a file in the way is FAILED_PRECONDITION/ALREADY_EXISTS. */
+    int (*mkdir_all)(void *ctx, const char *path, cp_error *e);
+    /* recursive=false: remove a file, link or empty directory; missing is
+     * NOT_FOUND. recursive=true: remove the tree, never following links
+     * (a link is removed, not its target); missing is success. */
+    int (*remove)(void *ctx, const char *path, bool recursive, cp_error *e);
+    /* Removes every entry inside directory path, never following links. */
+    int (*remove_contents)(void *ctx, const char *path, cp_error *e);
+    /* Creates link at link_path pointing to target (a directory link when
+     * target is a directory). link_path existing is ALREADY_EXISTS. */
+    int (*symlink)(void *ctx, const char *link_path, const char *target, cp_error *e);
+    /* True when path is a symlink/reparse point or a volume mount point
+     * whose target exists; missing path is NOT_FOUND. */
+    int (*is_link)(void *ctx, const char *path, bool *is_link, cp_error *e);
+    /* Resolves reparse points/links of the longest existing prefix of path
+     * and writes the final path (same syntax as the input) to out. Used to
+     * confine paths after link resolution. */
+    int (*resolve)(void *ctx, const char *path, char *out, size_t outlen, cp_error *e);
+} cp_fs_ops;
+
+typedef struct cp_fs_host {
+    const cp_fs_ops *ops;
+    void *ctx;
+} cp_fs_host;
+
+/* The product implementation (Windows build only). */
+cp_fs_host cp_fs_host_win32(void);
+
+/* The native implementation rooted at root (native build only). root is
+ * copied. Free with cp_fs_host_posix_free. */
+int cp_fs_host_posix_new(const char *root, cp_fs_host *out, cp_error *e);
+void cp_fs_host_posix_free(cp_fs_host *h);
+
+#endif
