@@ -4,6 +4,7 @@
 #   make test   unit, API table, conformance (grpcio) and Wine tests
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
+.SECONDARY:
 SHELL := /bin/bash
 
 B      := build

@@ -1,0 +1,561 @@
+/* conn.c - one HTTP/2 session carrying unary gRPC calls. No I/O here:
+ * bytes in through cp_conn_recv, bytes out through cp_conn_send. */
+#include "conn.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn_internal.h"
+#include "grpc_wire.h"
+#include "thread.h"
+
+#define DEFAULT_MAX_STREAMS 1000u
+#define DEFAULT_MAX_HEADER_BYTES (16u * 1024)
+
+struct cp_stream {
+    int32_t id;
+    cp_stream *prev, *next;
+    char path[256];
+    bool path_too_long;
+    bool is_post;
+    bool ct_ok;
+    char encoding[32]; /* grpc-encoding other than identity */
+    bool bad_timeout;
+    int64_t deadline; /* INT64_MAX: none */
+    size_t header_bytes;
+    const cp_method *method;
+    uint8_t *buf; /* request bytes with prefix */
+    size_t len, cap;
+    bool job_started;
+    bool responded;
+    bool rst_after_send; /* reset once our END_STREAM is out */
+    bool remote_closed;
+    uint8_t *resp; /* response bytes (prefix + body) */
+    size_t resp_len, resp_off;
+};
+
+/* ---- responses ------------------------------------------------------ */
+
+#define NV(n, v) {(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NONE}
+
+static void respond_status(cp_conn *c, cp_stream *st, int status, const char *msg)
+{
+    if (st->responded)
+        return;
+    st->responded = true;
+    char code[8], enc[CP_ERROR_MSG_MAX * 3 + 1];
+    snprintf(code, sizeof(code), "%d", cp_status_to_grpc(status));
+    cp_grpc_percent_encode(msg, enc, sizeof(enc));
+    const nghttp2_nv hdrs[] = {
+        NV(":status", "200"),
+        NV("content-type", "application/grpc"),
+        NV("grpc-status", code),
+        NV("grpc-message", enc),
+    };
+    size_t n = msg[0] != '\0' ? 4 : 3;
+    if (!st->remote_closed)
+        st->rst_after_send = true;
+    nghttp2_submit_response(c->h2, st->id, hdrs, n, NULL);
+}
+
+static void respond_http(cp_conn *c, cp_stream *st, const char *http_status)
+{
+    if (st->responded)
+        return;
+    st->responded = true;
+    const nghttp2_nv hdrs[] = {NV(":status", http_status)};
+    if (!st->remote_closed)
+        st->rst_after_send = true;
+    nghttp2_submit_response(c->h2, st->id, hdrs, 1, NULL);
+}
+
+static ssize_t read_resp(nghttp2_session *h2, int32_t id, uint8_t *buf, size_t len,
+                         uint32_t *flags, nghttp2_data_source *src, void *ud)
+{
+    (void)h2;
+    (void)ud;
+    cp_stream *st = src->ptr;
+    size_t left = st->resp_len - st->resp_off;
+    size_t n = left < len ? left : len;
+    memcpy(buf, st->resp + st->resp_off, n);
+    st->resp_off += n;
+    if (st->resp_off == st->resp_len) {
+        *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+        const nghttp2_nv tr[] = {NV("grpc-status", "0")};
+        if (nghttp2_submit_trailer(h2, id, tr, 1) != 0)
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    return (ssize_t)n;
+}
+
+static void respond_ok(cp_conn *c, cp_stream *st, uint8_t *resp, size_t len)
+{
+    st->responded = true;
+    st->resp = resp;
+    st->resp_len = len;
+    st->resp_off = 0;
+    if (!st->remote_closed)
+        st->rst_after_send = true;
+    const nghttp2_nv hdrs[] = {NV(":status", "200"), NV("content-type", "application/grpc")};
+    nghttp2_data_provider dp = {.source.ptr = st, .read_callback = read_resp};
+    nghttp2_submit_response(c->h2, st->id, hdrs, 2, &dp);
+}
+
+void cp_conn_deliver(cp_conn *c, cp_job *job)
+{
+    cp_stream *st = nghttp2_session_get_stream_user_data(c->h2, job->stream_id);
+    if (st == NULL || st->responded)
+        return; /* reset by the client, or answered (deadline) already */
+    if (job->err.status != CP_OK) {
+        respond_status(c, st, job->err.status, job->err.msg);
+        return;
+    }
+    respond_ok(c, st, job->resp, job->resp_len);
+    job->resp = NULL; /* the stream owns it now */
+}
+
+/* ---- request handling ----------------------------------------------- */
+
+/* Checks what the headers said; answers and returns false on a problem. */
+static bool check_request(cp_conn *c, cp_stream *st)
+{
+    char msg[512];
+    if (!st->is_post) {
+        respond_http(c, st, "405");
+        return false;
+    }
+    if (!st->ct_ok) {
+        respond_http(c, st, "415");
+        return false;
+    }
+    if (c->opts.deny_message != NULL) {
+        respond_status(c, st, CP_E_PERMISSION_DENIED, c->opts.deny_message);
+        return false;
+    }
+    if (st->header_bytes > c->opts.max_header_bytes) {
+        snprintf(msg, sizeof(msg), "request headers of %zu bytes exceed the limit of %zu bytes",
+                 st->header_bytes, c->opts.max_header_bytes);
+        respond_status(c, st, CP_E_RESOURCE_EXHAUSTED, msg);
+        return false;
+    }
+    if (st->bad_timeout) {
+        respond_status(c, st, CP_E_INTERNAL, "malformed grpc-timeout header");
+        return false;
+    }
+    /* :path is /<package>.<Service>/<Method> */
+    const char *svc = st->path + 1, *slash = strchr(svc, '/');
+    if (st->path[0] != '/' || slash == NULL || st->path_too_long) {
+        snprintf(msg, sizeof(msg), "malformed method name: \"%.200s\"", st->path);
+        respond_status(c, st, CP_E_UNIMPLEMENTED, msg);
+        return false;
+    }
+    size_t svc_len = (size_t)(slash - svc);
+    const char *method = slash + 1;
+    const cp_service_def *def = c->svc->def;
+    if (strlen(def->service) != svc_len || strncmp(def->service, svc, svc_len) != 0) {
+        snprintf(msg, sizeof(msg), "unknown service %.*s", (int)svc_len, svc);
+        respond_status(c, st, CP_E_UNIMPLEMENTED, msg);
+        return false;
+    }
+    st->method = cp_service_find(def, method, strlen(method));
+    if (st->method == NULL) {
+        if (cp_service_knows(def, method, strlen(method)))
+            snprintf(msg, sizeof(msg),
+                     "method %s of service %s is not implemented by this build of csi-proxy",
+                     method, def->service);
+        else
+            snprintf(msg, sizeof(msg), "unknown method %s for service %s", method, def->service);
+        respond_status(c, st, CP_E_UNIMPLEMENTED, msg);
+        return false;
+    }
+    if (st->encoding[0] != '\0') {
+        snprintf(msg, sizeof(msg),
+                 "grpc: Decompressor is not installed for grpc-encoding \"%s\": csi-proxy accepts "
+                 "only uncompressed messages",
+                 st->encoding);
+        respond_status(c, st, CP_E_UNIMPLEMENTED, msg);
+        return false;
+    }
+    return true;
+}
+
+static void start_job(cp_conn *c, cp_stream *st, uint32_t len)
+{
+    uint8_t *body = NULL;
+    if (len > 0) {
+        body = malloc(len);
+        if (body == NULL) {
+            respond_status(c, st, CP_E_RESOURCE_EXHAUSTED, "out of memory for the request");
+            return;
+        }
+        memcpy(body, st->buf + CP_GRPC_PREFIX, len);
+    }
+    cp_job *job = cp_job_new(c, st->id, st->method, st->path, body, len);
+    if (job == NULL) {
+        free(body);
+        respond_status(c, st, CP_E_RESOURCE_EXHAUSTED, "out of memory for the request");
+        return;
+    }
+    st->job_started = true;
+    free(st->buf);
+    st->buf = NULL;
+    st->len = st->cap = 0;
+    c->refs++;
+    c->inflight++;
+    cp_pool_submit(c->pool, &job->task);
+}
+
+/* Validates the buffered bytes; starts the call once a whole message is
+ * in. */
+static void on_body(cp_conn *c, cp_stream *st)
+{
+    if (st->len < CP_GRPC_PREFIX)
+        return;
+    uint32_t len;
+    uint8_t flag = cp_grpc_get_prefix(st->buf, &len);
+    char msg[256];
+    if (flag == 1) {
+        respond_status(c, st, CP_E_UNIMPLEMENTED,
+                       "grpc: compressed request message refused: csi-proxy accepts only "
+                       "uncompressed messages (no grpc-encoding)");
+        return;
+    }
+    if (flag != 0) {
+        snprintf(msg, sizeof(msg), "grpc: invalid message flag %u", flag);
+        respond_status(c, st, CP_E_INTERNAL, msg);
+        return;
+    }
+    if (len > c->opts.max_recv_msg) {
+        snprintf(msg, sizeof(msg), "grpc: received message larger than max (%u vs. %zu)", len,
+                 c->opts.max_recv_msg);
+        respond_status(c, st, CP_E_RESOURCE_EXHAUSTED, msg);
+        return;
+    }
+    if (st->len > CP_GRPC_PREFIX + (size_t)len) {
+        respond_status(c, st, CP_E_UNIMPLEMENTED,
+                       "grpc: more than one request message on a unary call");
+        return;
+    }
+    if (st->len == CP_GRPC_PREFIX + (size_t)len)
+        start_job(c, st, len);
+}
+
+static void on_end_stream(cp_conn *c, cp_stream *st)
+{
+    st->remote_closed = true;
+    if (st->responded || st->job_started)
+        return;
+    char msg[128];
+    if (st->len < CP_GRPC_PREFIX) {
+        respond_status(c, st, CP_E_INTERNAL, "grpc: request stream ended without a message");
+        return;
+    }
+    uint32_t len;
+    cp_grpc_get_prefix(st->buf, &len);
+    snprintf(msg, sizeof(msg), "grpc: request message truncated: got %zu of %u bytes",
+             st->len - CP_GRPC_PREFIX, len);
+    respond_status(c, st, CP_E_INTERNAL, msg);
+}
+
+/* ---- nghttp2 callbacks ---------------------------------------------- */
+
+static int on_begin_headers(nghttp2_session *h2, const nghttp2_frame *f, void *ud)
+{
+    cp_conn *c = ud;
+    if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
+        return 0;
+    cp_stream *st = calloc(1, sizeof(*st));
+    if (st == NULL)
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    st->id = f->hd.stream_id;
+    st->deadline = INT64_MAX;
+    st->next = c->streams;
+    if (c->streams != NULL)
+        c->streams->prev = st;
+    c->streams = st;
+    nghttp2_session_set_stream_user_data(h2, st->id, st);
+    return 0;
+}
+
+static bool is(const uint8_t *s, size_t n, const char *lit)
+{
+    return strlen(lit) == n && memcmp(s, lit, n) == 0;
+}
+
+static int on_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t *name,
+                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
+                     void *ud)
+{
+    (void)flags;
+    (void)ud;
+    cp_stream *st = nghttp2_session_get_stream_user_data(h2, f->hd.stream_id);
+    if (st == NULL || f->headers.cat != NGHTTP2_HCAT_REQUEST)
+        return 0; /* trailers from the client carry nothing we use */
+    st->header_bytes += namelen + valuelen + 32;
+    if (is(name, namelen, ":path")) {
+        if (valuelen >= sizeof(st->path)) {
+            st->path_too_long = true;
+            valuelen = sizeof(st->path) - 1;
+        }
+        memcpy(st->path, value, valuelen);
+        st->path[valuelen] = '\0';
+    } else if (is(name, namelen, ":method")) {
+        st->is_post = is(value, valuelen, "POST");
+    } else if (is(name, namelen, "content-type")) {
+        st->ct_ok = cp_grpc_content_type_ok((const char *)value, valuelen);
+    } else if (is(name, namelen, "grpc-timeout")) {
+        int64_t ms;
+        if (cp_grpc_parse_timeout((const char *)value, valuelen, &ms) != 0)
+            st->bad_timeout = true;
+        else
+            st->deadline = cp_now_ms() + ms;
+    } else if (is(name, namelen, "grpc-encoding") && !is(value, valuelen, "identity")) {
+        size_t n = valuelen < sizeof(st->encoding) - 1 ? valuelen : sizeof(st->encoding) - 1;
+        memcpy(st->encoding, value, n);
+        st->encoding[n] = '\0';
+    }
+    /* :authority is accepted as sent (older grpc-go sends raw backslashes)
+     * and never used for routing. */
+    return 0;
+}
+
+static int on_data_chunk(nghttp2_session *h2, uint8_t flags, int32_t id, const uint8_t *data,
+                         size_t len, void *ud)
+{
+    (void)flags;
+    cp_conn *c = ud;
+    cp_stream *st = nghttp2_session_get_stream_user_data(h2, id);
+    if (st == NULL || st->responded || st->job_started)
+        return 0;
+    size_t limit = CP_GRPC_PREFIX + c->opts.max_recv_msg;
+    if (len > limit - st->len) {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "grpc: received message larger than max (%zu vs. %zu)",
+                 st->len + len - CP_GRPC_PREFIX, c->opts.max_recv_msg);
+        respond_status(c, st, CP_E_RESOURCE_EXHAUSTED, msg);
+        return 0;
+    }
+    if (st->len + len > st->cap) {
+        size_t cap = st->cap ? st->cap : 256;
+        while (cap < st->len + len)
+            cap *= 2;
+        if (cap > limit)
+            cap = limit;
+        uint8_t *nb = realloc(st->buf, cap);
+        if (nb == NULL) {
+            respond_status(c, st, CP_E_RESOURCE_EXHAUSTED, "out of memory for the request");
+            return 0;
+        }
+        st->buf = nb;
+        st->cap = cap;
+    }
+    memcpy(st->buf + st->len, data, len);
+    st->len += len;
+    on_body(c, st);
+    return 0;
+}
+
+static int on_frame_recv(nghttp2_session *h2, const nghttp2_frame *f, void *ud)
+{
+    cp_conn *c = ud;
+    if (f->hd.type != NGHTTP2_DATA && f->hd.type != NGHTTP2_HEADERS)
+        return 0;
+    cp_stream *st = nghttp2_session_get_stream_user_data(h2, f->hd.stream_id);
+    if (st == NULL)
+        return 0;
+    if (f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_REQUEST)
+        check_request(c, st);
+    if (f->hd.flags & NGHTTP2_FLAG_END_STREAM)
+        on_end_stream(c, st);
+    return 0;
+}
+
+static int on_frame_send(nghttp2_session *h2, const nghttp2_frame *f, void *ud)
+{
+    (void)ud;
+    if (f->hd.type != NGHTTP2_HEADERS || !(f->hd.flags & NGHTTP2_FLAG_END_STREAM))
+        return 0;
+    cp_stream *st = nghttp2_session_get_stream_user_data(h2, f->hd.stream_id);
+    if (st != NULL && st->rst_after_send && !st->remote_closed)
+        nghttp2_submit_rst_stream(h2, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_NO_ERROR);
+    return 0;
+}
+
+static int on_stream_close(nghttp2_session *h2, int32_t id, uint32_t err, void *ud)
+{
+    (void)err;
+    cp_conn *c = ud;
+    cp_stream *st = nghttp2_session_get_stream_user_data(h2, id);
+    if (st == NULL)
+        return 0;
+    nghttp2_session_set_stream_user_data(h2, id, NULL);
+    if (st->prev != NULL)
+        st->prev->next = st->next;
+    else
+        c->streams = st->next;
+    if (st->next != NULL)
+        st->next->prev = st->prev;
+    free(st->buf);
+    free(st->resp);
+    free(st);
+    return 0;
+}
+
+/* ---- life cycle ----------------------------------------------------- */
+
+cp_conn *cp_conn_new(const cp_service *svc, cp_pool *pool, const cp_conn_opts *opts,
+                     cp_conn_post_fn post, void *post_ctx)
+{
+    cp_conn *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return NULL;
+    if (opts != NULL)
+        c->opts = *opts;
+    if (c->opts.max_recv_msg == 0)
+        c->opts.max_recv_msg = CP_GRPC_DEFAULT_MAX_MSG;
+    if (c->opts.max_streams == 0)
+        c->opts.max_streams = DEFAULT_MAX_STREAMS;
+    if (c->opts.max_header_bytes == 0)
+        c->opts.max_header_bytes = DEFAULT_MAX_HEADER_BYTES;
+    c->refs = 1;
+    c->svc = svc;
+    c->pool = pool;
+    c->post = post;
+    c->post_ctx = post_ctx;
+
+    nghttp2_session_callbacks *cb = NULL;
+    nghttp2_option *opt = NULL;
+    if (nghttp2_session_callbacks_new(&cb) != 0 || nghttp2_option_new(&opt) != 0)
+        goto fail;
+    nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
+    nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
+    nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
+    /* We validate what gRPC needs ourselves; nghttp2's HTTP messaging rules
+     * would reset streams whose :authority holds raw backslashes. */
+    nghttp2_option_set_no_http_messaging(opt, 1);
+    if (nghttp2_session_server_new2(&c->h2, cb, c, opt) != 0)
+        goto fail;
+    nghttp2_settings_entry iv[] = {
+        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, c->opts.max_streams},
+        {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, (uint32_t)c->opts.max_header_bytes},
+    };
+    if (nghttp2_submit_settings(c->h2, NGHTTP2_FLAG_NONE, iv, 2) != 0)
+        goto fail;
+    nghttp2_option_del(opt);
+    nghttp2_session_callbacks_del(cb);
+    return c;
+fail:
+    nghttp2_option_del(opt);
+    nghttp2_session_callbacks_del(cb);
+    if (c->h2 != NULL)
+        nghttp2_session_del(c->h2);
+    free(c);
+    return NULL;
+}
+
+void cp_conn_unref(cp_conn *c)
+{
+    if (--c->refs > 0)
+        return;
+    nghttp2_session_del(c->h2); /* closes streams through on_stream_close */
+    free(c);
+}
+
+void cp_conn_close(cp_conn *c)
+{
+    c->closed = true;
+    c->out = NULL;
+    c->out_len = 0;
+    cp_conn_unref(c);
+}
+
+int cp_conn_recv(cp_conn *c, const uint8_t *data, size_t len)
+{
+    ssize_t n = nghttp2_session_mem_recv(c->h2, data, len);
+    if (n < 0)
+        return CP_E_IO;
+    return CP_OK;
+}
+
+long cp_conn_send(cp_conn *c, uint8_t *buf, size_t cap)
+{
+    size_t total = 0;
+    while (total < cap) {
+        if (c->out_len == 0) {
+            const uint8_t *p;
+            ssize_t n = nghttp2_session_mem_send(c->h2, &p);
+            if (n < 0)
+                return total > 0 ? (long)total : CP_E_IO;
+            if (n == 0)
+                break;
+            c->out = p;
+            c->out_len = (size_t)n;
+        }
+        size_t k = c->out_len < cap - total ? c->out_len : cap - total;
+        memcpy(buf + total, c->out, k);
+        total += k;
+        c->out += k;
+        c->out_len -= k;
+    }
+    return (long)total;
+}
+
+bool cp_conn_wants_io(cp_conn *c)
+{
+    return c->out_len > 0 || nghttp2_session_want_read(c->h2) ||
+           nghttp2_session_want_write(c->h2) || c->inflight > 0;
+}
+
+size_t cp_conn_inflight(cp_conn *c)
+{
+    return c->inflight;
+}
+
+int64_t cp_conn_next_deadline(cp_conn *c)
+{
+    int64_t d = INT64_MAX;
+    for (cp_stream *st = c->streams; st != NULL; st = st->next)
+        if (!st->responded && st->deadline < d)
+            d = st->deadline;
+    return d;
+}
+
+void cp_conn_expire(cp_conn *c, int64_t now)
+{
+    for (cp_stream *st = c->streams; st != NULL; st = st->next) {
+        if (st->responded || st->deadline > now)
+            continue;
+        char msg[384];
+        snprintf(msg, sizeof(msg), "deadline exceeded (grpc-timeout) before %s finished", st->path);
+        respond_status(c, st, CP_E_DEADLINE_EXCEEDED, msg);
+    }
+}
+
+void cp_conn_shutdown(cp_conn *c)
+{
+    if (c->draining)
+        return;
+    c->draining = true;
+    nghttp2_submit_goaway(c->h2, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(c->h2),
+                          NGHTTP2_NO_ERROR, NULL, 0);
+}
+
+void cp_conn_abort_calls(cp_conn *c, const char *why)
+{
+    for (cp_stream *st = c->streams; st != NULL; st = st->next)
+        respond_status(c, st, CP_E_UNAVAILABLE, why);
+}
+
+void cp_conn_set_user(cp_conn *c, void *user)
+{
+    c->user = user;
+}
+
+void *cp_conn_user(cp_conn *c)
+{
+    return c->user;
+}

@@ -1,0 +1,57 @@
+/* conn_internal.h - structures shared by conn.c (I/O thread) and job.c
+ * (worker side). Not for transports. */
+#ifndef CP_CONN_INTERNAL_H
+#define CP_CONN_INTERNAL_H
+
+#include <nghttp2/nghttp2.h>
+
+#include "conn.h"
+#include "status.h"
+
+typedef struct cp_stream cp_stream;
+
+struct cp_conn {
+    unsigned refs; /* transport + jobs; touched on the I/O thread only */
+    nghttp2_session *h2;
+    const cp_service *svc;
+    cp_pool *pool;
+    cp_conn_opts opts;
+    cp_conn_post_fn post;
+    void *post_ctx;
+    cp_stream *streams; /* open streams, doubly linked */
+    size_t inflight;
+    bool closed;   /* transport released it */
+    bool draining; /* GOAWAY sent */
+    const uint8_t *out;  /* unsent remainder of the last mem_send chunk */
+    size_t out_len;
+    void *user;
+};
+
+struct cp_job {
+    cp_task task; /* first: the pool hands us this pointer */
+    cp_conn *conn; /* only for cp_job_complete on the I/O thread */
+    cp_conn_post_fn post;
+    void *post_ctx;
+    int32_t stream_id;
+    const cp_service *svc;
+    const cp_method *method;
+    char *path;
+    uint32_t peer_pid;
+    uint8_t *req; /* message body, without the prefix */
+    size_t req_len;
+    /* results, written by the worker */
+    cp_error err;
+    uint8_t *resp; /* 5-byte prefix + body */
+    size_t resp_len;
+};
+
+/* job.c: builds a job that owns req (malloc'd). NULL on out-of-memory. */
+cp_job *cp_job_new(cp_conn *c, int32_t stream_id, const cp_method *m, const char *path,
+                   uint8_t *req, size_t req_len);
+void cp_job_free(cp_job *job);
+
+/* conn.c: answer a stream from a finished job. */
+void cp_conn_deliver(cp_conn *c, cp_job *job);
+void cp_conn_unref(cp_conn *c);
+
+#endif

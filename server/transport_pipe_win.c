@@ -1,0 +1,567 @@
+/* transport_pipe_win.c - transport.h on named pipes \\.\pipe\<name>.
+ *
+ * Threading: one I/O completion port, one I/O thread (the caller of
+ * cp_transport_run). Every cp_conn_* call happens on it. Worker threads only
+ * post finished jobs to the port (KEY_JOB); cp_transport_stop posts KEY_STOP.
+ *
+ * Per listener one instance is always listening (overlapped
+ * ConnectNamedPipe). When a client connects, the next instance is created
+ * first, then the connected one becomes a connection: one overlapped
+ * ReadFile always pending, at most one overlapped WriteFile in flight.
+ *
+ * Lifetime: each pipe_conn counts the overlapped operations the kernel owns
+ * (ops). Closing a pipe_conn closes its handle (which cancels its I/O) but
+ * frees the memory holding the OVERLAPPEDs only when ops is back to zero,
+ * i.e. after the port delivered every completion, cancelled ones included.
+ */
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipe_util_win.h"
+#include "thread.h"
+#include "transport.h"
+
+#define PIPE_PREFIX "\\\\.\\pipe\\"
+#define PIPE_QUOTA (64 * 1024)     /* in/out buffer sizes of each instance */
+#define PIPE_TIMEOUT_MS 50         /* default WaitNamedPipe timeout, as go-winio */
+#define READ_BUF (16 * 1024)
+#define WRITE_BUF (32 * 1024)
+#define RELISTEN_RETRY_MS 250      /* after a failed CreateNamedPipeW at run time */
+#define CLOSE_GRACE_MS 2000        /* final flush before writes are cancelled */
+#define FREE_WAIT_MS 5000          /* cp_transport_free: wait for cancelled I/O */
+#define BATCH 64
+
+enum { KEY_IO = 1, KEY_JOB, KEY_STOP };
+enum { RUNNING, DRAINING, CLOSING };
+
+typedef struct pipe_conn pipe_conn;
+typedef struct listener listener;
+
+typedef struct pipe_op {
+    OVERLAPPED ov;
+    pipe_conn *pc;
+} pipe_op;
+
+struct pipe_conn {
+    cp_transport *t;
+    listener *l;
+    HANDLE h;          /* INVALID_HANDLE_VALUE once closed */
+    cp_conn *conn;     /* NULL while listening and once closed */
+    pipe_op rd;        /* ConnectNamedPipe while listening, then ReadFile */
+    pipe_op wr;        /* WriteFile */
+    unsigned ops;      /* overlapped operations owned by the kernel */
+    bool reading, writing;
+    bool closing;      /* close as soon as the output is written */
+    int64_t deadline;  /* cached cp_conn_next_deadline() */
+    uint8_t *rbuf;     /* READ_BUF, then WRITE_BUF for wbuf */
+    uint8_t *wbuf;
+    size_t wlen;
+    pipe_conn *prev, *next; /* t->all */
+};
+
+struct listener {
+    const cp_service *svc;
+    char *name;        /* \\.\pipe\csi-proxy-... (UTF-8, for messages) */
+    wchar_t *wpath;
+    bool created;      /* first instance made: later ones omit FIRST_PIPE_INSTANCE */
+    pipe_conn *inst;   /* the listening instance; NULL while none */
+    int64_t retry_at;  /* when inst is NULL: next attempt */
+};
+
+struct cp_transport {
+    cp_transport_opts opts;
+    HANDLE iocp;
+    listener *ls;
+    size_t nls;
+    pipe_conn *all;    /* every pipe_conn not yet freed */
+    volatile LONG stop_requested;
+    volatile LONG64 stop_drain_ms;
+    int phase;
+    int64_t drain_until, close_until;
+};
+
+/* ---- pipe_conn life cycle ------------------------------------------- */
+
+static pipe_conn *pc_new(cp_transport *t, listener *l, HANDLE h)
+{
+    pipe_conn *pc = calloc(1, sizeof(*pc));
+    if (pc == NULL)
+        return NULL;
+    pc->t = t;
+    pc->l = l;
+    pc->h = h;
+    pc->rd.pc = pc;
+    pc->wr.pc = pc;
+    pc->deadline = INT64_MAX;
+    pc->next = t->all;
+    if (t->all != NULL)
+        t->all->prev = pc;
+    t->all = pc;
+    return pc;
+}
+
+static void pc_maybe_free(pipe_conn *pc)
+{
+    if (pc->h != INVALID_HANDLE_VALUE || pc->ops > 0)
+        return;
+    cp_transport *t = pc->t;
+    if (pc->prev != NULL)
+        pc->prev->next = pc->next;
+    else
+        t->all = pc->next;
+    if (pc->next != NULL)
+        pc->next->prev = pc->prev;
+    free(pc->rbuf);
+    free(pc);
+}
+
+/* Releases the connection and the handle; the memory goes once the port
+ * has returned every pending operation. pc may be freed on return. */
+static void pc_close(pipe_conn *pc)
+{
+    if (pc->conn != NULL) {
+        cp_conn_close(pc->conn);
+        pc->conn = NULL;
+    }
+    if (pc->l != NULL && pc->l->inst == pc)
+        pc->l->inst = NULL;
+    if (pc->h != INVALID_HANDLE_VALUE) {
+        if (pc->ops > 0)
+            CancelIoEx(pc->h, NULL);
+        CloseHandle(pc->h);
+        pc->h = INVALID_HANDLE_VALUE;
+    }
+    pc_maybe_free(pc);
+}
+
+/* ---- listening ------------------------------------------------------ */
+
+/* Creates the listener's next instance and starts an overlapped connect. */
+static int listen_next(cp_transport *t, listener *l, cp_error *e)
+{
+    char why[256];
+    DWORD open_mode = PIPE_ACCESS_DUPLEX | FILE_FLAG_OVERLAPPED;
+    if (!l->created)
+        open_mode |= FILE_FLAG_FIRST_PIPE_INSTANCE;
+    HANDLE h = CreateNamedPipeW(l->wpath, open_mode,
+                                PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT |
+                                    PIPE_REJECT_REMOTE_CLIENTS,
+                                PIPE_UNLIMITED_INSTANCES, PIPE_QUOTA, PIPE_QUOTA, PIPE_TIMEOUT_MS,
+                                (SECURITY_ATTRIBUTES *)t->opts.security);
+    if (h == INVALID_HANDLE_VALUE) {
+        DWORD err = GetLastError();
+        if (!l->created && (err == ERROR_ACCESS_DENIED || err == ERROR_PIPE_BUSY))
+            return cp_error_set(e, CP_E_ALREADY_EXISTS,
+                                "pipe %s already exists: is another csi-proxy running?", l->name);
+        return cp_error_set(e, CP_E_IO, "CreateNamedPipeW %s: %s (error %lu)", l->name,
+                            cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
+    }
+    if (CreateIoCompletionPort(h, t->iocp, KEY_IO, 0) == NULL) {
+        DWORD err = GetLastError();
+        CloseHandle(h);
+        return cp_error_set(e, CP_E_IO, "CreateIoCompletionPort %s: %s (error %lu)", l->name,
+                            cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
+    }
+    l->created = true;
+    pipe_conn *pc = pc_new(t, l, h);
+    if (pc == NULL) {
+        CloseHandle(h);
+        return cp_error_set(e, CP_E_NOMEM, "pipe %s: out of memory", l->name);
+    }
+    l->inst = pc;
+    pc->ops++;
+    if (!ConnectNamedPipe(h, &pc->rd.ov)) {
+        DWORD err = GetLastError();
+        if (err == ERROR_PIPE_CONNECTED) {
+            /* A client came between create and connect: no packet will be
+             * queued for this, so queue the completion ourselves. */
+            pc->rd.ov.Internal = 0;
+            if (PostQueuedCompletionStatus(t->iocp, 0, KEY_IO, &pc->rd.ov))
+                return CP_OK;
+            err = GetLastError();
+        }
+        if (err != ERROR_IO_PENDING) {
+            pc->ops--;
+            pc_close(pc);
+            return cp_error_set(e, CP_E_IO, "ConnectNamedPipe %s: %s (error %lu)", l->name,
+                                cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
+        }
+    }
+    return CP_OK;
+}
+
+static void relisten(cp_transport *t, listener *l, int64_t now)
+{
+    if (listen_next(t, l, NULL) != CP_OK)
+        l->retry_at = now + RELISTEN_RETRY_MS;
+}
+
+/* ---- connection I/O ------------------------------------------------- */
+
+static bool start_read(pipe_conn *pc)
+{
+    memset(&pc->rd.ov, 0, sizeof(pc->rd.ov));
+    pc->ops++;
+    pc->reading = true;
+    /* With a completion port, success and ERROR_IO_PENDING both queue a packet. */
+    if (!ReadFile(pc->h, pc->rbuf, READ_BUF, NULL, &pc->rd.ov) && GetLastError() != ERROR_IO_PENDING) {
+        pc->ops--;
+        pc->reading = false;
+        return false;
+    }
+    return true;
+}
+
+/* After anything happened on a connection: writes its output, refreshes its
+ * deadline, closes it when it is finished. Last thing a caller does with
+ * pc: it may be freed. */
+static void flush(pipe_conn *pc)
+{
+    if (pc->conn == NULL)
+        return;
+    if (!pc->writing) {
+        while (pc->wlen < WRITE_BUF) {
+            long n = cp_conn_send(pc->conn, pc->wbuf + pc->wlen, WRITE_BUF - pc->wlen);
+            if (n < 0) {
+                pc_close(pc);
+                return;
+            }
+            if (n == 0)
+                break;
+            pc->wlen += (size_t)n;
+        }
+        if (pc->wlen > 0) {
+            memset(&pc->wr.ov, 0, sizeof(pc->wr.ov));
+            pc->ops++;
+            pc->writing = true;
+            if (!WriteFile(pc->h, pc->wbuf, (DWORD)pc->wlen, NULL, &pc->wr.ov) &&
+                GetLastError() != ERROR_IO_PENDING) {
+                pc->ops--;
+                pc->writing = false;
+                pc_close(pc);
+                return;
+            }
+        }
+    }
+    pc->deadline = cp_conn_next_deadline(pc->conn);
+    if (!pc->writing && (pc->closing || !cp_conn_wants_io(pc->conn)))
+        pc_close(pc);
+}
+
+/* Worker side: hand the finished job to the I/O thread. */
+static void post_job(void *ctx, cp_job *job)
+{
+    cp_transport *t = ctx;
+    /* Fails only when the system is out of non-paged memory; a job that can
+     * never be posted is leaked (with its connection) rather than lost in a
+     * way that would free memory the I/O thread still uses. */
+    for (int i = 0; i < 100; i++) {
+        if (PostQueuedCompletionStatus(t->iocp, 0, KEY_JOB, (OVERLAPPED *)job))
+            return;
+        Sleep(10);
+    }
+}
+
+static void on_connect(pipe_conn *pc, bool ok, int64_t now)
+{
+    cp_transport *t = pc->t;
+    listener *l = pc->l;
+    if (l->inst == pc)
+        l->inst = NULL;
+    if (t->phase == RUNNING)
+        relisten(t, l, now); /* the next instance first: never a moment with none */
+    if (!ok || t->phase != RUNNING) {
+        pc_close(pc);
+        return;
+    }
+    ULONG pid = 0;
+    if (!GetNamedPipeClientProcessId(pc->h, &pid))
+        pid = 0;
+    cp_conn_opts o = t->opts.conn;
+    o.peer_pid = pid;
+    o.deny_message = NULL;
+    if (t->opts.authorize != NULL)
+        o.deny_message = t->opts.authorize(t->opts.authorize_ctx, l->svc, pid, pc->h);
+    pc->rbuf = malloc(READ_BUF + WRITE_BUF);
+    if (pc->rbuf != NULL)
+        pc->conn = cp_conn_new(l->svc, t->opts.pool, &o, post_job, t);
+    if (pc->conn == NULL) {
+        pc_close(pc);
+        return;
+    }
+    pc->wbuf = pc->rbuf + READ_BUF;
+    cp_conn_set_user(pc->conn, pc);
+    if (!start_read(pc)) {
+        pc_close(pc);
+        return;
+    }
+    flush(pc); /* the server's SETTINGS */
+}
+
+static void on_read(pipe_conn *pc, bool ok, DWORD n)
+{
+    pc->reading = false;
+    if (!ok) { /* ERROR_BROKEN_PIPE and friends: the client is gone */
+        pc_close(pc);
+        return;
+    }
+    if (n > 0 && cp_conn_recv(pc->conn, pc->rbuf, n) != CP_OK)
+        pc->closing = true; /* protocol error: send the GOAWAY, then close */
+    if (!pc->closing && !start_read(pc)) {
+        pc_close(pc);
+        return;
+    }
+    flush(pc);
+}
+
+static void on_write(pipe_conn *pc, bool ok, DWORD n)
+{
+    pc->writing = false;
+    if (!ok || n > pc->wlen) {
+        pc_close(pc);
+        return;
+    }
+    pc->wlen -= n;
+    if (pc->wlen > 0)
+        memmove(pc->wbuf, pc->wbuf + n, pc->wlen);
+    flush(pc);
+}
+
+static void on_packet(const OVERLAPPED_ENTRY *ev, int64_t now)
+{
+    if (ev->lpCompletionKey == KEY_JOB) {
+        cp_conn *c = cp_job_complete((cp_job *)ev->lpOverlapped);
+        if (c != NULL)
+            flush(cp_conn_user(c));
+        return;
+    }
+    if (ev->lpCompletionKey != KEY_IO || ev->lpOverlapped == NULL)
+        return; /* KEY_STOP: the loop looks at stop_requested */
+    pipe_op *op = CONTAINING_RECORD(ev->lpOverlapped, pipe_op, ov);
+    pipe_conn *pc = op->pc;
+    bool ok = (LONG)op->ov.Internal >= 0; /* NT_SUCCESS of the I/O status */
+    pc->ops--;
+    if (pc->h == INVALID_HANDLE_VALUE) { /* closed: a cancelled operation returns */
+        pc_maybe_free(pc);
+        return;
+    }
+    if (op == &pc->wr)
+        on_write(pc, ok, ev->dwNumberOfBytesTransferred);
+    else if (pc->conn == NULL)
+        on_connect(pc, ok, now);
+    else
+        on_read(pc, ok, ev->dwNumberOfBytesTransferred);
+}
+
+/* ---- stop ----------------------------------------------------------- */
+
+static void begin_drain(cp_transport *t, int64_t now)
+{
+    int64_t drain = InterlockedCompareExchange64(&t->stop_drain_ms, 0, 0);
+    t->phase = DRAINING;
+    t->drain_until = now + (drain > 0 ? drain : 0);
+    for (size_t i = 0; i < t->nls; i++)
+        if (t->ls[i].inst != NULL)
+            pc_close(t->ls[i].inst);
+    for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
+        next = pc->next;
+        if (pc->conn != NULL) {
+            cp_conn_shutdown(pc->conn);
+            flush(pc);
+        }
+    }
+}
+
+static void begin_close(cp_transport *t, int64_t now)
+{
+    t->phase = CLOSING;
+    t->close_until = now + CLOSE_GRACE_MS;
+    for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
+        next = pc->next;
+        if (pc->conn != NULL) {
+            cp_conn_abort_calls(pc->conn, "csi-proxy is stopping");
+            pc->closing = true;
+            flush(pc);
+        }
+    }
+}
+
+static size_t inflight(cp_transport *t)
+{
+    size_t n = 0;
+    for (pipe_conn *pc = t->all; pc != NULL; pc = pc->next)
+        if (pc->conn != NULL)
+            n += cp_conn_inflight(pc->conn);
+    return n;
+}
+
+static void min_wait(int64_t *wait, int64_t at, int64_t now)
+{
+    int64_t d = at > now ? at - now : 0;
+    if (d < *wait)
+        *wait = d;
+}
+
+/* Advances the stop phases, re-creates missing listening instances,
+ * expires deadlines. Returns how long the loop may sleep (INT64_MAX: no
+ * timer). */
+static int64_t tick(cp_transport *t, int64_t now)
+{
+    int64_t wait = INT64_MAX;
+    if (t->phase == RUNNING && InterlockedCompareExchange(&t->stop_requested, 0, 0))
+        begin_drain(t, now);
+    if (t->phase == DRAINING && (inflight(t) == 0 || now >= t->drain_until))
+        begin_close(t, now);
+    if (t->phase == CLOSING && now >= t->close_until) {
+        /* Clients that do not read their last bytes: cancel and close. */
+        for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
+            next = pc->next;
+            if (pc->h != INVALID_HANDLE_VALUE)
+                pc_close(pc);
+        }
+    }
+    if (t->phase == RUNNING) {
+        for (size_t i = 0; i < t->nls; i++) {
+            listener *l = &t->ls[i];
+            if (l->inst == NULL && now >= l->retry_at)
+                relisten(t, l, now);
+            if (l->inst == NULL)
+                min_wait(&wait, l->retry_at, now);
+        }
+    } else if (t->phase == DRAINING) {
+        min_wait(&wait, t->drain_until, now);
+    } else if (now < t->close_until) {
+        min_wait(&wait, t->close_until, now);
+    } /* else: only cancelled operations are left, and those always complete */
+    for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
+        next = pc->next;
+        if (pc->conn == NULL || pc->deadline == INT64_MAX)
+            continue;
+        if (pc->deadline <= now) {
+            cp_conn_expire(pc->conn, now);
+            flush(pc); /* refreshes pc->deadline, unless it closed pc */
+        } else {
+            min_wait(&wait, pc->deadline, now);
+        }
+    }
+    return wait;
+}
+
+/* ---- transport.h ---------------------------------------------------- */
+
+cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_spec *specs,
+                               size_t n, cp_error *e)
+{
+    cp_transport *t = calloc(1, sizeof(*t));
+    if (t == NULL) {
+        cp_error_set(e, CP_E_NOMEM, "transport: out of memory");
+        return NULL;
+    }
+    t->opts = *opts;
+    t->iocp = CreateIoCompletionPort(INVALID_HANDLE_VALUE, NULL, 0, 1);
+    if (t->iocp == NULL) {
+        DWORD err = GetLastError();
+        char why[256];
+        cp_error_set(e, CP_E_IO, "CreateIoCompletionPort: %s (error %lu)",
+                     cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
+        free(t);
+        return NULL;
+    }
+    t->ls = calloc(n > 0 ? n : 1, sizeof(*t->ls));
+    if (t->ls == NULL) {
+        cp_error_set(e, CP_E_NOMEM, "transport: out of memory");
+        goto fail;
+    }
+    for (; t->nls < n; t->nls++) {
+        listener *l = &t->ls[t->nls];
+        l->svc = specs[t->nls].svc;
+        size_t len = strlen(PIPE_PREFIX) + strlen(specs[t->nls].name) + 1;
+        l->name = malloc(len);
+        if (l->name != NULL) {
+            snprintf(l->name, len, "%s%s", PIPE_PREFIX, specs[t->nls].name);
+            l->wpath = cp_win_utf8_to_wide(l->name);
+        }
+        if (l->wpath == NULL) {
+            cp_error_set(e, CP_E_NOMEM, "pipe %s: out of memory", specs[t->nls].name);
+            t->nls++; /* so that free releases l->name */
+            goto fail;
+        }
+        if (listen_next(t, l, e) != CP_OK) {
+            t->nls++;
+            goto fail;
+        }
+    }
+    return t;
+fail:
+    cp_transport_free(t);
+    return NULL;
+}
+
+int cp_transport_run(cp_transport *t)
+{
+    OVERLAPPED_ENTRY ev[BATCH];
+    for (;;) {
+        int64_t now = cp_now_ms();
+        int64_t wait = tick(t, now);
+        if (t->phase == CLOSING && t->all == NULL)
+            return CP_OK;
+        DWORD ms = wait == INT64_MAX ? INFINITE : (wait > 0x7ffffffe ? 0x7ffffffe : (DWORD)wait);
+        ULONG got = 0;
+        if (!GetQueuedCompletionStatusEx(t->iocp, ev, BATCH, &got, ms, FALSE)) {
+            if (GetLastError() != WAIT_TIMEOUT)
+                return CP_E_IO; /* the port itself is broken; free() cleans up */
+            got = 0;
+        }
+        now = cp_now_ms();
+        for (ULONG i = 0; i < got; i++)
+            on_packet(&ev[i], now);
+    }
+}
+
+void cp_transport_stop(cp_transport *t, int64_t drain_ms)
+{
+    InterlockedExchange64(&t->stop_drain_ms, drain_ms);
+    InterlockedExchange(&t->stop_requested, 1);
+    PostQueuedCompletionStatus(t->iocp, 0, KEY_STOP, NULL);
+}
+
+void cp_transport_free(cp_transport *t)
+{
+    if (t == NULL)
+        return;
+    /* Close what is left, then let the port return every cancelled
+     * operation (and drop jobs finished after run() returned) before any
+     * OVERLAPPED is freed. Whatever the kernel still owns after
+     * FREE_WAIT_MS is leaked, never freed under it. */
+    t->phase = CLOSING;
+    for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
+        next = pc->next;
+        pc_close(pc);
+    }
+    int64_t until = cp_now_ms() + FREE_WAIT_MS;
+    OVERLAPPED_ENTRY ev[BATCH];
+    for (;;) {
+        int64_t now = cp_now_ms();
+        DWORD ms = t->all == NULL || now >= until ? 0 : (DWORD)(until - now);
+        ULONG got = 0;
+        if (!GetQueuedCompletionStatusEx(t->iocp, ev, BATCH, &got, ms, FALSE) || got == 0)
+            break;
+        for (ULONG i = 0; i < got; i++)
+            on_packet(&ev[i], now);
+    }
+    if (t->all == NULL) /* else the kernel may still complete into them */
+        CloseHandle(t->iocp);
+    for (size_t i = 0; i < t->nls; i++) {
+        free(t->ls[i].name);
+        free(t->ls[i].wpath);
+    }
+    if (t->all == NULL) {
+        free(t->ls);
+        free(t);
+    }
+}
