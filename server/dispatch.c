@@ -1,6 +1,8 @@
 /* dispatch.c - decode -> convert -> handle -> convert -> encode. */
 #include "dispatch.h"
 
+#include "wirecheck.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,15 @@ int cp_dispatch_run(const cp_service *svc, const cp_method *m, cp_call *call, co
         return cp_call_fail(call, CP_E_INTERNAL,
                             "grpc: error unmarshalling request: %s is not a valid %s message",
                             call->path, m->req_desc->name);
+
+    char field[160];
+    int wc = cp_wire_check_strings(m->req_desc, req, len, field, sizeof(field));
+    if (wc == CP_WIRE_NUL)
+        return cp_call_fail(call, CP_E_INVALID_ARGUMENT,
+                            "%s: field %s contains a NUL byte", call->path, field);
+    if (wc == CP_WIRE_UTF8)
+        return cp_call_fail(call, CP_E_INVALID_ARGUMENT,
+                            "%s: field %s is not valid UTF-8", call->path, field);
 
     void *ireq = cp_call_alloc(call, def->req_size);
     void *iresp = cp_call_alloc(call, def->resp_size);

@@ -1,0 +1,123 @@
+/* main_posix.c - the native build of the service, for tests, fuzzing and
+ * conformance: the same groups and server core, served on Unix sockets
+ * <socket-dir>/csi-proxy-<group>-<version>.sock, with Windows paths mapped
+ * under -root by the POSIX file-system host. SIGINT/SIGTERM drain and
+ * stop. Not shipped. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "groups/groups.h"
+#include "server/pool.h"
+#include "server/transport.h"
+#include "service/flags.h"
+
+#define DRAIN_MS 10000
+
+static cp_transport *g_transport; /* the one piece of service state */
+
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (g_transport != NULL)
+        cp_transport_stop(g_transport, DRAIN_MS); /* mutex + pipe write */
+}
+
+int main(int argc, char **argv)
+{
+    cp_flags f;
+    cp_error e = {0};
+    int rc = cp_flags_parse(&f, argc, argv, &e);
+    if (rc != CP_OK) {
+        fprintf(stderr, "%s\n", e.msg);
+        cp_flags_usage(stderr);
+        cp_flags_free(&f);
+        return 2;
+    }
+    if (f.help) {
+        cp_flags_usage(stdout);
+        cp_flags_free(&f);
+        return 0;
+    }
+    if (f.socket_dir == NULL || f.root == NULL) {
+        fprintf(stderr, "the native build needs -socket-dir DIR and -root DIR\n");
+        cp_flags_free(&f);
+        return 2;
+    }
+
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &set, NULL); /* inherited by every thread */
+    signal(SIGPIPE, SIG_IGN);
+
+    int exit_code = 1;
+    pthread_t sig_thread;
+    bool have_sig_thread = false;
+    cp_groups *groups = NULL;
+    cp_pool *pool = NULL;
+    cp_transport *t = NULL;
+    cp_listen_spec *specs = NULL;
+    char (*names)[64] = NULL;
+    cp_fs_host fs = {0};
+
+    if (cp_fs_host_posix_new(f.root, &fs, &e) != CP_OK)
+        goto out;
+    cp_groups_config gc = {
+        .kubelet_path = f.kubelet_path,
+        .working_dirs = (const char *const *)f.working_dirs,
+        .n_working_dirs = f.n_working_dirs,
+        .fs = fs,
+    };
+    groups = cp_groups_new(&gc, &e);
+    if (groups == NULL)
+        goto out;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    pool = cp_pool_new(ncpu > 2 ? (unsigned)ncpu * 2 : 4);
+    size_t n = cp_groups_count(groups);
+    specs = calloc(n, sizeof(*specs));
+    names = calloc(n, sizeof(*names));
+    if (pool == NULL || specs == NULL || names == NULL) {
+        cp_error_set(&e, CP_E_NOMEM, "out of memory at start");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        specs[i].svc = cp_groups_service(groups, i);
+        cp_groups_pipe_name(specs[i].svc->def, names[i], sizeof(names[i]));
+        specs[i].name = names[i];
+    }
+    cp_transport_opts to = {.dir = f.socket_dir, .pool = pool};
+    t = cp_transport_new(&to, specs, n, &e);
+    if (t == NULL)
+        goto out;
+
+    have_sig_thread = pthread_create(&sig_thread, NULL, signal_thread, t) == 0;
+    fprintf(stderr, "csi-proxy (native) serving %zu sockets in %s\n", n, f.socket_dir);
+    rc = cp_transport_run(t);
+    exit_code = rc == CP_OK ? 0 : 1;
+    fprintf(stderr, "csi-proxy (native) stopped\n");
+
+out:
+    if (exit_code != 0 && e.msg[0] != '\0')
+        fprintf(stderr, "csi-proxy: %s\n", e.msg);
+    if (have_sig_thread) {
+        pthread_kill(sig_thread, SIGUSR1);
+        pthread_join(sig_thread, NULL);
+    }
+    cp_pool_free(pool); /* workers finish; their results queue in t */
+    cp_transport_free(t);
+    free(specs);
+    free(names);
+    cp_groups_free(groups);
+    if (fs.ops != NULL)
+        cp_fs_host_posix_free(&fs);
+    cp_flags_free(&f);
+    return exit_code;
+}

@@ -1,0 +1,201 @@
+"""Every filesystem RPC of every version, through a real gRPC client."""
+import os
+import threading
+
+import grpc
+import pytest
+
+from conftest import KUBELET, WORKDIR
+
+OK = grpc.StatusCode.OK
+INVALID = grpc.StatusCode.INVALID_ARGUMENT
+VERSIONS = ["v1alpha1", "v1beta1", "v1beta2", "v1", "v2alpha1"]
+LEGACY = {"v1alpha1", "v1beta1"}
+
+
+def link_rpc(v):
+    return ("LinkPath", "IsMountPoint", "is_mount_point") if v in LEGACY else \
+        ("CreateSymlink", "IsSymlink", "is_symlink")
+
+
+@pytest.fixture(params=VERSIONS)
+def v(request):
+    return request.param
+
+
+def p(*parts):
+    return "\\".join((KUBELET,) + parts)
+
+
+def test_mkdir_pathexists_rmdir(call, server, v):
+    d = p("pods", f"mk-{v}", "a", "b")
+    r, code, _ = call("filesystem", v, "PathExists", path=d)
+    assert code == OK and r.exists is False
+    r, code, msg = call("filesystem", v, "Mkdir", path=d)
+    assert code == OK, msg
+    assert os.path.isdir(server.host(d))
+    r, code, _ = call("filesystem", v, "Mkdir", path=d)  # idempotent
+    assert code == OK
+    r, code, _ = call("filesystem", v, "PathExists", path=d)
+    assert code == OK and r.exists is True
+    if v in LEGACY:
+        assert r.error == ""
+    r, code, msg = call("filesystem", v, "Rmdir", path=d)
+    assert code == OK, msg
+    assert not os.path.exists(server.host(d))
+
+
+def test_mkdir_file_in_the_way(call, server, v):
+    d = p("pods", f"file-{v}")
+    os.makedirs(os.path.dirname(server.host(d)), exist_ok=True)
+    open(server.host(d), "w").close()
+    _, code, msg = call("filesystem", v, "Mkdir", path=d + "\\sub")
+    assert code != OK
+    assert f"file-{v}" in msg
+
+
+def test_rmdir_nonempty_needs_force(call, server, v):
+    d = p("pods", f"rm-{v}")
+    os.makedirs(server.host(d + "\\x\\y"))
+    open(server.host(d + "\\x\\f"), "w").close()
+    _, code, msg = call("filesystem", v, "Rmdir", path=d)
+    assert code == grpc.StatusCode.FAILED_PRECONDITION, msg
+    assert os.path.isdir(server.host(d + "\\x\\y"))  # nothing lost
+    _, code, msg = call("filesystem", v, "Rmdir", path=d, force=True)
+    assert code == OK, msg
+    assert not os.path.exists(server.host(d))
+    _, code, _ = call("filesystem", v, "Rmdir", path=d, force=True)  # already gone
+    assert code == OK
+    _, code, msg = call("filesystem", v, "Rmdir", path=d)
+    assert code == grpc.StatusCode.NOT_FOUND, msg
+
+
+def test_symlink_and_is_symlink(call, server, v):
+    create, check, field = link_rpc(v)
+    src = p("plugins", f"src-{v}")
+    dst = p("pods", f"lnk-{v}")
+    os.makedirs(server.host(src))
+    os.makedirs(os.path.dirname(server.host(dst)), exist_ok=True)
+    _, code, msg = call("filesystem", v, create, source_path=src, target_path=dst)
+    assert code == OK, msg
+    assert os.path.islink(server.host(dst))
+    r, code, _ = call("filesystem", v, check, path=dst)
+    assert code == OK and getattr(r, field) is True
+    r, code, _ = call("filesystem", v, check, path=src)
+    assert code == OK and getattr(r, field) is False
+    _, code, msg = call("filesystem", v, create, source_path=src, target_path=dst)
+    assert code == grpc.StatusCode.ALREADY_EXISTS, msg
+    os.rmdir(server.host(src))  # dangling now: exists, but not a live link
+    r, code, _ = call("filesystem", v, "PathExists", path=dst)
+    assert code == OK and r.exists is True
+    r, code, _ = call("filesystem", v, check, path=dst)
+    assert code == OK and getattr(r, field) is False
+    _, code, _ = call("filesystem", v, check, path=p("pods", "nope", f"{v}"))
+    assert code == grpc.StatusCode.NOT_FOUND
+
+
+def test_rmdir_contents_v2alpha1(call, server):
+    d = p("pods", "contents")
+    outside = os.path.join(server.root, "outside")
+    os.makedirs(outside)
+    open(os.path.join(outside, "keep"), "w").close()
+    os.makedirs(server.host(d + "\\a\\b"))
+    open(server.host(d + "\\f"), "w").close()
+    os.symlink(outside, server.host(d + "\\escape"))
+    _, code, msg = call("filesystem", "v2alpha1", "RmdirContents", path=d)
+    assert code == OK, msg
+    assert os.listdir(server.host(d)) == []
+    assert os.path.exists(os.path.join(outside, "keep")), "followed a link out of the directory"
+    _, code, _ = call("filesystem", "v2alpha1", "RmdirContents", path=p("pods", "missing"))
+    assert code == grpc.StatusCode.NOT_FOUND
+
+
+def test_working_dir_is_allowed(call, server, v):
+    d = WORKDIR + f"\\w-{v}"
+    _, code, msg = call("filesystem", v, "Mkdir", path=d)
+    assert code == OK, msg
+    assert os.path.isdir(server.host(d))
+
+
+BAD = [
+    ("C:\\var\\lib\\kubelet-evil\\x", "not within"),
+    ("C:\\var\\lib\\kubelet\\..\\..\\Windows", ".."),
+    ("\\\\server\\share\\x", "\\"),
+    ("\\\\?\\C:\\var\\lib\\kubelet\\x", "\\"),
+    ("\\\\.\\PhysicalDrive0", "\\"),
+    ("C:\\var\\lib\\kubelet\\x:stream", "invalid"),
+    ("var\\lib\\kubelet\\x", "absolute"),
+    ("", "absolute"),
+    ("C:\\Windows\\System32", "not within"),
+    ("C:\\var\\lib\\kubelet\\" + "a" * 300, "exceeds"),
+]
+
+
+@pytest.mark.parametrize("path,why", BAD)
+def test_path_rules(call, server, v, path, why):
+    for rpc in ("PathExists", "Mkdir", "Rmdir"):
+        _, code, msg = call("filesystem", v, rpc, path=path)
+        assert code == INVALID, (rpc, msg)
+        assert why in msg, msg
+    create = link_rpc(v)[0]
+    _, code, msg = call("filesystem", v, create, source_path=p("ok"), target_path=path)
+    assert code == INVALID, msg
+    _, code, msg = call("filesystem", v, create, source_path=path, target_path=p("ok2"))
+    assert code == INVALID, msg
+    assert not os.path.exists(server.host(p("ok2")))
+
+
+def test_unknown_method_and_wrong_service(call):
+    _, code, msg = call.raw("filesystem", "v1", "/v1.Filesystem/Format", b"")
+    assert code == grpc.StatusCode.UNIMPLEMENTED
+    assert msg == "unknown method Format for service v1.Filesystem"
+    _, code, msg = call.raw("filesystem", "v1", "/v1.Disk/ListDiskIDs", b"")
+    assert code == grpc.StatusCode.UNIMPLEMENTED
+    assert msg == "unknown service v1.Disk"
+
+
+def test_other_groups_pipes_answer_unimplemented(call):
+    _, code, msg = call("disk", "v1", "ListDiskIDs")
+    assert code == grpc.StatusCode.UNIMPLEMENTED
+    assert "ListDiskIDs" in msg
+
+
+def test_malformed_message(call):
+    _, code, msg = call.raw("filesystem", "v1", "/v1.Filesystem/PathExists", b"\x0a\x7f\x41")
+    assert code == grpc.StatusCode.INTERNAL
+    assert "unmarshalling" in msg
+
+
+def test_oversized_message(call):
+    _, code, msg = call("filesystem", "v1", "PathExists", path="C:\\" + "x" * (4 * 1024 * 1024 + 10))
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED, msg
+    r, code, _ = call("filesystem", "v1", "PathExists", path=p("after-oversize"))
+    assert code == OK and r.exists is False  # the connection still serves
+
+
+def test_deadline(call):
+    # Far-future deadline: the header is parsed and the call succeeds.
+    _, code, _ = call("filesystem", "v1", "PathExists", path=p("x"), timeout=3600)
+    assert code == OK
+    # Tiny deadline: DEADLINE_EXCEEDED, and the server keeps serving.
+    _, code, _ = call("filesystem", "v1", "PathExists", path=p("x"), timeout=0.000001)
+    assert code == grpc.StatusCode.DEADLINE_EXCEEDED
+    _, code, _ = call("filesystem", "v1", "PathExists", path=p("x"))
+    assert code == OK
+
+
+def test_concurrent_calls_one_channel(call, server):
+    errors = []
+
+    def worker(i):
+        d = p("pods", f"conc-{i}")
+        for rpc in ("Mkdir", "PathExists", "Rmdir"):
+            r, code, msg = call("filesystem", "v1", rpc, path=d)
+            if code != OK:
+                errors.append((rpc, msg))
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(32)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
