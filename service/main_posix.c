@@ -18,14 +18,25 @@
 
 #define DRAIN_MS 10000
 
-static cp_transport *g_transport; /* the one piece of service state */
-
-
-static void on_signal(int sig)
+/* Signals are blocked in every thread and taken here, so stopping runs in
+ * a normal thread context (cp_transport_stop takes a mutex). SIGUSR1 only
+ * ends this thread. */
+static void *signal_thread(void *arg)
 {
-    (void)sig;
-    if (g_transport != NULL)
-        cp_transport_stop(g_transport, DRAIN_MS); /* mutex + pipe write */
+    cp_transport *t = arg;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1);
+    for (;;) {
+        int sig;
+        if (sigwait(&set, &sig) != 0 || sig == SIGUSR1)
+            return NULL;
+        fprintf(stderr, "csi-proxy (native): signal %d, draining calls for up to %d ms\n", sig,
+                DRAIN_MS);
+        cp_transport_stop(t, DRAIN_MS);
+    }
 }
 
 int main(int argc, char **argv)
