@@ -22,7 +22,7 @@ DEPS_STAMP  := $(DEPS)/.stamp
 WARN   := -Wall -Wextra -Werror -Wno-missing-field-initializers
 COMMON := -std=c11 -O2 -g $(WARN) -I. -I$(GEN) -MMD -MP
 NCFLAGS := $(COMMON) -D_GNU_SOURCE -pthread
-WCFLAGS := $(COMMON) -DNGHTTP2_STATICLIB -DYAML_DECLARE_STATIC -DUNICODE -D_UNICODE \
+WCFLAGS := $(COMMON) -D__USE_MINGW_ANSI_STDIO=1 -DNGHTTP2_STATICLIB -DYAML_DECLARE_STATIC -DUNICODE -D_UNICODE \
            -D_WIN32_WINNT=0x0A00 -I$(DEPS)/include
 NLIBS  := -lnghttp2 -lprotobuf-c -lyaml -pthread
 WLIBS  := -L$(DEPS)/lib -lnghttp2 -lprotobuf-c -lyaml -ladvapi32 -lshell32 -lole32 -loleaut32 \
@@ -89,12 +89,12 @@ $(WIN)/libcore.a: $(WIN_OBJ)
 $(NAT)/csi-proxy: $(call nobj,service/main_posix.c) $(NAT)/libcore.a
 	$(CC) -o $@ $^ $(NLIBS)
 $(WIN)/csi-proxy.exe: $(call wobj,service/main_win.c) $(WIN)/libcore.a
-	$(WINCC) -municode -o $@ $^ $(WLIBS)
+	$(WINCC) -s -municode -o $@ $^ $(WLIBS)
 
 $(NAT)/csi-proxy-cli: $(call nobj,cli/main.c $(CLI_SRC) $(wildcard cli/*_posix.c)) $(NAT)/libcore.a
 	$(CC) -o $@ $^ $(NLIBS)
 $(WIN)/csi-proxy-cli.exe: $(call wobj,cli/main.c $(CLI_SRC) $(wildcard cli/*_win.c)) $(WIN)/libcore.a
-	$(WINCC) -o $@ $^ $(WLIBS)
+	$(WINCC) -s -o $@ $^ $(WLIBS)
 
 $(NAT)/test_%: $(call nobj,test/unit/test_%.c) $(NAT)/libcore.a
 	$(CC) -o $@ $^ -lcmocka $(NLIBS)
@@ -117,3 +117,9 @@ clean:
 	rm -rf $(NAT) $(WIN) $(GEN)
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+# --- Wine test tools ----------------------------------------------------
+$(WIN)/pipecheck.exe: test/wine/pipecheck.c
+	@mkdir -p $(dir $@)
+	$(WINCC) -std=c11 -O2 $(WARN) -DUNICODE -D_UNICODE -s -o $@ $< -ladvapi32
+all: $(WIN)/pipecheck.exe

@@ -18,12 +18,14 @@ typedef struct cp_groups_config {
     const char *kubelet_path;        /* NULL: CP_DEFAULT_KUBELET_PATH */
     const char *const *working_dirs; /* -working-dir values */
     size_t n_working_dirs;
-    cp_fs_host fs;
+    cp_fs_host fs;                   /* borrowed: must outlive the cp_groups */
 } cp_groups_config;
 
 typedef struct cp_groups cp_groups;
 
-/* NULL with e set on a bad configuration (e.g. a relative working dir). */
+/* NULL with e set on a bad configuration (e.g. a relative working dir:
+ * INVALID_ARGUMENT) or a service table that fails its self-test
+ * (INTERNAL). Strings in cfg are copied. Free with cp_groups_free. */
 cp_groups *cp_groups_new(const cp_groups_config *cfg, cp_error *e);
 void cp_groups_free(cp_groups *g);
 

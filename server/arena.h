@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <protobuf-c/protobuf-c.h>
 
+#include "status.h"
+
 typedef struct cp_arena cp_arena;
 
 /* Returns NULL when out of memory. Caller frees with cp_arena_free(). */
@@ -21,11 +23,7 @@ void cp_arena_free(cp_arena *a);
 void *cp_arena_alloc(cp_arena *a, size_t n);
 char *cp_arena_strdup(cp_arena *a, const char *s);
 char *cp_arena_strndup(cp_arena *a, const char *s, size_t n);
-char *cp_arena_printf(cp_arena *a, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+char *cp_arena_printf(cp_arena *a, const char *fmt, ...) CP_PRINTF(2, 3);
 
 /* A protobuf-c allocator backed by the arena (its free is a no-op). The
  * returned struct lives inside the arena. */

@@ -86,11 +86,7 @@ void *cp_call_alloc(cp_call *call, size_t n);
 char *cp_call_strdup(cp_call *call, const char *s);
 
 /* Records the call's error (status + message) and returns status. */
-int cp_call_fail(cp_call *call, int status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+int cp_call_fail(cp_call *call, int status, const char *fmt, ...) CP_PRINTF(3, 4);
 
 /* Copies a cp_error into the call; returns its status. */
 int cp_call_fail_error(cp_call *call, const cp_error *e);

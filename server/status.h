@@ -10,6 +10,15 @@
 
 #include <stddef.h>
 
+/* printf-style checking with C99 formats (%zu) on every target; the
+ * Windows build also selects mingw's C99 printf at run time
+ * (__USE_MINGW_ANSI_STDIO in the Makefile). */
+#if defined(__GNUC__)
+#define CP_PRINTF(fmt, args) __attribute__((format(gnu_printf, fmt, args)))
+#else
+#define CP_PRINTF(fmt, args)
+#endif
+
 typedef enum cp_status {
     CP_OK = 0,
     CP_E_CANCELLED = -1,
@@ -48,11 +57,7 @@ const char *cp_status_name(int status);
 
 /* Sets e (if not NULL) to status and a printf-formatted message; returns
  * status so callers can write `return cp_error_set(e, ...)`. */
-int cp_error_set(cp_error *e, int status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+int cp_error_set(cp_error *e, int status, const char *fmt, ...) CP_PRINTF(3, 4);
 
 void cp_error_clear(cp_error *e);
 

@@ -161,6 +161,15 @@ static int listen_next(cp_transport *t, listener *l, cp_error *e)
         return cp_error_set(e, CP_E_IO, "CreateNamedPipeW %s: %s (error %lu)", l->name,
                             cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
     }
+    /* Wine ignores FILE_FLAG_FIRST_PIPE_INSTANCE; the instance count tells
+     * there too (on Windows the flag already refused it). */
+    DWORD instances = 0;
+    if (!l->created && GetNamedPipeHandleStateW(h, NULL, &instances, NULL, NULL, NULL, 0) &&
+        instances > 1) {
+        CloseHandle(h);
+        return cp_error_set(e, CP_E_ALREADY_EXISTS,
+                            "pipe %s already exists: is another csi-proxy running?", l->name);
+    }
     if (CreateIoCompletionPort(h, t->iocp, KEY_IO, 0) == NULL) {
         DWORD err = GetLastError();
         CloseHandle(h);

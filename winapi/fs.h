@@ -35,7 +35,12 @@ typedef struct cp_fs_ops {
     int (*is_link)(void *ctx, const char *path, bool *is_link, cp_error *e);
     /* Resolves reparse points/links of the longest existing prefix of path
      * and writes the final path (same syntax as the input) to out. Used to
-     * confine paths after link resolution. */
+     * confine paths after link resolution. The missing rest is appended as
+     * is. An existing entry that cannot be followed (a dangling link inside
+     * the path) is FAILED_PRECONDITION: callers fail closed. A path on a
+     * volume mounted in a folder resolves through that folder; a target
+     * with no drive-letter form comes back in a form confinement refuses
+     * (\\server\..., \\?\Volume{...}\...). */
     int (*resolve)(void *ctx, const char *path, char *out, size_t outlen, cp_error *e);
 } cp_fs_ops;
 

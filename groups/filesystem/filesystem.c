@@ -1,0 +1,260 @@
+/* filesystem.c - the filesystem group's logic, shared by every version.
+ *
+ * Resolution. Textual rules cannot see links: C:\var\lib\kubelet\x may be
+ * a link to C:\Windows. So after the rules pass, the host resolves links
+ * and the result must still be inside (cp_pathrules_check_resolved). How
+ * much is resolved depends on what the operation does with the last
+ * component:
+ *   ENTRY - it acts on the entry itself and never follows it (exists is an
+ *           lstat, Rmdir removes a link rather than its target, Mkdir of an
+ *           existing link changes nothing, CreateSymlink's target_path is
+ *           created, IsSymlink looks at the link): resolve the parent and
+ *           append the name. So a link whose target is outside (an SMB
+ *           share, an unmounted volume) can still be inspected and removed.
+ *   ALL   - it follows the last component (RmdirContents deletes what the
+ *           directory contains; CreateSymlink's source_path is what the new
+ *           link will lead to): resolve the whole path.
+ * The host's removal walks never follow links below the resolved path
+ * (winapi/fs.h), which is what makes a recursive delete safe even if a
+ * link appears after this check.
+ */
+#include "filesystem.h"
+
+#include <stddef.h>
+#include <string.h>
+
+/* Resolved paths may be longer than the 260 bytes a request may carry:
+ * room for Windows' 32767 UTF-16 units as UTF-8 would be 96K; links that
+ * long are refused by the host with an error instead. */
+#define RESOLVED_MAX 32768
+
+typedef enum resolve_mode { RESOLVE_ENTRY, RESOLVE_ALL } resolve_mode;
+
+/* "Mkdir" from "/v1.Filesystem/Mkdir": messages name the RPC called. */
+static const char *method_name(cp_call *call)
+{
+    const char *p = cp_call_path(call);
+    const char *slash = strrchr(p, '/');
+    return slash != NULL ? slash + 1 : p;
+}
+
+static int fail(cp_call *call, const cp_error *e)
+{
+    return cp_call_fail(call, e->status, "%s: %s", method_name(call), e->msg);
+}
+
+static const cp_fs_group_ctx *group_ctx(cp_call *call)
+{
+    return cp_call_ctx(call);
+}
+
+static int check_rules(cp_call *call, const char *path)
+{
+    cp_error e;
+    if (cp_pathrules_check(group_ctx(call)->rules, path, &e) != CP_OK)
+        return fail(call, &e);
+    return CP_OK;
+}
+
+/* path without its trailing '\' (the rules allow one), except a drive root
+ * "X:\", which keeps it. Arena copy; NULL when out of memory. */
+static char *normalized(cp_call *call, const char *path)
+{
+    char *p = cp_call_strdup(call, path);
+    if (p == NULL)
+        return NULL;
+    size_t n = strlen(p);
+    if (n > 3 && p[n - 1] == '\\')
+        p[n - 1] = '\0';
+    return p;
+}
+
+/* Second check after link resolution (see the top of this file). On
+ * success *out is the normalized path the host operation is given. Call
+ * only after check_rules() passed for path. */
+static int confine(cp_call *call, const char *path, resolve_mode mode, const char **out)
+{
+    const cp_fs_group_ctx *ctx = group_ctx(call);
+    char *norm = normalized(call, path);
+    char *resolved = cp_call_alloc(call, RESOLVED_MAX);
+    if (norm == NULL || resolved == NULL)
+        return cp_call_fail(call, CP_E_NOMEM, "%s: out of memory", method_name(call));
+
+    const char *name = NULL;
+    const char *subject = norm;
+    char *last = strrchr(norm, '\\');
+    if (mode == RESOLVE_ENTRY && last != NULL && last[1] != '\0') { /* not a drive root */
+        size_t plen = (size_t)(last - norm);
+        char *parent = cp_call_alloc(call, plen + 2);
+        if (parent == NULL)
+            return cp_call_fail(call, CP_E_NOMEM, "%s: out of memory", method_name(call));
+        memcpy(parent, norm, plen);
+        if (plen == 2) /* "X:" -> "X:\" */
+            parent[plen++] = '\\';
+        parent[plen] = '\0';
+        subject = parent;
+        name = last + 1;
+    }
+
+    cp_error e;
+    if (ctx->fs.ops->resolve(ctx->fs.ctx, subject, resolved, RESOLVED_MAX, &e) != CP_OK)
+        return fail(call, &e);
+
+    const char *final = resolved;
+    if (name != NULL) {
+        size_t rlen = strlen(resolved);
+        bool sep = rlen > 0 && resolved[rlen - 1] == '\\';
+        char *joined = cp_call_alloc(call, rlen + strlen(name) + 2);
+        if (joined == NULL)
+            return cp_call_fail(call, CP_E_NOMEM, "%s: out of memory", method_name(call));
+        memcpy(joined, resolved, rlen);
+        if (!sep)
+            joined[rlen++] = '\\';
+        strcpy(joined + rlen, name);
+        final = joined;
+    }
+    if (cp_pathrules_check_resolved(ctx->rules, path, final, &e) != CP_OK)
+        return fail(call, &e);
+    *out = norm;
+    return CP_OK;
+}
+
+static int checked(cp_call *call, const char *path, resolve_mode mode, const char **out)
+{
+    int rc = check_rules(call, path);
+    if (rc != CP_OK)
+        return rc;
+    return confine(call, path, mode, out);
+}
+
+/* --- handlers ------------------------------------------------------------- */
+
+int cp_fs_handle_path_exists(cp_call *call, const void *req, void *resp)
+{
+    const cp_fs_request *r = req;
+    const cp_fs_host *fs = &group_ctx(call)->fs;
+    const char *p;
+    int rc = checked(call, r->path, RESOLVE_ENTRY, &p);
+    if (rc != CP_OK)
+        return rc;
+    bool exists = false;
+    cp_error e;
+    if (fs->ops->exists(fs->ctx, p, &exists, &e) != CP_OK)
+        return fail(call, &e);
+    ((cp_fs_response *)resp)->result = exists;
+    return CP_OK;
+}
+
+int cp_fs_handle_mkdir(cp_call *call, const void *req, void *resp)
+{
+    (void)resp;
+    const cp_fs_request *r = req;
+    const cp_fs_host *fs = &group_ctx(call)->fs;
+    const char *p;
+    int rc = checked(call, r->path, RESOLVE_ENTRY, &p);
+    if (rc != CP_OK)
+        return rc;
+    cp_error e;
+    if (fs->ops->mkdir_all(fs->ctx, p, &e) != CP_OK)
+        return fail(call, &e);
+    return CP_OK;
+}
+
+int cp_fs_handle_rmdir(cp_call *call, const void *req, void *resp)
+{
+    (void)resp;
+    const cp_fs_request *r = req;
+    const cp_fs_host *fs = &group_ctx(call)->fs;
+    const char *p;
+    int rc = checked(call, r->path, RESOLVE_ENTRY, &p);
+    if (rc != CP_OK)
+        return rc;
+    cp_error e;
+    if (fs->ops->remove(fs->ctx, p, r->force, &e) != CP_OK)
+        return fail(call, &e);
+    return CP_OK;
+}
+
+int cp_fs_handle_rmdir_contents(cp_call *call, const void *req, void *resp)
+{
+    (void)resp;
+    const cp_fs_request *r = req;
+    const cp_fs_host *fs = &group_ctx(call)->fs;
+    const char *p;
+    int rc = checked(call, r->path, RESOLVE_ALL, &p);
+    if (rc != CP_OK)
+        return rc;
+    cp_error e;
+    if (fs->ops->remove_contents(fs->ctx, p, &e) != CP_OK)
+        return fail(call, &e);
+    return CP_OK;
+}
+
+int cp_fs_handle_create_symlink(cp_call *call, const void *req, void *resp)
+{
+    (void)resp;
+    const cp_fs_request *r = req;
+    const cp_fs_host *fs = &group_ctx(call)->fs;
+    /* Upstream's order: the rules on target_path, then on source_path. */
+    int rc = check_rules(call, r->target_path);
+    if (rc == CP_OK)
+        rc = check_rules(call, r->source_path);
+    const char *link = NULL, *source = NULL;
+    if (rc == CP_OK)
+        rc = confine(call, r->target_path, RESOLVE_ENTRY, &link);
+    if (rc == CP_OK)
+        rc = confine(call, r->source_path, RESOLVE_ALL, &source);
+    if (rc != CP_OK)
+        return rc;
+    cp_error e;
+    if (fs->ops->symlink(fs->ctx, link, source, &e) != CP_OK)
+        return fail(call, &e);
+    return CP_OK;
+}
+
+int cp_fs_handle_is_symlink(cp_call *call, const void *req, void *resp)
+{
+    const cp_fs_request *r = req;
+    const cp_fs_host *fs = &group_ctx(call)->fs;
+    /* Upstream checks no rules here; we do (drivers only ask about paths
+     * under the kubelet directory). */
+    const char *p;
+    int rc = checked(call, r->path, RESOLVE_ENTRY, &p);
+    if (rc != CP_OK)
+        return rc;
+    bool is_link = false;
+    cp_error e;
+    if (fs->ops->is_link(fs->ctx, p, &is_link, &e) != CP_OK)
+        return fail(call, &e);
+    ((cp_fs_response *)resp)->result = is_link;
+    return CP_OK;
+}
+
+/* --- field maps -------------------------------------------------------- */
+
+const cp_fieldmap cp_fs_map_path[] = {
+    {"path", offsetof(cp_fs_request, path), CP_F_STRING},
+    {NULL},
+};
+const cp_fieldmap cp_fs_map_path_force[] = {
+    {"path", offsetof(cp_fs_request, path), CP_F_STRING},
+    {"force", offsetof(cp_fs_request, force), CP_F_BOOL},
+    {NULL},
+};
+const cp_fieldmap cp_fs_map_link[] = {
+    {"source_path", offsetof(cp_fs_request, source_path), CP_F_STRING},
+    {"target_path", offsetof(cp_fs_request, target_path), CP_F_STRING},
+    {NULL},
+};
+const cp_fieldmap cp_fs_map_exists[] = {
+    {"exists", offsetof(cp_fs_response, result), CP_F_BOOL},
+    {NULL},
+};
+const cp_fieldmap cp_fs_map_is_symlink[] = {
+    {"is_symlink", offsetof(cp_fs_response, result), CP_F_BOOL},
+    {NULL},
+};
+const cp_fieldmap cp_fs_map_is_mount_point[] = {
+    {"is_mount_point", offsetof(cp_fs_response, result), CP_F_BOOL},
+    {NULL},
+};

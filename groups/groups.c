@@ -1,0 +1,154 @@
+/* groups.c - the registry of served (group, version) services.
+ *
+ * Built once at start-up, read-only afterwards. Filesystem versions get
+ * their method tables and the filesystem context (host ops + path rules);
+ * every other catalog entry gets a definition with no methods, so its pipe
+ * exists and the server answers its calls with UNIMPLEMENTED. Each table is
+ * checked when the registry is built: a bad table is a start-up error, not
+ * a wrong answer later.
+ */
+#include "groups.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../server/dispatch.h"
+#include "catalog.h"
+#include "common/pathrules.h"
+#include "filesystem/filesystem.h"
+
+struct cp_groups {
+    cp_pathrules *rules;
+    cp_fs_group_ctx fs_ctx;
+    cp_service_def *stub_defs; /* one per catalog entry; used for groups without tables */
+    cp_service *services;      /* catalog order */
+    size_t n;
+};
+
+/* The groups that have tables, by (group, version). */
+static const cp_service_def *const implemented[] = {
+    &cp_fs_v1alpha1_def, &cp_fs_v1beta1_def, &cp_fs_v1beta2_def, &cp_fs_v1_def, &cp_fs_v2alpha1_def,
+};
+
+static const cp_service_def *implemented_def(const cp_catalog_entry *c)
+{
+    for (size_t i = 0; i < sizeof(implemented) / sizeof(implemented[0]); i++)
+        if (strcmp(implemented[i]->group, c->group) == 0 &&
+            strcmp(implemented[i]->version, c->version) == 0)
+            return implemented[i];
+    return NULL;
+}
+
+/* Beyond cp_service_check (field maps, handlers): the table must belong to
+ * its catalog entry, and each method must be one the proto declares, with
+ * the proto's request and response types - a LinkPath entry pointing at
+ * IsMountPoint's messages would otherwise decode garbage silently. */
+static int check_against_catalog(const cp_service_def *def, const cp_catalog_entry *c, char *err,
+                                 size_t errlen)
+{
+    if (def->svc_desc != c->desc || strcmp(def->service, c->desc->name) != 0) {
+        snprintf(err, errlen, "%s: table is not for service %s", def->service, c->desc->name);
+        return -1;
+    }
+    for (size_t i = 0; i < def->n_methods; i++) {
+        const cp_method *m = &def->methods[i];
+        const ProtobufCMethodDescriptor *pm =
+            protobuf_c_service_descriptor_get_method_by_name(c->desc, m->name);
+        if (pm == NULL) {
+            snprintf(err, errlen, "%s/%s: the proto declares no such method", def->service,
+                     m->name);
+            return -1;
+        }
+        if (pm->input != m->req_desc || pm->output != m->resp_desc) {
+            snprintf(err, errlen, "%s/%s: request/response types differ from the proto's",
+                     def->service, m->name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int bind_entry(cp_groups *g, size_t i, cp_error *e)
+{
+    const cp_catalog_entry *c = &cp_catalog[i];
+    const cp_service_def *def = implemented_def(c);
+    void *ctx = NULL;
+    if (def != NULL) {
+        ctx = &g->fs_ctx;
+    } else {
+        cp_service_def *stub = &g->stub_defs[i];
+        stub->group = c->group;
+        stub->version = c->version;
+        stub->service = c->desc->name;
+        stub->svc_desc = c->desc;
+        stub->methods = NULL;
+        stub->n_methods = 0;
+        def = stub;
+    }
+    char err[256];
+    if (cp_service_check(def, err, sizeof(err)) != 0 ||
+        check_against_catalog(def, c, err, sizeof(err)) != 0)
+        return cp_error_set(e, CP_E_INTERNAL, "service table %s/%s is invalid: %s", c->group,
+                            c->version, err);
+    g->services[i].def = def;
+    g->services[i].ctx = ctx;
+    return CP_OK;
+}
+
+cp_groups *cp_groups_new(const cp_groups_config *cfg, cp_error *e)
+{
+    if (cfg->fs.ops == NULL) {
+        cp_error_set(e, CP_E_INVALID_ARGUMENT, "groups: no filesystem host operations given");
+        return NULL;
+    }
+    cp_groups *g = calloc(1, sizeof(*g));
+    if (g == NULL)
+        goto nomem;
+    g->stub_defs = calloc(cp_catalog_len, sizeof(*g->stub_defs));
+    g->services = calloc(cp_catalog_len, sizeof(*g->services));
+    if (g->stub_defs == NULL || g->services == NULL)
+        goto nomem;
+
+    const char *kubelet = cfg->kubelet_path != NULL ? cfg->kubelet_path : CP_DEFAULT_KUBELET_PATH;
+    if (cp_pathrules_new(kubelet, cfg->working_dirs, cfg->n_working_dirs, &g->rules, e) != CP_OK)
+        goto fail;
+    g->fs_ctx.fs = cfg->fs;
+    g->fs_ctx.rules = g->rules;
+
+    for (size_t i = 0; i < cp_catalog_len; i++)
+        if (bind_entry(g, i, e) != CP_OK)
+            goto fail;
+    g->n = cp_catalog_len;
+    return g;
+nomem:
+    cp_error_set(e, CP_E_NOMEM, "groups: out of memory");
+fail:
+    cp_groups_free(g);
+    return NULL;
+}
+
+void cp_groups_free(cp_groups *g)
+{
+    if (g == NULL)
+        return;
+    cp_pathrules_free(g->rules);
+    free(g->services);
+    free(g->stub_defs);
+    free(g);
+}
+
+size_t cp_groups_count(const cp_groups *g)
+{
+    return g->n;
+}
+
+const cp_service *cp_groups_service(const cp_groups *g, size_t i)
+{
+    return i < g->n ? &g->services[i] : NULL;
+}
+
+void cp_groups_pipe_name(const cp_service_def *def, char *out, size_t outlen)
+{
+    snprintf(out, outlen, "csi-proxy-%s-%s", def->group, def->version);
+}

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# Wine integration tests: the real build/win/csi-proxy.exe on real named
+# pipes, called by build/win/csi-proxy-cli.exe (our gRPC client) in a private
+# Wine prefix. Prints "ok - ..." / "not ok - ..." per check and a closing
+# "N passed, N failed" line; exit 0 only when all passed.
+set -u
+cd "$(dirname "$0")/../.."
+W=build/win
+for f in csi-proxy.exe csi-proxy-cli.exe pipecheck.exe; do
+    [ -f "$W/$f" ] || { echo "missing $W/$f: run make first"; exit 1; }
+done
+
+export WINEDEBUG=-all
+export WINEPREFIX
+WINEPREFIX=$(mktemp -d /tmp/csi-proxy-wine.XXXXXX)
+LOG=$WINEPREFIX/server.log
+pass=0
+fail=0
+PID=
+IDLE=
+
+cleanup() {
+    [ -n "$IDLE" ] && kill "$IDLE" 2>/dev/null
+    [ -n "$PID" ] && kill "$PID" 2>/dev/null
+    wineserver -k 2>/dev/null
+    rm -rf "$WINEPREFIX"
+}
+trap cleanup EXIT
+
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() {
+    fail=$((fail + 1))
+    echo "not ok - $1"
+    [ -n "${2:-}" ] && printf '    %s\n' "$2" | head -20
+}
+
+# cli ARGS... : runs csi-proxy-cli.exe; sets OUT (stdout+stderr) and RC.
+cli() {
+    OUT=$(set -o pipefail; wine 'C:\csi\csi-proxy-cli.exe' "$@" 2>&1 | tr -d '\r')
+    RC=$?
+}
+
+# expect NAME WANT_RC SUBSTRING CLI-ARGS...
+expect() {
+    local name=$1 want_rc=$2 sub=$3
+    shift 3
+    cli "$@"
+    if [ "$RC" = "$want_rc" ] && [[ "$OUT" == *"$sub"* ]]; then
+        ok "$name"
+    else
+        bad "$name" "exit $RC (want $want_rc), output: $OUT"
+    fi
+}
+
+echo "# prefix $WINEPREFIX"
+wineboot -i >/dev/null 2>&1
+wineserver -p # keep wineserver up between our short-lived processes
+C=$WINEPREFIX/drive_c
+mkdir -p "$C/csi" "$C/var/lib/kubelet/pods" "$C/csi-work"
+cp "$W/csi-proxy.exe" "$W/csi-proxy-cli.exe" "$W/pipecheck.exe" "$C/csi/"
+
+# --- the executable itself ---------------------------------------------
+imports=$(x86_64-w64-mingw32-objdump -p "$W/csi-proxy.exe" | grep -E 'DLL Name|^\s+[0-9a-f]+\s+[0-9]+\s+\w' )
+if grep -qiE 'CreateProcess|ShellExecute|WinExec' <<<"$imports"; then
+    bad "csi-proxy.exe imports no process-creation API" "$(grep -iE 'CreateProcess|ShellExecute|WinExec' <<<"$imports")"
+else
+    ok "csi-proxy.exe imports no process-creation API"
+fi
+dlls=$(x86_64-w64-mingw32-objdump -p "$W/csi-proxy.exe" | awk '/DLL Name/ {print tolower($3)}' | sort -u | tr '\n' ' ')
+if [[ "$dlls" =~ ^((kernel32|advapi32|msvcrt|ws2_32|ole32|oleaut32|shell32|user32|rpcrt4|ntdll)\.dll\ )+$ ]]; then
+    ok "csi-proxy.exe needs only Windows DLLs ($dlls)"
+else
+    bad "csi-proxy.exe needs only Windows DLLs" "$dlls"
+fi
+
+# --- start ---------------------------------------------------------------
+t0=$(date +%s%N)
+wine 'C:\csi\csi-proxy.exe' -working-dir 'C:\csi-work' -v 2 >"$LOG" 2>&1 &
+PID=$!
+up=0
+for _ in $(seq 1 200); do
+    if wine 'C:\csi\pipecheck.exe' >/dev/null 2>&1; then up=1; break; fi
+    sleep 0.05
+done
+t1=$(date +%s%N)
+if [ $up = 1 ]; then
+    ok "all 23 pipes listening ($(( (t1 - t0) / 1000000 )) ms after start, Wine start-up included)"
+else
+    bad "all 23 pipes listening" "$(cat "$LOG")"
+    echo "$pass passed, $fail failed"
+    exit 1
+fi
+
+# A connection that never sends a byte, held open throughout (as the Go
+# client's verification dial does).
+wine 'C:\csi\pipecheck.exe' -hold 600000 csi-proxy-filesystem-v1 csi-proxy-filesystem-v1beta1 >/dev/null 2>&1 &
+IDLE=$!
+sleep 0.3
+
+cli_h2() { wine 'C:\csi\pipecheck.exe' -h2 >/dev/null 2>&1; }
+if cli_h2; then ok "every pipe answers the HTTP/2 preface"; else bad "every pipe answers the HTTP/2 preface"; fi
+
+# --- the 26 filesystem RPCs over the named pipes ------------------------
+K='C:\\var\\lib\\kubelet'
+for v in v1alpha1 v1beta1 v1beta2 v1 v2alpha1; do
+    d="$K\\\\pods\\\\$v\\\\a\\\\b"
+    host="$C/var/lib/kubelet/pods/$v/a/b"
+    expect "$v PathExists (absent)" 0 '{}' filesystem $v PathExists "{\"path\":\"$d\"}"
+    expect "$v Mkdir" 0 'status: OK' filesystem $v Mkdir "{\"path\":\"$d\"}"
+    if [ -d "$host" ]; then ok "$v Mkdir created the directory on the host"; else bad "$v Mkdir created the directory on the host"; fi
+    expect "$v PathExists (present)" 0 '"exists":true' filesystem $v PathExists "{\"path\":\"$d\"}"
+    case $v in
+    v1alpha1 | v1beta1) create=LinkPath check=IsMountPoint field=is_mount_point ;;
+    *) create=CreateSymlink check=IsSymlink field=is_symlink ;;
+    esac
+    expect "$v $check (plain directory is not a link)" 0 '{}' filesystem $v $check "{\"path\":\"$d\"}"
+    # Wine's CreateSymbolicLinkW reports success and creates nothing: the
+    # service must detect that and say so, never claim a link it lacks.
+    # (Real links are verified by the native conformance suite.)
+    cli filesystem $v $create "{\"source_path\":\"$d\",\"target_path\":\"$K\\\\pods\\\\$v\\\\link\"}"
+    if [ "$RC" = 0 ] && [ ! -L "$C/var/lib/kubelet/pods/$v/link" ] && [ ! -e "$C/var/lib/kubelet/pods/$v/link" ]; then
+        bad "$v $create does not report a link Wine did not make" "$OUT"
+    elif [ "$RC" != 0 ] && [[ "$OUT" == *link* ]]; then
+        ok "$v $create reports Wine's missing symlink support as an error ($(sed -n 's/^status: \([A-Z_]*\).*/\1/p' <<<"$OUT"))"
+    else
+        bad "$v $create answers clearly" "exit $RC: $OUT"
+    fi
+    expect "$v Rmdir non-empty without force is refused" 9 'FAILED_PRECONDITION' \
+        filesystem $v Rmdir "{\"path\":\"$K\\\\pods\\\\$v\"}"
+    if [ -d "$host" ]; then ok "$v refused Rmdir lost nothing"; else bad "$v refused Rmdir lost nothing"; fi
+    expect "$v Rmdir" 0 'status: OK' filesystem $v Rmdir "{\"path\":\"$d\"}"
+    expect "$v Rmdir force" 0 'status: OK' filesystem $v Rmdir "{\"path\":\"$K\\\\pods\\\\$v\",\"force\":true}"
+    if [ ! -e "$C/var/lib/kubelet/pods/$v" ]; then ok "$v Rmdir force removed the tree"; else bad "$v Rmdir force removed the tree"; fi
+    expect "$v path outside the kubelet dir is INVALID_ARGUMENT" 3 'not within' \
+        filesystem $v Mkdir '{"path":"C:\\var\\lib\\kubelet-evil\\x"}'
+    [ -e "$C/var/lib/kubelet-evil" ] && bad "$v refused Mkdir created nothing"
+done
+mkdir -p "$C/var/lib/kubelet/pods/rc/x/y" && touch "$C/var/lib/kubelet/pods/rc/x/f"
+expect "v2alpha1 RmdirContents" 0 'status: OK' filesystem v2alpha1 RmdirContents "{\"path\":\"$K\\\\pods\\\\rc\"}"
+if [ -d "$C/var/lib/kubelet/pods/rc" ] && [ -z "$(ls -A "$C/var/lib/kubelet/pods/rc")" ]; then
+    ok "RmdirContents emptied the directory and kept it"
+else
+    bad "RmdirContents emptied the directory and kept it" "$(ls -la "$C/var/lib/kubelet/pods/rc")"
+fi
+expect "working dir is allowed" 0 'status: OK' filesystem v1 Mkdir '{"path":"C:\\csi-work\\w"}'
+[ -d "$C/csi-work/w" ] && ok "working dir Mkdir on the host" || bad "working dir Mkdir on the host"
+
+# --- errors over the pipes ------------------------------------------------
+expect "unknown method is UNIMPLEMENTED" 12 'unknown method Format for service v1.Filesystem' \
+    --raw-path /v1.Filesystem/Format filesystem v1
+expect "not-yet-implemented group answers UNIMPLEMENTED" 12 'ListDiskIDs' disk v1 ListDiskIDs
+expect "missing pipe is UNAVAILABLE" 14 'csi-proxy-filesystem-v9' --pipe csi-proxy-filesystem-v9 filesystem v1 PathExists '{}'
+
+# --- 32 concurrent clients ------------------------------------------------
+pids=()
+for i in $(seq 1 32); do
+    wine 'C:\csi\csi-proxy-cli.exe' --repeat 25 filesystem v1 PathExists "{\"path\":\"$K\\\\pods\"}" \
+        >"$WINEPREFIX/c$i.out" 2>&1 &
+    pids+=($!)
+done
+cfail=0
+for p in "${pids[@]}"; do wait "$p" || cfail=$((cfail + 1)); done
+if [ $cfail = 0 ] && [ "$(cat "$WINEPREFIX"/c*.out | tr -d '\r' | grep -c '^status: OK')" = 32 ]; then
+    ok "32 concurrent clients x 25 calls all OK"
+else
+    bad "32 concurrent clients x 25 calls all OK" "$cfail failed; $(cat "$WINEPREFIX"/c*.out | head -5)"
+fi
+
+# --- a second instance ----------------------------------------------------
+OUT=$(set -o pipefail; wine 'C:\csi\csi-proxy.exe' 2>&1 | tr -d '\r')
+RC=$?
+if [ $RC != 0 ] && [[ "$OUT" == *already* ]]; then
+    ok "a second instance exits $RC with: $(grep -m1 already <<<"$OUT")"
+else
+    bad "a second instance fails clearly" "exit $RC: $OUT"
+fi
+expect "the first instance keeps serving" 0 '"exists":true' filesystem v1 PathExists "{\"path\":\"$K\\\\pods\"}"
+
+if kill -0 "$IDLE" 2>/dev/null; then ok "the silent connection stayed open throughout"; else bad "the silent connection stayed open throughout"; fi
+if kill -0 "$PID" 2>/dev/null; then ok "the server is still running"; else bad "the server is still running" "$(cat "$LOG")"; fi
+
+echo "# server log (tail):"
+tail -5 "$LOG" | sed 's/^/#   /'
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

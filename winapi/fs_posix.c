@@ -1,0 +1,389 @@
+/* fs_posix.c - the filesystem host ops on a POSIX file system (native
+ * build: unit tests, conformance). "C:\a\b" lives at <root>/C/a/b (drive
+ * letter upper-cased). Names are case-sensitive here, unlike Windows.
+ *
+ * Removal never follows links: directories below the starting point are
+ * opened with openat(O_NOFOLLOW) and walked through their descriptors, so
+ * a link (or a directory swapped for a link meanwhile) is unlinked, never
+ * entered.
+ */
+#include "fs.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct posix_fs {
+    char *root;      /* as given */
+    char *root_real; /* realpath(root): resolve maps host paths back with it */
+} posix_fs;
+
+/* --- errors ------------------------------------------------------------- */
+
+static int errno_status(int err)
+{
+    switch (err) {
+    case ENOENT:
+        return CP_E_NOT_FOUND;
+    case EEXIST:
+        return CP_E_ALREADY_EXISTS;
+    case ENOTEMPTY:
+    case ENOTDIR:
+    case EISDIR:
+    case ELOOP:
+    case EBUSY:
+        return CP_E_FAILED_PRECONDITION;
+    case EACCES:
+    case EPERM:
+    case EROFS:
+        return CP_E_PERMISSION_DENIED;
+    case ENAMETOOLONG:
+    case EINVAL:
+        return CP_E_INVALID_ARGUMENT;
+    case ENOSPC:
+    case ENOMEM:
+    case EMFILE:
+    case ENFILE:
+        return CP_E_RESOURCE_EXHAUSTED;
+    default:
+        return CP_E_UNKNOWN;
+    }
+}
+
+/* "<op> <windows path>: <strerror>"; err is errno captured by the caller. */
+static int os_error(cp_error *e, int err, const char *op, const char *wpath)
+{
+    return cp_error_set(e, errno_status(err), "%s %s: %s", op, wpath, strerror(err));
+}
+
+/* --- path mapping --------------------------------------------------------- */
+
+/* "C:\a\b" -> "<root>/C/a/b". The group's rules already refused anything
+ * else; this refuses it again so the mapping alone can never leave root. */
+static int map_path(const posix_fs *fs, const char *wpath, char *out, size_t outlen, cp_error *e)
+{
+    if (!isalpha((unsigned char)wpath[0]) || wpath[1] != ':' || wpath[2] != '\\' ||
+        strchr(wpath, '/') != NULL || strstr(wpath, "..") != NULL)
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "not a drive-absolute path: %s", wpath);
+    int n = snprintf(out, outlen, "%s/%c/%s", fs->root, toupper((unsigned char)wpath[0]),
+                     wpath + 3);
+    if (n < 0 || (size_t)n >= outlen)
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "path too long: %s", wpath);
+    for (char *s = out + strlen(fs->root); *s != '\0'; s++)
+        if (*s == '\\')
+            *s = '/';
+    size_t len = (size_t)n;
+    while (len > 1 && out[len - 1] == '/')
+        out[--len] = '\0';
+    return CP_OK;
+}
+
+/* A real host path back to Windows syntax; paths outside the emulated
+ * drives come back as "\\posix-host\..." so confinement refuses them. */
+static int unmap_path(const posix_fs *fs, const char *host, char *out, size_t outlen, cp_error *e)
+{
+    size_t rl = strlen(fs->root_real);
+    int n;
+    if (strncmp(host, fs->root_real, rl) == 0 && host[rl] == '/' &&
+        isalpha((unsigned char)host[rl + 1]) && (host[rl + 2] == '/' || host[rl + 2] == '\0')) {
+        const char *rest = host[rl + 2] == '/' ? host + rl + 3 : "";
+        n = snprintf(out, outlen, "%c:\\%s", toupper((unsigned char)host[rl + 1]), rest);
+    } else {
+        n = snprintf(out, outlen, "\\\\posix-host%s", host);
+    }
+    if (n < 0 || (size_t)n >= outlen)
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "resolved path too long: %s", host);
+    for (char *s = out; *s != '\0'; s++)
+        if (*s == '/')
+            *s = '\\';
+    return CP_OK;
+}
+
+/* --- ops ------------------------------------------------------------------ */
+
+static int fs_exists(void *ctx, const char *path, bool *exists, cp_error *e)
+{
+    char host[PATH_MAX];
+    struct stat st;
+    int rc = map_path(ctx, path, host, sizeof(host), e);
+    if (rc != CP_OK)
+        return rc;
+    if (lstat(host, &st) == 0) {
+        *exists = true;
+        return CP_OK;
+    }
+    int err = errno;
+    if (err == ENOENT || err == ENOTDIR) {
+        *exists = false;
+        return CP_OK;
+    }
+    return os_error(e, err, "lstat", path);
+}
+
+static int fs_mkdir_all(void *ctx, const char *path, cp_error *e)
+{
+    const posix_fs *fs = ctx;
+    char host[PATH_MAX];
+    int rc = map_path(fs, path, host, sizeof(host), e);
+    if (rc != CP_OK)
+        return rc;
+    /* Create each component after root in turn, the drive directory too. */
+    for (char *s = host + strlen(fs->root) + 1;; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char saved = *s;
+        *s = '\0';
+        if (mkdir(host, 0755) != 0) {
+            int err = errno;
+            struct stat st;
+            if (err != EEXIST)
+                return os_error(e, err, "mkdir", path);
+            if (stat(host, &st) != 0)
+                return os_error(e, errno, "stat", path);
+            if (!S_ISDIR(st.st_mode))
+                return cp_error_set(e, CP_E_FAILED_PRECONDITION,
+                                    "mkdir %s: a file that is not a directory is in the way",
+                                    path);
+        }
+        *s = saved;
+        if (saved == '\0')
+            break;
+    }
+    return CP_OK;
+}
+
+/* Deletes everything inside the directory open as dfd; wpath names it in
+ * messages (a buffer of PATH_MAX bytes, extended and restored per entry).
+ * Consumes dfd. */
+static int clear_dir(int dfd, char *wpath, cp_error *e)
+{
+    DIR *d = fdopendir(dfd);
+    if (d == NULL) {
+        int err = errno;
+        close(dfd);
+        return os_error(e, err, "opendir", wpath);
+    }
+    int rc = CP_OK;
+    size_t base = strlen(wpath);
+    struct dirent *de;
+    while (rc == CP_OK && (errno = 0, de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        snprintf(wpath + base, PATH_MAX - base, "\\%s", de->d_name);
+        struct stat st;
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            rc = os_error(e, errno, "lstat", wpath);
+        } else if (S_ISDIR(st.st_mode)) {
+            int cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (cfd < 0)
+                rc = os_error(e, errno, "open", wpath);
+            else if ((rc = clear_dir(cfd, wpath, e)) == CP_OK &&
+                     unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) != 0)
+                rc = os_error(e, errno, "rmdir", wpath);
+        } else if (unlinkat(dirfd(d), de->d_name, 0) != 0) {
+            rc = os_error(e, errno, "unlink", wpath);
+        }
+        wpath[base] = '\0';
+    }
+    if (rc == CP_OK && errno != 0)
+        rc = os_error(e, errno, "readdir", wpath);
+    closedir(d);
+    return rc;
+}
+
+static int fs_remove(void *ctx, const char *path, bool recursive, cp_error *e)
+{
+    char host[PATH_MAX];
+    struct stat st;
+    int rc = map_path(ctx, path, host, sizeof(host), e);
+    if (rc != CP_OK)
+        return rc;
+    if (lstat(host, &st) != 0) {
+        int err = errno;
+        if (recursive && (err == ENOENT || err == ENOTDIR))
+            return CP_OK; /* already gone: success, as upstream's RemoveAll */
+        return os_error(e, err, "lstat", path);
+    }
+    if (!S_ISDIR(st.st_mode)) /* files and links alike: the entry itself */
+        return unlink(host) == 0 ? CP_OK : os_error(e, errno, "unlink", path);
+    if (recursive) {
+        int dfd = open(host, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0)
+            return os_error(e, errno, "open", path);
+        char wpath[PATH_MAX];
+        snprintf(wpath, sizeof(wpath), "%s", path);
+        rc = clear_dir(dfd, wpath, e);
+        if (rc != CP_OK)
+            return rc;
+    }
+    if (rmdir(host) != 0) {
+        int err = errno;
+        if (err == EEXIST) /* POSIX allows it for a non-empty directory */
+            err = ENOTEMPTY;
+        return os_error(e, err, "rmdir", path);
+    }
+    return CP_OK;
+}
+
+static int fs_remove_contents(void *ctx, const char *path, cp_error *e)
+{
+    char host[PATH_MAX];
+    int rc = map_path(ctx, path, host, sizeof(host), e);
+    if (rc != CP_OK)
+        return rc;
+    /* The directory itself may be a link: the group confined its target. */
+    int dfd = open(host, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return os_error(e, errno, "open", path);
+    char wpath[PATH_MAX];
+    snprintf(wpath, sizeof(wpath), "%s", path);
+    return clear_dir(dfd, wpath, e);
+}
+
+static int fs_symlink(void *ctx, const char *link_path, const char *target, cp_error *e)
+{
+    char hlink[PATH_MAX], htarget[PATH_MAX];
+    struct stat st;
+    int rc = map_path(ctx, link_path, hlink, sizeof(hlink), e);
+    if (rc == CP_OK)
+        rc = map_path(ctx, target, htarget, sizeof(htarget), e);
+    if (rc != CP_OK)
+        return rc;
+    if (lstat(hlink, &st) == 0)
+        return cp_error_set(e, CP_E_ALREADY_EXISTS, "symlink %s -> %s: %s already exists",
+                            link_path, target, link_path);
+    if (symlink(htarget, hlink) != 0)
+        return os_error(e, errno, "symlink", link_path);
+    return CP_OK;
+}
+
+/* A directory on another device than its parent is a mount point: what
+ * Windows calls a volume mounted in a folder. */
+static bool is_mount_dir(const char *host, const struct stat *st)
+{
+    char parent[PATH_MAX];
+    struct stat pst;
+    int n = snprintf(parent, sizeof(parent), "%s/..", host);
+    if (n < 0 || (size_t)n >= sizeof(parent))
+        return false;
+    return lstat(parent, &pst) == 0 && pst.st_dev != st->st_dev;
+}
+
+static int fs_is_link(void *ctx, const char *path, bool *is_link, cp_error *e)
+{
+    char host[PATH_MAX];
+    struct stat st, tst;
+    int rc = map_path(ctx, path, host, sizeof(host), e);
+    if (rc != CP_OK)
+        return rc;
+    if (lstat(host, &st) != 0)
+        return os_error(e, errno, "lstat", path);
+    *is_link = false;
+    if (S_ISLNK(st.st_mode)) {
+        if (stat(host, &tst) == 0) {
+            *is_link = true;
+        } else {
+            int err = errno;
+            if (err != ENOENT && err != ENOTDIR && err != ELOOP)
+                return os_error(e, err, "stat", path);
+        }
+    } else if (S_ISDIR(st.st_mode)) {
+        *is_link = is_mount_dir(host, &st);
+    }
+    return CP_OK;
+}
+
+/* realpath() of the longest existing prefix, the rest appended as is (it
+ * does not exist, so it holds no links). An existing entry whose target is
+ * missing (a dangling link inside the path) fails closed. */
+static int fs_resolve(void *ctx, const char *path, char *out, size_t outlen, cp_error *e)
+{
+    const posix_fs *fs = ctx;
+    char host[PATH_MAX], real[PATH_MAX], joined[PATH_MAX];
+    int rc = map_path(fs, path, host, sizeof(host), e);
+    if (rc != CP_OK)
+        return rc;
+    size_t drive_len = strlen(fs->root) + 2; /* "<root>/C" */
+    size_t cut = strlen(host);               /* host[0..cut) is tried */
+    for (;;) {
+        char saved = host[cut];
+        host[cut] = '\0';
+        bool ok = realpath(host, real) != NULL;
+        int err = errno;
+        struct stat st;
+        if (!ok && (err == ENOENT || err == ENOTDIR) && lstat(host, &st) == 0)
+            return cp_error_set(e, CP_E_FAILED_PRECONDITION,
+                                "resolve %s: a link inside the path leads nowhere (%s)", path,
+                                strerror(err));
+        host[cut] = saved;
+        if (ok)
+            break;
+        if (err != ENOENT && err != ENOTDIR)
+            return os_error(e, err, "realpath", path);
+        while (cut > drive_len && host[cut - 1] != '/')
+            cut--;
+        if (cut <= drive_len) { /* even the drive is missing: nothing to resolve */
+            if ((size_t)snprintf(out, outlen, "%s", path) >= outlen)
+                return cp_error_set(e, CP_E_INVALID_ARGUMENT, "resolve %s: too long", path);
+            return CP_OK;
+        }
+        cut--; /* drop the '/' */
+    }
+    int n = snprintf(joined, sizeof(joined), "%s%s", real, host + cut);
+    if (n < 0 || (size_t)n >= sizeof(joined))
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "resolve %s: path too long", path);
+    return unmap_path(fs, joined, out, outlen, e);
+}
+
+static const cp_fs_ops posix_ops = {
+    .exists = fs_exists,
+    .mkdir_all = fs_mkdir_all,
+    .remove = fs_remove,
+    .remove_contents = fs_remove_contents,
+    .symlink = fs_symlink,
+    .is_link = fs_is_link,
+    .resolve = fs_resolve,
+};
+
+int cp_fs_host_posix_new(const char *root, cp_fs_host *out, cp_error *e)
+{
+    out->ops = NULL;
+    out->ctx = NULL;
+    char real[PATH_MAX];
+    if (realpath(root, real) == NULL)
+        return os_error(e, errno, "realpath", root);
+    posix_fs *fs = calloc(1, sizeof(*fs));
+    if (fs == NULL)
+        return cp_error_set(e, CP_E_NOMEM, "fs_posix: out of memory");
+    fs->root = strdup(root);
+    fs->root_real = strdup(real);
+    for (size_t n = fs->root != NULL ? strlen(fs->root) : 0; n > 1 && fs->root[n - 1] == '/'; n--)
+        fs->root[n - 1] = '\0';
+    if (fs->root == NULL || fs->root_real == NULL) {
+        cp_fs_host h = {&posix_ops, fs};
+        cp_fs_host_posix_free(&h);
+        return cp_error_set(e, CP_E_NOMEM, "fs_posix: out of memory");
+    }
+    out->ops = &posix_ops;
+    out->ctx = fs;
+    return CP_OK;
+}
+
+void cp_fs_host_posix_free(cp_fs_host *h)
+{
+    if (h == NULL || h->ctx == NULL)
+        return;
+    posix_fs *fs = h->ctx;
+    free(fs->root);
+    free(fs->root_real);
+    free(fs);
+    h->ctx = NULL;
+    h->ops = NULL;
+}
