@@ -38,6 +38,14 @@ bad() {
 cli() {
     OUT=$(set -o pipefail; wine 'C:\csi\csi-proxy-cli.exe' "$@" 2>&1 | tr -d '\r')
     RC=$?
+    if [ "$RC" = 1 ] && [ -z "$OUT" ]; then
+        # The CLI never exits 1 silently (1 would be CANCELLED, with a
+        # status line): this is the wine launcher failing to start it, seen
+        # rarely on a loaded machine. Say so and try once more.
+        echo "# wine exited 1 with no output; retrying: $*"
+        OUT=$(set -o pipefail; wine 'C:\csi\csi-proxy-cli.exe' "$@" 2>&1 | tr -d '\r')
+        RC=$?
+    fi
 }
 
 # expect NAME WANT_RC SUBSTRING CLI-ARGS...
