@@ -10,9 +10,10 @@ export WINEPREFIX=$PWD/build/demo/wineprefix
 if [ ! -d "$WINEPREFIX/drive_c" ]; then
     echo "creating the demo Wine prefix in $WINEPREFIX (a few seconds, once)"
     mkdir -p "$WINEPREFIX"
-    wineboot -i >/dev/null 2>&1
+    wineboot -i >"$PWD/build/demo/wineboot.log" 2>&1 || true
+    [ -d "$WINEPREFIX/drive_c" ] || { cat "$PWD/build/demo/wineboot.log"; exit 1; }
 fi
-wineserver -p
+# csi-proxy.exe runs as a plain Wine process here, which keeps wineserver up.
 C=$WINEPREFIX/drive_c
 mkdir -p "$C/csi" "$C/var/lib/kubelet/pods" "$C/csi-demo"
 cp build/win/csi-proxy.exe build/win/csi-proxy-cli.exe "$C/csi/"
