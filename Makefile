@@ -123,3 +123,6 @@ $(WIN)/pipecheck.exe: test/wine/pipecheck.c
 	@mkdir -p $(dir $@)
 	$(WINCC) -std=c11 -O2 $(WARN) -DUNICODE -D_UNICODE -s -o $@ $< -ladvapi32
 all: $(WIN)/pipecheck.exe
+
+# --- per-area rules (bench, fuzz, storage sim, service tests, ...) -------
+-include $(sort $(wildcard mk/*.mk))
