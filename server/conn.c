@@ -382,6 +382,13 @@ static int on_frame_send(nghttp2_session *h2, const nghttp2_frame *f, void *ud)
     return 0;
 }
 
+static void stream_free(cp_stream *st)
+{
+    free(st->buf);
+    free(st->resp);
+    free(st);
+}
+
 static int on_stream_close(nghttp2_session *h2, int32_t id, uint32_t err, void *ud)
 {
     (void)err;
@@ -396,9 +403,7 @@ static int on_stream_close(nghttp2_session *h2, int32_t id, uint32_t err, void *
         c->streams = st->next;
     if (st->next != NULL)
         st->next->prev = st->prev;
-    free(st->buf);
-    free(st->resp);
-    free(st);
+    stream_free(st);
     return 0;
 }
 
@@ -461,7 +466,15 @@ void cp_conn_unref(cp_conn *c)
 {
     if (--c->refs > 0)
         return;
-    nghttp2_session_del(c->h2); /* closes streams through on_stream_close */
+    /* nghttp2_session_del() frees its streams without calling
+     * on_stream_close: the streams still open when the client went away
+     * (mid-request, mid-response) are freed here. */
+    while (c->streams != NULL) {
+        cp_stream *st = c->streams;
+        c->streams = st->next;
+        stream_free(st);
+    }
+    nghttp2_session_del(c->h2);
     free(c);
 }
 

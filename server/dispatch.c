@@ -29,6 +29,10 @@ int cp_dispatch_run(const cp_service *svc, const cp_method *m, cp_call *call, co
     if (wc == CP_WIRE_UTF8)
         return cp_call_fail(call, CP_E_INVALID_ARGUMENT,
                             "%s: field %s is not valid UTF-8", call->path, field);
+    if (wc == CP_WIRE_MALFORMED) /* protobuf-c was more lenient than the wire format */
+        return cp_call_fail(call, CP_E_INTERNAL,
+                            "grpc: error unmarshalling request: %s is not a valid %s message",
+                            call->path, m->req_desc->name);
 
     void *ireq = cp_call_alloc(call, def->req_size);
     void *iresp = cp_call_alloc(call, def->resp_size);

@@ -69,6 +69,11 @@ static int walk(const ProtobufCMessageDescriptor *d, const uint8_t *b, size_t le
             return CP_WIRE_MALFORMED;
         unsigned wt = key & 7;
         uint64_t num = key >> 3;
+        /* Field numbers are 1 .. 2^29-1. protobuf-c refuses a plain 00 tag
+         * but takes an overlong one (80 00) as unknown field 0, which
+         * grpc-go refuses: so do we. */
+        if (num == 0 || num > 0x1fffffff)
+            return CP_WIRE_MALFORMED;
         switch (wt) {
         case 0:
             if (get_varint(b, len, &off, &v) != 0)

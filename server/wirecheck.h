@@ -14,7 +14,9 @@ enum {
     CP_WIRE_OK = 0,
     CP_WIRE_NUL = -1,      /* a string holds a NUL byte */
     CP_WIRE_UTF8 = -2,     /* a string is not valid UTF-8 */
-    CP_WIRE_MALFORMED = -3 /* not a valid encoding (left to the decoder) */
+    CP_WIRE_MALFORMED = -3 /* not a valid encoding (field number 0 or above
+                              2^29-1, a bad wire type or length): refused
+                              even when protobuf-c decodes it */
 };
 
 /* Checks every string field of message desc encoded in b[0..len), nested

@@ -369,6 +369,32 @@ static void test_typed_messages(void **state)
     assert_true(host_is_dir(t, K "\\typed\\a"));
 }
 
+/* Regression (fuzz_messages): a request protobuf-c decodes but the wire
+ * format forbids (an overlong tag for field number 0) is refused before
+ * any handler runs, as grpc-go refuses it. */
+static void test_invalid_field_number_refused(void **state)
+{
+    env *t = *state;
+    const cp_service *svc = service(t, "v1");
+    const cp_method *m = cp_service_find(svc->def, "Mkdir", 5);
+    assert_non_null(m);
+    static const char path[] = K "\\fieldzero";
+    uint8_t buf[128];
+    size_t n = sizeof(path) - 1;
+    buf[0] = 0x0a;
+    buf[1] = (uint8_t)n;
+    memcpy(buf + 2, path, n);
+    memcpy(buf + 2 + n, "\x80\x00\x00", 3);
+    cp_call *c = cp_call_new(svc->ctx, "/v1.Filesystem/Mkdir", 0);
+    uint8_t *out = NULL;
+    size_t out_len = 0;
+    assert_int_equal(cp_dispatch_run(svc, m, c, buf, n + 5, &out, &out_len), CP_E_INTERNAL);
+    assert_non_null(strstr(cp_call_error(c)->msg, "unmarshalling"));
+    assert_null(out);
+    cp_call_free(c);
+    assert_false(host_is_dir(t, K "\\fieldzero"));
+}
+
 static void test_mkdir(void **state)
 {
     env *t = *state;
@@ -634,6 +660,7 @@ int main(void)
         T(test_groups_config_errors),
         T(test_path_exists),
         T(test_typed_messages),
+        T(test_invalid_field_number_refused),
         T(test_mkdir),
         T(test_rmdir),
         T(test_rmdir_force_keeps_link_targets),

@@ -79,12 +79,35 @@ static void test_malformed(void **state)
                      CP_WIRE_MALFORMED);
 }
 
+/* Found by fuzz_messages: protobuf-c decodes an overlong tag 80 00 as an
+ * unknown field number 0 (and refuses the plain 00 it re-encodes it to);
+ * field numbers must be 1 .. 2^29-1, so the wire check calls it malformed
+ * and dispatch refuses it. */
+static void test_field_number_zero_or_too_big(void **state)
+{
+    (void)state;
+    const uint8_t zero[] = {0x0a, 1, 'C', 0x80, 0x00, 0x00};
+    const uint8_t plain_zero[] = {0x00, 0x00};
+    const uint8_t too_big[] = {0x80, 0x80, 0x80, 0x80, 0x10, 0x00}; /* field 2^29 */
+    const uint8_t max_ok[] = {0xf8, 0xff, 0xff, 0xff, 0x0f, 0x00};  /* field 2^29-1 */
+    char f[64];
+    assert_int_equal(check(&v1__path_exists_request__descriptor, zero, sizeof(zero), f),
+                     CP_WIRE_MALFORMED);
+    assert_int_equal(check(&v1__path_exists_request__descriptor, plain_zero, sizeof(plain_zero), f),
+                     CP_WIRE_MALFORMED);
+    assert_int_equal(check(&v1__path_exists_request__descriptor, too_big, sizeof(too_big), f),
+                     CP_WIRE_MALFORMED);
+    assert_int_equal(check(&v1__path_exists_request__descriptor, max_ok, sizeof(max_ok), f),
+                     CP_WIRE_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plain_path_ok),      cmocka_unit_test(test_nul_in_path),
         cmocka_unit_test(test_bad_utf8),           cmocka_unit_test(test_unknown_fields_skipped),
         cmocka_unit_test(test_nested_map_string),  cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_field_number_zero_or_too_big),
     };
     return cmocka_run_group_tests_name("wirecheck", tests, NULL, NULL);
 }
