@@ -40,6 +40,27 @@ pytest_dir() {
 suite unit unit
 suite api pytest_dir test/api
 suite conformance pytest_dir test/conformance
+
+# Issue 5: the native tree under ASan + UBSan (build/asan, mk/sanitize.mk),
+# libFuzzer seeds (build/fuzz, mk/fuzz.mk), faults and load against it.
+sanitized() (
+    export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+    "$@"
+)
+unit_asan() {
+    local rc=0
+    for t in build/asan/test_*; do
+        [ -x "$t" ] || continue
+        sanitized "$t" || rc=1
+    done
+    return $rc
+}
+suite unit-asan unit_asan
+suite conformance-asan sanitized env CSI_PROXY_SERVER=build/asan/csi-proxy \
+    $PY -m pytest -q -p no:cacheprovider test/conformance
+suite fuzz-smoke bash test/fuzz/run.sh smoke
+suite faults sanitized pytest_dir test/faults
+suite load sanitized bash test/load/run.sh short
 if [ "${SKIP_WINE:-0}" != 1 ]; then
     suite wine bash test/wine/run.sh
 fi

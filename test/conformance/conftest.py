@@ -14,7 +14,8 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build")
-SERVER = os.path.join(BUILD, "native", "csi-proxy")
+# CSI_PROXY_SERVER picks another build of the server (e.g. build/asan/csi-proxy).
+SERVER = os.path.abspath(os.environ.get("CSI_PROXY_SERVER") or os.path.join(BUILD, "native", "csi-proxy"))
 KUBELET = "C:\\var\\lib\\kubelet"
 WORKDIR = "C:\\csi-work"
 

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# test/fuzz/run.sh smoke|fuzz [TARGET...]   (default: every target)
+#   smoke  run build/fuzz/fuzz_TARGET once over every committed seed in
+#          test/fuzz/corpus/TARGET (no mutation; part of `make test`)
+#   fuzz   fuzz each target for FUZZ_SECONDS (default 60) from the committed
+#          seeds plus what earlier runs found (build/fuzz/corpus/TARGET);
+#          crashes go to build/fuzz/artifacts/; prints executions per target
+# Exit status 0 only when no target crashed, leaked or timed out.
+set -u
+cd "$(dirname "$0")/../.."
+mode=$1
+shift
+if [ $# -eq 0 ]; then
+    # every target; the config parser's only once service/config.c exists
+    for f in test/fuzz/fuzz_*.c; do
+        t=${f#test/fuzz/fuzz_}
+        t=${t%.c}
+        [ "$t" = config ] && [ ! -f service/config.c ] && continue
+        set -- "$@" "$t"
+    done
+fi
+export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+
+max_len() {
+    case $1 in
+    conn) echo 16384 ;;
+    messages) echo 2048 ;;
+    *) echo 600 ;;
+    esac
+}
+
+rc=0
+ok=0
+bad=0
+for t in "$@"; do
+    bin=build/fuzz/fuzz_$t
+    seeds=test/fuzz/corpus/$t
+    if [ ! -x "$bin" ] || [ ! -d "$seeds" ]; then
+        echo "fuzz $t: missing $bin or $seeds"
+        rc=1
+        bad=$((bad + 1))
+        continue
+    fi
+    if [ "$mode" = smoke ]; then
+        n=$(find "$seeds" -type f | wc -l)
+        t0=$SECONDS
+        log=$(mktemp)
+        if find "$seeds" -type f -print0 | xargs -0 "$bin" -timeout=20 >"$log" 2>&1; then
+            echo "fuzz $t: smoke over $n seeds OK ($((SECONDS - t0)) s)"
+            ok=$((ok + 1))
+        else
+            tail -40 "$log"
+            echo "fuzz $t: smoke FAILED"
+            rc=1
+            bad=$((bad + 1))
+        fi
+        rm -f "$log"
+    else
+        mkdir -p "build/fuzz/corpus/$t" build/fuzz/artifacts
+        log=build/fuzz/$t.log
+        "$bin" -max_total_time="${FUZZ_SECONDS:-60}" -timeout=20 -rss_limit_mb=4096 \
+            -max_len="$(max_len "$t")" -print_final_stats=1 \
+            -artifact_prefix="build/fuzz/artifacts/$t-" "build/fuzz/corpus/$t" "$seeds" \
+            >"$log" 2>&1
+        r=$?
+        execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+        cov=$(grep -E '^#[0-9]+' "$log" | tail -1 | sed -E 's/.*cov: ([0-9]+).*/\1/')
+        if [ $r -eq 0 ]; then
+            echo "fuzz $t: ${execs:-?} executions, cov ${cov:-?}, no finding (log $log)"
+            ok=$((ok + 1))
+        else
+            grep -E 'ERROR|SUMMARY|runtime error|fuzz_' "$log" | head -20
+            echo "fuzz $t: FINDING after ${execs:-?} executions (exit $r, log $log, artifacts build/fuzz/artifacts/$t-*)"
+            rc=1
+            bad=$((bad + 1))
+        fi
+    fi
+done
+echo "fuzz $mode: $ok passed, $bad failed"
+exit $rc
