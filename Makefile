@@ -32,10 +32,10 @@ WLIBS  := -L$(DEPS)/lib -lnghttp2 -lprotobuf-c -lyaml -ladvapi32 -lshell32 -lole
 PROTOS  := $(sort $(wildcard api/*/*/api.proto))
 GEN_C   := $(patsubst api/%.proto,$(GEN)/%.pb-c.c,$(PROTOS))
 GEN_H   := $(GEN_C:.c=.h)
-PLAT    := %_posix.c %_win.c %_win32.c
-CORE    := $(filter-out $(PLAT),$(wildcard server/*.c groups/*.c groups/*/*.c service/*.c)) $(GEN_C)
+PLAT    := %_posix.c %_win.c %_win32.c %_sim.c
+CORE    := $(filter-out $(PLAT),$(wildcard server/*.c groups/*.c groups/*/*.c service/*.c winapi/*.c)) $(GEN_C)
 CORE    := $(filter-out service/main%.c,$(CORE))
-NAT_SRC := $(CORE) $(wildcard server/*_posix.c winapi/*_posix.c service/*_posix.c)
+NAT_SRC := $(CORE) $(wildcard server/*_posix.c winapi/*_posix.c winapi/*_sim.c service/*_posix.c)
 NAT_SRC := $(filter-out service/main_posix.c,$(NAT_SRC))
 WIN_SRC := $(CORE) $(wildcard server/*_win.c winapi/*_win32.c winapi/*_win.c service/*_win.c)
 WIN_SRC := $(filter-out service/main_win.c,$(WIN_SRC))

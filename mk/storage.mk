@@ -1,0 +1,20 @@
+# storage.mk - the storage simulator build of the Windows service (issue 3).
+#
+#   build/win/csi-proxy-sim.exe   csi-proxy.exe's main and core, with the
+#                                 simulated storage host (winapi/storage_sim.c)
+#                                 instead of the Win32 one: the disk and volume
+#                                 groups run end to end under Wine, over the
+#                                 real named pipes. Fixture:
+#                                 CSI_PROXY_SIM_FIXTURE=<path> in the
+#                                 environment. Test builds only.
+#
+# The production csi-proxy.exe links no simulator: *_sim.c files are kept
+# out of the Windows core by the top-level Makefile (PLAT), and here the
+# simulator's object comes before libcore.a, so the linker takes its
+# cp_storage_host_open_default and never pulls storage_win32.o out of the
+# archive. test/wine/storage.sh checks both executables for it.
+
+$(WIN)/csi-proxy-sim.exe: $(call wobj,service/main_win.c winapi/storage_sim.c) $(WIN)/libcore.a
+	$(WINCC) -s -municode -o $@ $^ $(WLIBS)
+
+all: $(WIN)/csi-proxy-sim.exe

@@ -1,0 +1,1185 @@
+/* storage_sim.c - the simulated storage host (see storage_sim.h).
+ *
+ * State: an array of disks (fixed after loading), each with its partitions
+ * (a partition may carry a volume), plus a table of mount points. The
+ * identity a disk reports is kept as the raw descriptor bytes Windows would
+ * return, built from the fixture, so storage_ids.c formats simulated and
+ * real disks the same way.
+ *
+ * Layout rules (as Windows lays out a data disk): partitions start on 1 MiB
+ * boundaries from 1 MiB; a GPT disk keeps its last 1 MiB for the backup
+ * table. A new basic partition takes the space after the last partition.
+ * A partition can grow up to the next partition or the end of usable
+ * space. Formatting gives NTFS with size/128 bytes of metadata used.
+ */
+#include "storage_sim.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "../server/thread.h"
+#include "storage_ids.h"
+
+#define MIB (1024ull * 1024ull)
+#define DESC_MAX 1024
+#define LOCATION_MAX 160
+
+typedef struct sim_part {
+    uint32_t number;
+    uint64_t offset;
+    uint64_t size;
+    cp_part_kind kind;
+    bool has_volume;
+    char id[CP_VOLUME_ID_LEN + 1];
+    char fs[16];       /* "" = RAW */
+    uint64_t vol_size; /* file-system size */
+    uint64_t used;
+    char drive; /* 0 or 'A'..'Z' */
+} sim_part;
+
+typedef struct sim_disk {
+    uint32_t number;
+    uint64_t size;
+    uint64_t grow_to; /* size after the next rescan; 0 = none */
+    bool online, boot, system;
+    cp_part_style style;
+    uint8_t id_desc[DESC_MAX];
+    size_t id_desc_len;
+    uint8_t dev_desc[DESC_MAX];
+    size_t dev_desc_len;
+    char location[LOCATION_MAX];
+    sim_part *parts;
+    size_t n_parts;
+    unsigned in_flight;
+} sim_disk;
+
+typedef struct sim_mount {
+    char *dir;
+    char id[CP_VOLUME_ID_LEN + 1];
+} sim_mount;
+
+typedef struct sim {
+    cp_mutex *mu;
+    sim_disk *disks;
+    size_t n_disks;
+    sim_mount *mounts;
+    size_t n_mounts;
+    unsigned latency_ms;
+    cp_mutex *sleep_mu;
+    cp_cond *sleep_cv;
+    unsigned overlaps;
+    unsigned running, max_running;
+} sim;
+
+static const cp_storage_ops sim_ops;
+
+/* --- helpers ---------------------------------------------------------------- */
+
+static void *sim_alloc(const cp_storage_alloc *a, size_t n)
+{
+    return a->alloc(a->actx, n > 0 ? n : 1);
+}
+
+static char *sim_strdup(const cp_storage_alloc *a, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = sim_alloc(a, n);
+    if (p != NULL)
+        memcpy(p, s, n);
+    return p;
+}
+
+static int nomem(cp_error *e)
+{
+    return cp_error_set(e, CP_E_NOMEM, "storage simulator: out of memory");
+}
+
+static bool same_dir(const char *a, const char *b)
+{
+    for (; *a != '\0' && *b != '\0'; a++, b++)
+        if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+            return false;
+    return *a == *b;
+}
+
+static sim_disk *find_disk(sim *s, uint32_t number)
+{
+    for (size_t i = 0; i < s->n_disks; i++)
+        if (s->disks[i].number == number)
+            return &s->disks[i];
+    return NULL;
+}
+
+/* The volume with this (normalized) id on an online disk. */
+static sim_part *find_volume(sim *s, const char *id, sim_disk **disk)
+{
+    for (size_t i = 0; i < s->n_disks; i++) {
+        sim_disk *d = &s->disks[i];
+        if (!d->online)
+            continue;
+        for (size_t j = 0; j < d->n_parts; j++)
+            if (d->parts[j].has_volume && strcmp(d->parts[j].id, id) == 0) {
+                if (disk != NULL)
+                    *disk = d;
+                return &d->parts[j];
+            }
+    }
+    return NULL;
+}
+
+static sim_mount *find_mount(sim *s, const char *dir)
+{
+    for (size_t i = 0; i < s->n_mounts; i++)
+        if (same_dir(s->mounts[i].dir, dir))
+            return &s->mounts[i];
+    return NULL;
+}
+
+static uint64_t usable_end(const sim_disk *d)
+{
+    uint64_t end = d->style == CP_PART_STYLE_GPT ? d->size - MIB : d->size;
+    return d->size < 2 * MIB ? 0 : end;
+}
+
+/* Room partition p can grow into: up to the next partition or the end. */
+static uint64_t part_max(const sim_disk *d, const sim_part *p)
+{
+    uint64_t limit = usable_end(d);
+    for (size_t i = 0; i < d->n_parts; i++) {
+        const sim_part *q = &d->parts[i];
+        if (q != p && q->offset >= p->offset + p->size && q->offset < limit)
+            limit = q->offset;
+    }
+    return limit > p->offset ? limit - p->offset : p->size;
+}
+
+static int not_found_disk(cp_error *e, uint32_t number)
+{
+    return cp_error_set(e, CP_E_NOT_FOUND, "disk %u not found", (unsigned)number);
+}
+
+static int not_found_volume(cp_error *e, const char *id)
+{
+    return cp_error_set(e, CP_E_NOT_FOUND, "volume %s not found", id);
+}
+
+/* --- disk operations: per-disk serialization check and latency ----------- */
+
+static void sim_sleep(sim *s)
+{
+    if (s->latency_ms == 0)
+        return;
+    int64_t until = cp_now_ms() + s->latency_ms;
+    cp_mutex_lock(s->sleep_mu);
+    for (int64_t now = cp_now_ms(); now < until; now = cp_now_ms())
+        cp_cond_timedwait(s->sleep_cv, s->sleep_mu, until - now);
+    cp_mutex_unlock(s->sleep_mu);
+}
+
+/* Called with s->mu held; on success the caller must end_op(). */
+static int begin_op_locked(sim *s, sim_disk *d, cp_error *e)
+{
+    if (d->in_flight > 0) {
+        s->overlaps++;
+        return cp_error_set(e, CP_E_ABORTED,
+                            "storage simulator: overlapping operations on disk %u (calls on one "
+                            "disk must be serialized)",
+                            (unsigned)d->number);
+    }
+    d->in_flight++;
+    s->running++;
+    if (s->running > s->max_running)
+        s->max_running = s->running;
+    return CP_OK;
+}
+
+static void end_op(sim *s, sim_disk *d)
+{
+    cp_mutex_lock(s->mu);
+    d->in_flight--;
+    s->running--;
+    cp_mutex_unlock(s->mu);
+}
+
+/* Starts a disk operation on disk `number`: the latency passes outside the
+ * mutex; returns with s->mu held and *out set, or unlocked on error. */
+static int begin_disk(sim *s, uint32_t number, sim_disk **out, cp_error *e)
+{
+    cp_mutex_lock(s->mu);
+    sim_disk *d = find_disk(s, number);
+    int rc = d == NULL ? not_found_disk(e, number) : begin_op_locked(s, d, e);
+    cp_mutex_unlock(s->mu);
+    if (rc != CP_OK)
+        return rc;
+    sim_sleep(s);
+    cp_mutex_lock(s->mu);
+    *out = d;
+    return CP_OK;
+}
+
+/* Same for the disk holding volume id; *part is looked up again after the
+ * latency (it may have moved in memory). */
+static int begin_volume(sim *s, const char *id, sim_disk **disk, sim_part **part, cp_error *e)
+{
+    cp_mutex_lock(s->mu);
+    sim_disk *d = NULL;
+    int rc = find_volume(s, id, &d) == NULL ? not_found_volume(e, id) : begin_op_locked(s, d, e);
+    cp_mutex_unlock(s->mu);
+    if (rc != CP_OK)
+        return rc;
+    sim_sleep(s);
+    cp_mutex_lock(s->mu);
+    sim_part *p = find_volume(s, id, NULL);
+    if (p == NULL) { /* its disk went offline meanwhile */
+        cp_mutex_unlock(s->mu);
+        end_op(s, d);
+        return not_found_volume(e, id);
+    }
+    *disk = d;
+    *part = p;
+    return CP_OK;
+}
+
+static void finish(sim *s, sim_disk *d)
+{
+    cp_mutex_unlock(s->mu);
+    end_op(s, d);
+}
+
+/* --- ops: disks --------------------------------------------------------------- */
+
+static void fill_disk(const sim_disk *d, cp_disk_info *o, const uint8_t *id, const uint8_t *dev,
+                      const char *loc)
+{
+    o->number = d->number;
+    o->size = d->size;
+    o->online = d->online;
+    o->is_boot = d->boot;
+    o->is_system = d->system;
+    o->style = d->style;
+    o->id_desc = d->id_desc_len > 0 ? id : NULL;
+    o->id_desc_len = d->id_desc_len;
+    o->dev_desc = d->dev_desc_len > 0 ? dev : NULL;
+    o->dev_desc_len = d->dev_desc_len;
+    o->location = loc;
+}
+
+/* Copies d's identity into caller memory; s->mu held. */
+static int copy_disk(const sim_disk *d, const cp_storage_alloc *a, cp_disk_info *o, cp_error *e)
+{
+    uint8_t *id = sim_alloc(a, d->id_desc_len);
+    uint8_t *dev = sim_alloc(a, d->dev_desc_len);
+    char *loc = sim_strdup(a, d->location);
+    if (id == NULL || dev == NULL || loc == NULL)
+        return nomem(e);
+    memcpy(id, d->id_desc, d->id_desc_len);
+    memcpy(dev, d->dev_desc, d->dev_desc_len);
+    fill_disk(d, o, id, dev, loc);
+    return CP_OK;
+}
+
+static int sim_list_disks(void *ctx, const cp_storage_alloc *a, cp_disk_info **disks, size_t *n,
+                          cp_error *e)
+{
+    sim *s = ctx;
+    cp_mutex_lock(s->mu);
+    int rc = CP_OK;
+    cp_disk_info *out = sim_alloc(a, s->n_disks * sizeof(*out));
+    if (out == NULL)
+        rc = nomem(e);
+    for (size_t i = 0; rc == CP_OK && i < s->n_disks; i++)
+        rc = copy_disk(&s->disks[i], a, &out[i], e);
+    if (rc == CP_OK) {
+        *disks = out;
+        *n = s->n_disks;
+    }
+    cp_mutex_unlock(s->mu);
+    return rc;
+}
+
+static int sim_get_disk(void *ctx, uint32_t number, const cp_storage_alloc *a, cp_disk_info *out,
+                        cp_error *e)
+{
+    sim *s = ctx;
+    cp_mutex_lock(s->mu);
+    sim_disk *d = find_disk(s, number);
+    int rc = d == NULL ? not_found_disk(e, number) : copy_disk(d, a, out, e);
+    cp_mutex_unlock(s->mu);
+    return rc;
+}
+
+static int sim_set_disk_online(void *ctx, uint32_t number, bool online, cp_error *e)
+{
+    sim *s = ctx;
+    sim_disk *d;
+    int rc = begin_disk(s, number, &d, e);
+    if (rc != CP_OK)
+        return rc;
+    d->online = online;
+    finish(s, d);
+    return CP_OK;
+}
+
+static int sim_rescan(void *ctx, cp_error *e)
+{
+    (void)e;
+    sim *s = ctx;
+    cp_mutex_lock(s->mu);
+    for (size_t i = 0; i < s->n_disks; i++) {
+        sim_disk *d = &s->disks[i];
+        if (d->grow_to > d->size)
+            d->size = d->grow_to;
+        d->grow_to = 0;
+    }
+    cp_mutex_unlock(s->mu);
+    return CP_OK;
+}
+
+/* --- ops: partitions ------------------------------------------------------ */
+
+static int need_online(const sim_disk *d, cp_error *e)
+{
+    if (!d->online)
+        return cp_error_set(e, CP_E_FAILED_PRECONDITION, "disk %u is offline",
+                            (unsigned)d->number);
+    return CP_OK;
+}
+
+static int sim_init_gpt(void *ctx, uint32_t number, cp_error *e)
+{
+    sim *s = ctx;
+    sim_disk *d;
+    int rc = begin_disk(s, number, &d, e);
+    if (rc != CP_OK)
+        return rc;
+    rc = need_online(d, e);
+    if (rc == CP_OK && d->style != CP_PART_STYLE_RAW)
+        rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "disk %u is already initialized (%s)",
+                          (unsigned)number, d->style == CP_PART_STYLE_GPT ? "GPT" : "MBR");
+    if (rc == CP_OK)
+        d->style = CP_PART_STYLE_GPT;
+    finish(s, d);
+    return rc;
+}
+
+static int sim_list_partitions(void *ctx, uint32_t number, const cp_storage_alloc *a,
+                               cp_partition_info **parts, size_t *n, cp_error *e)
+{
+    sim *s = ctx;
+    cp_mutex_lock(s->mu);
+    sim_disk *d = find_disk(s, number);
+    int rc = d == NULL ? not_found_disk(e, number) : CP_OK;
+    cp_partition_info *out = NULL;
+    if (rc == CP_OK && (out = sim_alloc(a, d->n_parts * sizeof(*out))) == NULL)
+        rc = nomem(e);
+    if (rc == CP_OK) {
+        for (size_t i = 0; i < d->n_parts; i++) {
+            out[i].number = d->parts[i].number;
+            out[i].offset = d->parts[i].offset;
+            out[i].size = d->parts[i].size;
+            out[i].kind = d->parts[i].kind;
+        }
+        *parts = out;
+        *n = d->n_parts;
+    }
+    cp_mutex_unlock(s->mu);
+    return rc;
+}
+
+/* Deterministic IDs for partitions the simulator creates:
+ * {5157d15c-<disk>-4000-8000-<partition>}. */
+static void new_volume_id(uint32_t disk, uint32_t part, char out[CP_VOLUME_ID_LEN + 1])
+{
+    char text[40];
+    uint8_t g[16];
+    snprintf(text, sizeof(text), "5157d15c-%04x-4000-8000-%012x", (unsigned)(disk & 0xffff),
+             (unsigned)part);
+    cp_guid_parse(text, g);
+    cp_volume_id_format(g, out);
+}
+
+static int add_part(sim_disk *d, const sim_part *p)
+{
+    sim_part *np = realloc(d->parts, (d->n_parts + 1) * sizeof(*np));
+    if (np == NULL)
+        return CP_E_NOMEM;
+    d->parts = np;
+    d->parts[d->n_parts++] = *p;
+    return CP_OK;
+}
+
+static int sim_create_basic_partition(void *ctx, uint32_t number, cp_error *e)
+{
+    sim *s = ctx;
+    sim_disk *d;
+    int rc = begin_disk(s, number, &d, e);
+    if (rc != CP_OK)
+        return rc;
+    rc = need_online(d, e);
+    if (rc == CP_OK && d->style == CP_PART_STYLE_RAW)
+        rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "disk %u is not initialized",
+                          (unsigned)number);
+    uint64_t start = MIB;
+    uint32_t num = 0;
+    for (size_t i = 0; rc == CP_OK && i < d->n_parts; i++) {
+        uint64_t end = d->parts[i].offset + d->parts[i].size;
+        if (end > start)
+            start = (end + MIB - 1) / MIB * MIB;
+        if (d->parts[i].number > num)
+            num = d->parts[i].number;
+    }
+    uint64_t end = usable_end(d);
+    if (rc == CP_OK && (end <= start || end - start < MIB))
+        rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "no free space left on disk %u",
+                          (unsigned)number);
+    if (rc == CP_OK) {
+        sim_part p = {.number = num + 1, .offset = start, .size = end - start,
+                      .kind = CP_PART_BASIC, .has_volume = true};
+        p.vol_size = p.size;
+        new_volume_id(number, p.number, p.id);
+        if (add_part(d, &p) != CP_OK)
+            rc = nomem(e);
+    }
+    finish(s, d);
+    return rc;
+}
+
+/* --- ops: volumes ----------------------------------------------------------- */
+
+static int sim_list_volumes(void *ctx, uint32_t disk, uint32_t partition,
+                            const cp_storage_alloc *a, char ***ids, size_t *n, cp_error *e)
+{
+    sim *s = ctx;
+    cp_mutex_lock(s->mu);
+    sim_disk *d = find_disk(s, disk);
+    int rc = d == NULL ? not_found_disk(e, disk) : CP_OK;
+    char **out = NULL;
+    size_t k = 0;
+    if (rc == CP_OK && (out = sim_alloc(a, (d->n_parts + 1) * sizeof(*out))) == NULL)
+        rc = nomem(e);
+    for (size_t i = 0; rc == CP_OK && d->online && i < d->n_parts; i++) {
+        const sim_part *p = &d->parts[i];
+        if (!p->has_volume || (partition != 0 && p->number != partition))
+            continue;
+        if ((out[k++] = sim_strdup(a, p->id)) == NULL)
+            rc = nomem(e);
+    }
+    if (rc == CP_OK) {
+        *ids = out;
+        *n = k;
+    }
+    cp_mutex_unlock(s->mu);
+    return rc;
+}
+
+static int sim_get_volume(void *ctx, const char *id, cp_volume_info *out, cp_error *e)
+{
+    sim *s = ctx;
+    cp_mutex_lock(s->mu);
+    sim_disk *d = NULL;
+    const sim_part *p = find_volume(s, id, &d);
+    int rc = p == NULL ? not_found_volume(e, id) : CP_OK;
+    if (rc == CP_OK) {
+        memset(out, 0, sizeof(*out));
+        out->disk_number = d->number;
+        out->partition_number = p->number;
+        out->formatted = p->fs[0] != '\0';
+        snprintf(out->fs, sizeof(out->fs), "%s", p->fs);
+        out->size = p->vol_size;
+        /* A RAW volume has no free space to report (MSFT_Volume gives 0). */
+        out->size_remaining = out->formatted && p->used < p->vol_size ? p->vol_size - p->used : 0;
+        out->partition_size = p->size;
+        out->partition_max = part_max(d, p);
+    }
+    cp_mutex_unlock(s->mu);
+    return rc;
+}
+
+static int sim_format_volume(void *ctx, const char *id, cp_error *e)
+{
+    sim *s = ctx;
+    sim_disk *d;
+    sim_part *p;
+    int rc = begin_volume(s, id, &d, &p, e);
+    if (rc != CP_OK)
+        return rc;
+    snprintf(p->fs, sizeof(p->fs), "NTFS");
+    p->vol_size = p->size;
+    p->used = p->size / 128;
+    finish(s, d);
+    return CP_OK;
+}
+
+static int sim_grow_volume(void *ctx, const char *id, uint64_t size, cp_error *e)
+{
+    sim *s = ctx;
+    sim_disk *d;
+    sim_part *p;
+    int rc = begin_volume(s, id, &d, &p, e);
+    if (rc != CP_OK)
+        return rc;
+    uint64_t max = part_max(d, p);
+    if (size < p->size || size > max)
+        rc = cp_error_set(e, CP_E_OUT_OF_RANGE,
+                          "cannot resize the partition of volume %s to %llu bytes (it has %llu, "
+                          "at most %llu)",
+                          id, (unsigned long long)size, (unsigned long long)p->size,
+                          (unsigned long long)max);
+    if (rc == CP_OK) {
+        p->size = size;
+        p->vol_size = size;
+    }
+    finish(s, d);
+    return rc;
+}
+
+static int sim_flush_volume(void *ctx, const char *id, cp_error *e)
+{
+    sim *s = ctx;
+    sim_disk *d;
+    sim_part *p;
+    int rc = begin_volume(s, id, &d, &p, e);
+    if (rc != CP_OK)
+        return rc;
+    finish(s, d);
+    return CP_OK;
+}
+
+static int sim_add_mount_point(void *ctx, const char *id, const char *dir, cp_error *e)
+{
+    sim *s = ctx;
+    sim_disk *d;
+    sim_part *p;
+    int rc = begin_volume(s, id, &d, &p, e);
+    if (rc != CP_OK)
+        return rc;
+    const sim_mount *m = find_mount(s, dir);
+    if (m != NULL) {
+        rc = cp_error_set(e, CP_E_ALREADY_EXISTS, "%s is already a mount point (of volume %s)",
+                          dir, m->id);
+    } else {
+        sim_mount *nm = realloc(s->mounts, (s->n_mounts + 1) * sizeof(*nm));
+        char *copy = nm != NULL ? strdup(dir) : NULL;
+        if (nm != NULL)
+            s->mounts = nm;
+        if (copy == NULL) {
+            rc = nomem(e);
+        } else {
+            s->mounts[s->n_mounts].dir = copy;
+            snprintf(s->mounts[s->n_mounts].id, sizeof(s->mounts[0].id), "%s", id);
+            s->n_mounts++;
+        }
+    }
+    finish(s, d);
+    return rc;
+}
+
+static int sim_remove_mount_point(void *ctx, const char *dir, cp_error *e)
+{
+    sim *s = ctx;
+    char id[CP_VOLUME_ID_LEN + 1];
+    cp_mutex_lock(s->mu);
+    const sim_mount *m = find_mount(s, dir);
+    if (m != NULL)
+        snprintf(id, sizeof(id), "%s", m->id);
+    cp_mutex_unlock(s->mu);
+    if (m == NULL)
+        return cp_error_set(e, CP_E_FAILED_PRECONDITION, "%s: not a mounted folder", dir);
+    sim_disk *d;
+    sim_part *p;
+    int rc = begin_volume(s, id, &d, &p, e);
+    if (rc != CP_OK)
+        return rc;
+    sim_mount *mm = find_mount(s, dir);
+    if (mm == NULL) {
+        rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "%s: not a mounted folder", dir);
+    } else {
+        free(mm->dir);
+        *mm = s->mounts[--s->n_mounts];
+    }
+    finish(s, d);
+    return rc;
+}
+
+static int sim_volume_at(void *ctx, const char *dir, char *id, size_t idlen, cp_error *e)
+{
+    sim *s = ctx;
+    cp_mutex_lock(s->mu);
+    const sim_mount *m = find_mount(s, dir);
+    int rc = m == NULL ? cp_error_set(e, CP_E_FAILED_PRECONDITION, "%s: not a mounted folder", dir)
+                       : CP_OK;
+    if (rc == CP_OK)
+        snprintf(id, idlen, "%s", m->id);
+    cp_mutex_unlock(s->mu);
+    return rc;
+}
+
+static int sim_drive_volume(void *ctx, char letter, char *id, size_t idlen, cp_error *e)
+{
+    sim *s = ctx;
+    char up = (char)toupper((unsigned char)letter);
+    int rc = cp_error_set(e, CP_E_NOT_FOUND, "no volume has drive letter %c:", up);
+    cp_mutex_lock(s->mu);
+    for (size_t i = 0; rc != CP_OK && i < s->n_disks; i++) {
+        const sim_disk *d = &s->disks[i];
+        for (size_t j = 0; d->online && j < d->n_parts; j++)
+            if (d->parts[j].has_volume && d->parts[j].drive == up) {
+                snprintf(id, idlen, "%s", d->parts[j].id);
+                rc = CP_OK;
+                cp_error_clear(e);
+                break;
+            }
+    }
+    cp_mutex_unlock(s->mu);
+    return rc;
+}
+
+static void sim_destroy(void *ctx)
+{
+    sim *s = ctx;
+    if (s == NULL)
+        return;
+    for (size_t i = 0; i < s->n_disks; i++)
+        free(s->disks[i].parts);
+    free(s->disks);
+    for (size_t i = 0; i < s->n_mounts; i++)
+        free(s->mounts[i].dir);
+    free(s->mounts);
+    cp_mutex_free(s->mu);
+    cp_mutex_free(s->sleep_mu);
+    cp_cond_free(s->sleep_cv);
+    free(s);
+}
+
+static const cp_storage_ops sim_ops = {
+    .list_disks = sim_list_disks,
+    .get_disk = sim_get_disk,
+    .set_disk_online = sim_set_disk_online,
+    .rescan = sim_rescan,
+    .init_gpt = sim_init_gpt,
+    .list_partitions = sim_list_partitions,
+    .create_basic_partition = sim_create_basic_partition,
+    .list_volumes = sim_list_volumes,
+    .get_volume = sim_get_volume,
+    .format_volume = sim_format_volume,
+    .grow_volume = sim_grow_volume,
+    .flush_volume = sim_flush_volume,
+    .add_mount_point = sim_add_mount_point,
+    .remove_mount_point = sim_remove_mount_point,
+    .volume_at = sim_volume_at,
+    .drive_volume = sim_drive_volume,
+    .destroy = sim_destroy,
+};
+
+unsigned cp_storage_sim_overlaps(const cp_storage_host *h)
+{
+    sim *s = h->ctx;
+    cp_mutex_lock(s->mu);
+    unsigned n = s->overlaps;
+    cp_mutex_unlock(s->mu);
+    return n;
+}
+
+unsigned cp_storage_sim_max_parallel(const cp_storage_host *h)
+{
+    sim *s = h->ctx;
+    cp_mutex_lock(s->mu);
+    unsigned n = s->max_running;
+    cp_mutex_unlock(s->mu);
+    return n;
+}
+
+/* --- the fixture ------------------------------------------------------------ */
+
+typedef struct loader {
+    yaml_document_t *doc;
+    const char *name; /* file name for messages */
+    cp_error *e;
+} loader;
+
+static int bad(loader *l, const yaml_node_t *n, const char *fmt, const char *what)
+{
+    return cp_error_set(l->e, CP_E_INVALID_ARGUMENT, "storage simulator: fixture %s line %lu: %s%s",
+                        l->name, n != NULL ? (unsigned long)n->start_mark.line + 1 : 0UL, fmt,
+                        what);
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+    return n != NULL && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static yaml_node_t *map_get(loader *l, const yaml_node_t *map, const char *key)
+{
+    if (map == NULL || map->type != YAML_MAPPING_NODE)
+        return NULL;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        const char *k = scalar(yaml_document_get_node(l->doc, p->key));
+        if (k != NULL && strcmp(k, key) == 0)
+            return yaml_document_get_node(l->doc, p->value);
+    }
+    return NULL;
+}
+
+/* Every key of map must be in allowed (NULL-terminated): typos fail loudly. */
+static int only_keys(loader *l, const yaml_node_t *map, const char *const *allowed)
+{
+    if (map == NULL || map->type != YAML_MAPPING_NODE)
+        return bad(l, map, "expected a mapping", "");
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *kn = yaml_document_get_node(l->doc, p->key);
+        const char *k = scalar(kn);
+        bool ok = false;
+        for (size_t i = 0; k != NULL && allowed[i] != NULL; i++)
+            ok = ok || strcmp(k, allowed[i]) == 0;
+        if (!ok)
+            return bad(l, kn, "unknown key ", k != NULL ? k : "(not a scalar)");
+    }
+    return CP_OK;
+}
+
+/* Integers with an optional KiB/MiB/GiB/TiB suffix. */
+static int get_u64(loader *l, const yaml_node_t *map, const char *key, uint64_t *out)
+{
+    yaml_node_t *n = map_get(l, map, key);
+    if (n == NULL)
+        return CP_OK;
+    const char *s = scalar(n);
+    if (s == NULL || !isdigit((unsigned char)s[0]))
+        return bad(l, n, "expected a number for ", key);
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    static const struct {
+        const char *sfx;
+        uint64_t mul;
+    } units[] = {{"", 1}, {"KiB", 1024}, {"MiB", MIB}, {"GiB", 1024 * MIB},
+                 {"TiB", 1024 * 1024 * MIB}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (strcmp(end, units[i].sfx) == 0) {
+            *out = (uint64_t)v * units[i].mul;
+            return CP_OK;
+        }
+    return bad(l, n, "bad number (use an integer with KiB, MiB, GiB or TiB) for ", key);
+}
+
+static int get_u32(loader *l, const yaml_node_t *map, const char *key, uint32_t *out)
+{
+    uint64_t v = *out;
+    int rc = get_u64(l, map, key, &v);
+    if (rc == CP_OK && v > UINT32_MAX)
+        return bad(l, map_get(l, map, key), "number too large for ", key);
+    *out = (uint32_t)v;
+    return rc;
+}
+
+static int get_bool(loader *l, const yaml_node_t *map, const char *key, bool *out)
+{
+    yaml_node_t *n = map_get(l, map, key);
+    if (n == NULL)
+        return CP_OK;
+    const char *s = scalar(n);
+    if (s != NULL && (strcmp(s, "true") == 0 || strcmp(s, "yes") == 0))
+        *out = true;
+    else if (s != NULL && (strcmp(s, "false") == 0 || strcmp(s, "no") == 0))
+        *out = false;
+    else
+        return bad(l, n, "expected true or false for ", key);
+    return CP_OK;
+}
+
+static const char *get_str(loader *l, const yaml_node_t *map, const char *key)
+{
+    return scalar(map_get(l, map, key));
+}
+
+static void wr32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16),
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static void wr16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8);
+}
+
+static int hexdig(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = (char)tolower((unsigned char)c);
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* "60 02 24 ..." or "600224..." (':' and '-' allowed as separators). */
+static int hex_bytes(const char *s, uint8_t *out, size_t cap, size_t *n)
+{
+    size_t k = 0;
+    for (; *s != '\0'; s++) {
+        if (*s == ' ' || *s == ':' || *s == '-')
+            continue;
+        int hi = hexdig(s[0]), lo = hi < 0 ? -1 : hexdig(s[1]);
+        if (hi < 0 || lo < 0 || k == cap)
+            return -1;
+        out[k++] = (uint8_t)(hi << 4 | lo);
+        s++;
+    }
+    *n = k;
+    return 0;
+}
+
+static int lookup(loader *l, const yaml_node_t *n, const char *key, const char *const *names,
+                  const uint32_t *values, uint32_t *out)
+{
+    const char *s = get_str(l, n, key);
+    if (s == NULL)
+        return CP_OK;
+    for (size_t i = 0; names[i] != NULL; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = values[i];
+            return CP_OK;
+        }
+    if (isdigit((unsigned char)s[0])) {
+        *out = (uint32_t)strtoul(s, NULL, 10);
+        return CP_OK;
+    }
+    return bad(l, map_get(l, n, key), "unknown value for ", key);
+}
+
+/* page83: a list of identifiers -> STORAGE_DEVICE_ID_DESCRIPTOR bytes. */
+static int load_page83(loader *l, const yaml_node_t *list, sim_disk *d)
+{
+    static const char *const cs_names[] = {"binary", "ascii", "utf8", NULL};
+    static const uint32_t cs_vals[] = {CP_SID_CODESET_BINARY, CP_SID_CODESET_ASCII,
+                                       CP_SID_CODESET_UTF8};
+    static const char *const type_names[] = {"vendor_specific", "vendor_id", "eui64", "fcph_name",
+                                             "port_relative", "naa", "scsi_name_string", NULL};
+    /* NAA designators are reported as FCPH names (type 3) by Windows. */
+    static const uint32_t type_vals[] = {CP_SID_TYPE_VENDOR_SPECIFIC, CP_SID_TYPE_VENDOR_ID,
+                                         CP_SID_TYPE_EUI64, CP_SID_TYPE_FCPH_NAME,
+                                         CP_SID_TYPE_PORT_RELATIVE, CP_SID_TYPE_FCPH_NAME,
+                                         CP_SID_TYPE_SCSI_NAME_STRING};
+    static const char *const as_names[] = {"device", "port", "target", NULL};
+    static const uint32_t as_vals[] = {CP_SID_ASSOC_DEVICE, CP_SID_ASSOC_PORT, CP_SID_ASSOC_TARGET};
+    static const char *const keys[] = {"code_set", "type", "association", "ascii", "hex", NULL};
+    if (list->type != YAML_SEQUENCE_NODE)
+        return bad(l, list, "page83 must be a list of identifiers", "");
+    size_t off = CP_STORAGE_ID_HEADER;
+    uint32_t count = 0;
+    for (yaml_node_item_t *it = list->data.sequence.items.start;
+         it < list->data.sequence.items.top; it++) {
+        yaml_node_t *n = yaml_document_get_node(l->doc, *it);
+        int rc = only_keys(l, n, keys);
+        uint32_t cs = CP_SID_CODESET_BINARY, type = CP_SID_TYPE_FCPH_NAME,
+                 assoc = CP_SID_ASSOC_DEVICE;
+        if (rc == CP_OK)
+            rc = lookup(l, n, "code_set", cs_names, cs_vals, &cs);
+        if (rc == CP_OK)
+            rc = lookup(l, n, "type", type_names, type_vals, &type);
+        if (rc == CP_OK)
+            rc = lookup(l, n, "association", as_names, as_vals, &assoc);
+        if (rc != CP_OK)
+            return rc;
+        uint8_t val[256];
+        size_t vlen = 0;
+        const char *ascii = get_str(l, n, "ascii"), *hex = get_str(l, n, "hex");
+        if (ascii != NULL && strlen(ascii) <= sizeof(val)) {
+            vlen = strlen(ascii);
+            memcpy(val, ascii, vlen);
+        } else if (hex == NULL || hex_bytes(hex, val, sizeof(val), &vlen) != 0) {
+            return bad(l, n, "an identifier needs ascii: TEXT or hex: BYTES (at most 256)", "");
+        }
+        size_t step = (CP_STORAGE_IDENT_HEADER + vlen + 3) / 4 * 4;
+        if (off + step > DESC_MAX)
+            return bad(l, n, "page83 identifiers too long", "");
+        uint8_t *p = d->id_desc + off;
+        wr32(p, cs);
+        wr32(p + 4, type);
+        wr16(p + 8, (uint16_t)vlen);
+        wr16(p + 10, (uint16_t)step);
+        wr32(p + 12, assoc);
+        memcpy(p + CP_STORAGE_IDENT_HEADER, val, vlen);
+        off += step;
+        count++;
+    }
+    wr32(d->id_desc, CP_STORAGE_ID_HEADER + 4);
+    wr32(d->id_desc + 4, (uint32_t)off);
+    wr32(d->id_desc + 8, count);
+    d->id_desc_len = off;
+    return CP_OK;
+}
+
+/* vendor, product, serial -> STORAGE_DEVICE_DESCRIPTOR bytes (strings kept
+ * byte for byte, padding included). */
+static int load_device(loader *l, const yaml_node_t *disk, sim_disk *d)
+{
+    const char *vendor = get_str(l, disk, "vendor"), *product = get_str(l, disk, "product"),
+               *serial = get_str(l, disk, "serial");
+    uint32_t bus = 0;
+    int rc = get_u32(l, disk, "bus_type", &bus);
+    if (rc != CP_OK)
+        return rc;
+    uint8_t *p = d->dev_desc;
+    size_t off = CP_STORAGE_DEVDESC_HEADER;
+    const char *strs[3] = {vendor, product, serial};
+    const size_t at[3] = {12, 16, 24};
+    for (int i = 0; i < 3; i++) {
+        if (strs[i] == NULL)
+            continue;
+        size_t n = strlen(strs[i]) + 1;
+        if (off + n > DESC_MAX)
+            return bad(l, disk, "vendor/product/serial too long", "");
+        memcpy(p + off, strs[i], n);
+        wr32(p + at[i], (uint32_t)off);
+        off += n;
+    }
+    wr32(p, 40); /* sizeof(STORAGE_DEVICE_DESCRIPTOR) */
+    wr32(p + 4, (uint32_t)off);
+    wr32(p + 28, bus);
+    d->dev_desc_len = off;
+    return CP_OK;
+}
+
+static int load_volume(loader *l, const yaml_node_t *v, sim_disk *d, sim_part *p)
+{
+    static const char *const keys[] = {"guid", "fs", "used", "size", "drive", NULL};
+    int rc = only_keys(l, v, keys);
+    if (rc != CP_OK)
+        return rc;
+    uint8_t g[16];
+    const char *guid = get_str(l, v, "guid");
+    if (guid == NULL || !cp_guid_parse(guid, g))
+        return bad(l, v, "a volume needs guid: {xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx}", "");
+    p->has_volume = true;
+    cp_volume_id_format(g, p->id);
+    const char *fs = get_str(l, v, "fs");
+    if (fs != NULL && strcmp(fs, "RAW") != 0 && strcmp(fs, "") != 0)
+        snprintf(p->fs, sizeof(p->fs), "%s", fs);
+    p->vol_size = p->size;
+    if ((rc = get_u64(l, v, "size", &p->vol_size)) != CP_OK ||
+        (rc = get_u64(l, v, "used", &p->used)) != CP_OK)
+        return rc;
+    const char *drive = get_str(l, v, "drive");
+    if (drive != NULL) {
+        if (!isalpha((unsigned char)drive[0]) || (drive[1] != '\0' && drive[1] != ':'))
+            return bad(l, v, "drive must be a letter", "");
+        p->drive = (char)toupper((unsigned char)drive[0]);
+    }
+    (void)d;
+    return CP_OK;
+}
+
+static int load_partitions(loader *l, const yaml_node_t *list, sim_disk *d)
+{
+    static const char *const keys[] = {"number", "offset", "size", "type", "volume", NULL};
+    static const char *const kinds[] = {"basic", "system", "esp", "msr", "reserved", "recovery",
+                                        "other", NULL};
+    static const uint32_t kind_vals[] = {CP_PART_BASIC,    CP_PART_SYSTEM, CP_PART_SYSTEM,
+                                         CP_PART_RESERVED, CP_PART_RESERVED, CP_PART_OTHER,
+                                         CP_PART_OTHER};
+    if (list->type != YAML_SEQUENCE_NODE)
+        return bad(l, list, "partitions must be a list", "");
+    uint64_t next = MIB;
+    for (yaml_node_item_t *it = list->data.sequence.items.start;
+         it < list->data.sequence.items.top; it++) {
+        yaml_node_t *n = yaml_document_get_node(l->doc, *it);
+        int rc = only_keys(l, n, keys);
+        sim_part p = {.number = (uint32_t)d->n_parts + 1, .offset = next};
+        uint32_t kind = CP_PART_BASIC;
+        if (rc == CP_OK)
+            rc = get_u32(l, n, "number", &p.number);
+        if (rc == CP_OK)
+            rc = get_u64(l, n, "offset", &p.offset);
+        if (rc == CP_OK)
+            rc = get_u64(l, n, "size", &p.size);
+        if (rc == CP_OK)
+            rc = lookup(l, n, "type", kinds, kind_vals, &kind);
+        if (rc != CP_OK)
+            return rc;
+        p.kind = (cp_part_kind)kind;
+        if (p.size == 0 || p.offset + p.size > d->size)
+            return bad(l, n, "a partition needs a size that fits on its disk", "");
+        yaml_node_t *v = map_get(l, n, "volume");
+        if (v != NULL && (rc = load_volume(l, v, d, &p)) != CP_OK)
+            return rc;
+        if (add_part(d, &p) != CP_OK)
+            return nomem(l->e);
+        next = (p.offset + p.size + MIB - 1) / MIB * MIB;
+    }
+    return CP_OK;
+}
+
+static int load_disk(loader *l, const yaml_node_t *n, sim_disk *d)
+{
+    static const char *const keys[] = {"number", "size", "grow_to", "online", "boot", "system",
+                                       "style", "vendor", "product", "serial", "bus_type",
+                                       "page83", "scsi", "location", "partitions", NULL};
+    static const char *const styles[] = {"raw", "mbr", "gpt", NULL};
+    static const uint32_t style_vals[] = {CP_PART_STYLE_RAW, CP_PART_STYLE_MBR, CP_PART_STYLE_GPT};
+    int rc = only_keys(l, n, keys);
+    if (rc != CP_OK)
+        return rc;
+    if (map_get(l, n, "number") == NULL || map_get(l, n, "size") == NULL)
+        return bad(l, n, "a disk needs number: and size:", "");
+    d->online = true;
+    uint32_t style = CP_PART_STYLE_RAW;
+    if ((rc = get_u32(l, n, "number", &d->number)) != CP_OK ||
+        (rc = get_u64(l, n, "size", &d->size)) != CP_OK ||
+        (rc = get_u64(l, n, "grow_to", &d->grow_to)) != CP_OK ||
+        (rc = get_bool(l, n, "online", &d->online)) != CP_OK ||
+        (rc = get_bool(l, n, "boot", &d->boot)) != CP_OK ||
+        (rc = get_bool(l, n, "system", &d->system)) != CP_OK ||
+        (rc = lookup(l, n, "style", styles, style_vals, &style)) != CP_OK)
+        return rc;
+    d->style = (cp_part_style)style;
+    yaml_node_t *p83 = map_get(l, n, "page83");
+    if (p83 != NULL && (rc = load_page83(l, p83, d)) != CP_OK)
+        return rc;
+    if ((rc = load_device(l, n, d)) != CP_OK)
+        return rc;
+    const char *loc = get_str(l, n, "location");
+    yaml_node_t *scsi = map_get(l, n, "scsi");
+    if (loc != NULL) {
+        snprintf(d->location, sizeof(d->location), "%s", loc);
+    } else if (scsi != NULL) {
+        static const char *const skeys[] = {"port", "path", "target", "lun", NULL};
+        uint32_t a[4] = {0};
+        if ((rc = only_keys(l, scsi, skeys)) != CP_OK ||
+            (rc = get_u32(l, scsi, "port", &a[0])) != CP_OK ||
+            (rc = get_u32(l, scsi, "path", &a[1])) != CP_OK ||
+            (rc = get_u32(l, scsi, "target", &a[2])) != CP_OK ||
+            (rc = get_u32(l, scsi, "lun", &a[3])) != CP_OK)
+            return rc;
+        cp_location_format("", a[0], a[1], a[2], a[3], d->location, sizeof(d->location));
+    }
+    yaml_node_t *parts = map_get(l, n, "partitions");
+    if (parts != NULL && (rc = load_partitions(l, parts, d)) != CP_OK)
+        return rc;
+    if (d->n_parts > 0 && d->style == CP_PART_STYLE_RAW)
+        return bad(l, n, "a disk with partitions needs style: gpt or mbr", "");
+    return CP_OK;
+}
+
+static int load(sim *s, yaml_parser_t *parser, const char *name, cp_error *e)
+{
+    yaml_document_t doc;
+    if (!yaml_parser_load(parser, &doc))
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT,
+                            "storage simulator: fixture %s line %lu: %s", name,
+                            (unsigned long)parser->problem_mark.line + 1,
+                            parser->problem != NULL ? parser->problem : "YAML error");
+    loader l = {.doc = &doc, .name = name, .e = e};
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    int rc = CP_OK;
+    static const char *const keys[] = {"latency_ms", "disks", NULL};
+    if (root != NULL && (rc = only_keys(&l, root, keys)) == CP_OK) {
+        uint32_t lat = 0;
+        rc = get_u32(&l, root, "latency_ms", &lat);
+        s->latency_ms = lat;
+        yaml_node_t *disks = map_get(&l, root, "disks");
+        if (rc == CP_OK && disks != NULL) {
+            if (disks->type != YAML_SEQUENCE_NODE) {
+                rc = bad(&l, disks, "disks must be a list", "");
+            } else {
+                size_t n = (size_t)(disks->data.sequence.items.top -
+                                    disks->data.sequence.items.start);
+                s->disks = calloc(n > 0 ? n : 1, sizeof(*s->disks));
+                if (s->disks == NULL)
+                    rc = nomem(e);
+                for (size_t i = 0; rc == CP_OK && i < n; i++) {
+                    yaml_node_t *dn =
+                        yaml_document_get_node(&doc, disks->data.sequence.items.start[i]);
+                    rc = load_disk(&l, dn, &s->disks[i]);
+                    s->n_disks = i + 1;
+                    for (size_t j = 0; rc == CP_OK && j < i; j++)
+                        if (s->disks[j].number == s->disks[i].number)
+                            rc = bad(&l, dn, "duplicate disk number", "");
+                }
+            }
+        }
+    }
+    yaml_document_delete(&doc);
+    return rc;
+}
+
+static sim *sim_alloc_host(void)
+{
+    sim *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return NULL;
+    s->mu = cp_mutex_new();
+    s->sleep_mu = cp_mutex_new();
+    s->sleep_cv = cp_cond_new();
+    if (s->mu == NULL || s->sleep_mu == NULL || s->sleep_cv == NULL) {
+        sim_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
+static int finish_new(sim *s, int rc, cp_storage_host *out)
+{
+    if (rc != CP_OK) {
+        sim_destroy(s);
+        return rc;
+    }
+    out->ops = &sim_ops;
+    out->ctx = s;
+    return CP_OK;
+}
+
+int cp_storage_sim_new(const char *path, cp_storage_host *out, cp_error *e)
+{
+    sim *s = sim_alloc_host();
+    if (s == NULL)
+        return nomem(e);
+    if (path == NULL)
+        return finish_new(s, CP_OK, out);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return finish_new(s,
+                          cp_error_set(e, CP_E_NOT_FOUND,
+                                       "storage simulator: cannot open fixture %s", path),
+                          out);
+    yaml_parser_t parser;
+    int rc = CP_OK;
+    if (!yaml_parser_initialize(&parser)) {
+        rc = nomem(e);
+    } else {
+        yaml_parser_set_input_file(&parser, f);
+        rc = load(s, &parser, path, e);
+        yaml_parser_delete(&parser);
+    }
+    fclose(f);
+    return finish_new(s, rc, out);
+}
+
+int cp_storage_sim_new_from_string(const char *yaml, cp_storage_host *out, cp_error *e)
+{
+    sim *s = sim_alloc_host();
+    if (s == NULL)
+        return nomem(e);
+    yaml_parser_t parser;
+    int rc = CP_OK;
+    if (!yaml_parser_initialize(&parser)) {
+        rc = nomem(e);
+    } else {
+        yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, strlen(yaml));
+        rc = load(s, &parser, "(string)", e);
+        yaml_parser_delete(&parser);
+    }
+    return finish_new(s, rc, out);
+}
+
+/* In the simulator builds (csi-proxy-sim.exe, native) this is the default
+ * host; storage_win32.c defines it for csi-proxy.exe. */
+int cp_storage_host_open_default(cp_storage_host *out, cp_error *e)
+{
+    const char *path = getenv(CP_STORAGE_SIM_FIXTURE_ENV);
+    return cp_storage_sim_new(path != NULL && path[0] != '\0' ? path : NULL, out, e);
+}
