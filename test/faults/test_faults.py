@@ -92,6 +92,15 @@ def test_disconnect_mid_response(server, healthy):
     c.send(raw)
     time.sleep(0.5)
     c.close()
+    # A client that opens no flow-control window: the server sends the
+    # response headers, holds the message, and the client goes away.
+    c = Conn(server.path())
+    c.start(settings=struct.pack(">HI", 4, 0))  # SETTINGS_INITIAL_WINDOW_SIZE = 0
+    c.request(1, EXISTS, body())
+    assert c.pump(lambda x: 1 in x.streams and x.streams[1].headers, timeout=10)
+    st = c.streams[1]
+    assert st.http_status == "200" and st.data == b"" and not st.ended
+    c.close()
     healthy()
 
 
@@ -170,6 +179,21 @@ def test_settings_flood(server, healthy):
     assert c.wait_closed(10)
     if c.goaway is not None:
         assert c.goaway[1] in (ENHANCE_YOUR_CALM, PROTOCOL_ERROR), c.goaway
+    c.close()
+    # the same with PING frames, whose ACKs queue the same way
+    c = Conn(server.path(), rcvbuf=4096)
+    c.send(PREFACE + frame(SETTINGS, 0, 0))
+    burst = frame(PING, 0, 0, b"pingpong") * 1000
+    sent = 0
+    try:
+        while sent < 200_000:
+            c.send(burst)
+            sent += 1000
+    except OSError:
+        pass
+    report(f"PING flood: {sent} frames sent", c)
+    assert sent < 200_000, "the server read 200,000 PING frames without closing"
+    assert c.wait_closed(10)
     c.close()
     healthy()
 
@@ -369,3 +393,30 @@ def test_thousand_idle_connections(server, healthy):
             s.close()
     time.sleep(0.3)
     healthy()
+
+
+def test_sigterm_with_clients_attached(tmp_path):
+    """A server of its own, stopped while a client holds an idle connection
+    and a stream that never ends: the client sees GOAWAY (NO_ERROR) and
+    UNAVAILABLE on the open stream; the server exits 0 with no leak."""
+    import conftest
+    srv = conftest.Server(str(tmp_path))
+    try:
+        idle = Conn(srv.path())
+        idle.start()
+        c = Conn(srv.path())
+        c.start()
+        c.send(frame(HEADERS, END_HEADERS, 1, hpack(request_headers(EXISTS))))
+        c.request(3, EXISTS, body())
+        exists_ok(c.response(3))
+        srv.proc.terminate()
+        st = c.response(1, timeout=15)
+        assert c.goaway is not None and c.goaway[1] == NO_ERROR, c.goaway
+        assert st is not None and st.grpc_status == 14, st and st.headers
+        assert "stopping" in st.grpc_message
+        assert c.wait_closed(15) and idle.wait_closed(15)
+        assert srv.proc.wait(30) == 0
+    finally:
+        srv.stop()
+    log = srv.read_log()
+    assert not [m for m in conftest.SANITIZER_MARKS if m in log], log[-20000:]

@@ -26,6 +26,7 @@ max_len() {
     case $1 in
     conn) echo 16384 ;;
     messages) echo 2048 ;;
+    config) echo 4096 ;;
     *) echo 600 ;;
     esac
 }
@@ -59,7 +60,9 @@ for t in "$@"; do
     else
         mkdir -p "build/fuzz/corpus/$t" build/fuzz/artifacts
         log=build/fuzz/$t.log
-        "$bin" -max_total_time="${FUZZ_SECONDS:-60}" -timeout=20 -rss_limit_mb=4096 \
+        dict=()
+        [ -f "test/fuzz/$t.dict" ] && dict=(-dict="test/fuzz/$t.dict")
+        "$bin" "${dict[@]}" -max_total_time="${FUZZ_SECONDS:-60}" -timeout=20 -rss_limit_mb=4096 \
             -max_len="$(max_len "$t")" -print_final_stats=1 \
             -artifact_prefix="build/fuzz/artifacts/$t-" "build/fuzz/corpus/$t" "$seeds" \
             >"$log" 2>&1
