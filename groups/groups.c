@@ -2,6 +2,8 @@
  *
  * Built once at start-up, read-only afterwards. Filesystem versions get
  * their method tables and the filesystem context (host ops + path rules);
+ * disk and volume versions get theirs and the storage context (storage
+ * host, per-disk locks, and the same host ops and rules for mount paths);
  * every other catalog entry gets a definition with no methods, so its pipe
  * exists and the server answers its calls with UNIMPLEMENTED. Each table is
  * checked when the registry is built: a bad table is a start-up error, not
@@ -15,12 +17,18 @@
 
 #include "../server/dispatch.h"
 #include "catalog.h"
+#include "common/disklocks.h"
 #include "common/pathrules.h"
+#include "common/storagegroup.h"
+#include "disk/disk.h"
 #include "filesystem/filesystem.h"
+#include "volume/volume.h"
 
 struct cp_groups {
     cp_pathrules *rules;
     cp_fs_group_ctx fs_ctx;
+    cp_storage_group_ctx storage_ctx; /* disk and volume services */
+    bool own_storage;                 /* opened the default host: release it */
     cp_service_def *stub_defs; /* one per catalog entry; used for groups without tables */
     cp_service *services;      /* catalog order */
     size_t n;
@@ -29,6 +37,10 @@ struct cp_groups {
 /* The groups that have tables, by (group, version). */
 static const cp_service_def *const implemented[] = {
     &cp_fs_v1alpha1_def, &cp_fs_v1beta1_def, &cp_fs_v1beta2_def, &cp_fs_v1_def, &cp_fs_v2alpha1_def,
+    &cp_disk_v1alpha1_def, &cp_disk_v1beta1_def, &cp_disk_v1beta2_def, &cp_disk_v1beta3_def,
+    &cp_disk_v1_def,
+    &cp_volume_v1alpha1_def, &cp_volume_v1beta1_def, &cp_volume_v1beta2_def,
+    &cp_volume_v1beta3_def, &cp_volume_v1_def, &cp_volume_v2alpha1_def,
 };
 
 static const cp_service_def *implemented_def(const cp_catalog_entry *c)
@@ -75,7 +87,8 @@ static int bind_entry(cp_groups *g, size_t i, cp_error *e)
     const cp_service_def *def = implemented_def(c);
     void *ctx = NULL;
     if (def != NULL) {
-        ctx = &g->fs_ctx;
+        bool storage = strcmp(c->group, "disk") == 0 || strcmp(c->group, "volume") == 0;
+        ctx = storage ? (void *)&g->storage_ctx : (void *)&g->fs_ctx;
     } else {
         cp_service_def *stub = &g->stub_defs[i];
         stub->group = c->group;
@@ -115,6 +128,18 @@ cp_groups *cp_groups_new(const cp_groups_config *cfg, cp_error *e)
         goto fail;
     g->fs_ctx.fs = cfg->fs;
     g->fs_ctx.rules = g->rules;
+    if (cfg->storage.ops != NULL) {
+        g->storage_ctx.storage = cfg->storage;
+    } else {
+        if (cp_storage_host_open_default(&g->storage_ctx.storage, e) != CP_OK)
+            goto fail;
+        g->own_storage = true;
+    }
+    g->storage_ctx.locks = cp_disklocks_new();
+    if (g->storage_ctx.locks == NULL)
+        goto nomem;
+    g->storage_ctx.fs = cfg->fs;
+    g->storage_ctx.rules = g->rules;
 
     for (size_t i = 0; i < cp_catalog_len; i++)
         if (bind_entry(g, i, e) != CP_OK)
@@ -133,6 +158,9 @@ void cp_groups_free(cp_groups *g)
     if (g == NULL)
         return;
     cp_pathrules_free(g->rules);
+    if (g->own_storage)
+        g->storage_ctx.storage.ops->destroy(g->storage_ctx.storage.ctx);
+    cp_disklocks_free(g->storage_ctx.locks);
     free(g->services);
     free(g->stub_defs);
     free(g);

@@ -11,6 +11,7 @@
 
 #include "../server/method.h"
 #include "../winapi/fs.h"
+#include "../winapi/storage.h"
 
 #define CP_DEFAULT_KUBELET_PATH "C:\\var\\lib\\kubelet"
 
@@ -19,6 +20,10 @@ typedef struct cp_groups_config {
     const char *const *working_dirs; /* -working-dir values */
     size_t n_working_dirs;
     cp_fs_host fs;                   /* borrowed: must outlive the cp_groups */
+    /* Disk and volume host (borrowed). ops NULL: the groups open this
+     * build's default host (cp_storage_host_open_default: Win32 in
+     * csi-proxy.exe, the simulator elsewhere) and release it. */
+    cp_storage_host storage;
 } cp_groups_config;
 
 typedef struct cp_groups cp_groups;

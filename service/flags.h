@@ -53,6 +53,7 @@ typedef struct cp_flags {
     const char *config;           /* -config PATH */
     const char *socket_dir;       /* -socket-dir DIR (native build) */
     const char *root;             /* -root DIR (native build) */
+    const char *sim_fixture;      /* -sim-fixture PATH (native build: storage simulator) */
     /* -h or -help was given: print usage, exit 0 (as Go does). */
     bool help;
     /* Arguments after the flags (ignored, as upstream does). */

@@ -1,8 +1,10 @@
 /* main_posix.c - the native build of the service, for tests, fuzzing and
  * conformance: the same groups and server core, served on Unix sockets
  * <socket-dir>/csi-proxy-<group>-<version>.sock, with Windows paths mapped
- * under -root by the POSIX file-system host. SIGINT/SIGTERM drain and
- * stop. Not shipped. */
+ * under -root by the POSIX file-system host, and disks and volumes served
+ * by the storage simulator (-sim-fixture FILE; without it, the fixture named
+ * by CSI_PROXY_SIM_FIXTURE, or no disks). SIGINT/SIGTERM drain and stop.
+ * Not shipped. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -15,6 +17,7 @@
 #include "server/pool.h"
 #include "server/transport.h"
 #include "service/flags.h"
+#include "winapi/storage_sim.h"
 
 #define DRAIN_MS 10000
 
@@ -78,14 +81,18 @@ int main(int argc, char **argv)
     cp_listen_spec *specs = NULL;
     char (*names)[64] = NULL;
     cp_fs_host fs = {0};
+    cp_storage_host storage = {0}; /* -sim-fixture; else the groups' default */
 
     if (cp_fs_host_posix_new(f.root, &fs, &e) != CP_OK)
+        goto out;
+    if (f.sim_fixture != NULL && cp_storage_sim_new(f.sim_fixture, &storage, &e) != CP_OK)
         goto out;
     cp_groups_config gc = {
         .kubelet_path = f.kubelet_path,
         .working_dirs = (const char *const *)f.working_dirs,
         .n_working_dirs = f.n_working_dirs,
         .fs = fs,
+        .storage = storage,
     };
     groups = cp_groups_new(&gc, &e);
     if (groups == NULL)
@@ -127,6 +134,8 @@ out:
     free(specs);
     free(names);
     cp_groups_free(groups);
+    if (storage.ops != NULL)
+        storage.ops->destroy(storage.ctx);
     if (fs.ops != NULL)
         cp_fs_host_posix_free(&fs);
     cp_flags_free(&f);

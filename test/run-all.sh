@@ -63,6 +63,7 @@ suite faults sanitized pytest_dir test/faults
 suite load sanitized bash test/load/run.sh short
 if [ "${SKIP_WINE:-0}" != 1 ]; then
     suite wine bash test/wine/run.sh
+    suite wine-storage bash test/wine/storage.sh
 fi
 
 echo

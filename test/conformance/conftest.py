@@ -18,6 +18,8 @@ BUILD = os.path.join(ROOT, "build")
 SERVER = os.path.abspath(os.environ.get("CSI_PROXY_SERVER") or os.path.join(BUILD, "native", "csi-proxy"))
 KUBELET = "C:\\var\\lib\\kubelet"
 WORKDIR = "C:\\csi-work"
+# Disks and volumes come from the storage simulator seeded with this fixture.
+STORAGE_FIXTURE = os.path.join(ROOT, "test", "fixtures", "storage.yaml")
 
 
 def _generate_python(out):
@@ -42,7 +44,7 @@ def pb(tmp_path_factory):
 
 
 class Server:
-    def __init__(self, base):
+    def __init__(self, base, fixture=STORAGE_FIXTURE):
         self.sock = os.path.join(base, "s")
         self.root = os.path.join(base, "r")
         os.makedirs(self.sock)
@@ -50,7 +52,8 @@ class Server:
         os.makedirs(os.path.join(self.root, "C", "csi-work"))
         self.log = open(os.path.join(base, "server.log"), "w")
         self.proc = subprocess.Popen(
-            [SERVER, "-socket-dir", self.sock, "-root", self.root, "-working-dir", WORKDIR],
+            [SERVER, "-socket-dir", self.sock, "-root", self.root, "-working-dir", WORKDIR,
+             "-sim-fixture", fixture],
             stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 10
         while time.time() < deadline:

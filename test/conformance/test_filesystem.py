@@ -155,9 +155,9 @@ def test_unknown_method_and_wrong_service(call):
 
 
 def test_other_groups_pipes_answer_unimplemented(call):
-    _, code, msg = call("disk", "v1", "ListDiskIDs")
+    _, code, msg = call("smb", "v1", "NewSmbGlobalMapping")
     assert code == grpc.StatusCode.UNIMPLEMENTED
-    assert "ListDiskIDs" in msg
+    assert "NewSmbGlobalMapping" in msg
 
 
 def test_malformed_message(call):

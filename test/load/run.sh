@@ -31,7 +31,8 @@ cleanup() {
 }
 trap cleanup EXIT
 mkdir -p "$tmp/s" "$tmp/r/C/var/lib/kubelet/pods"
-"$server" -socket-dir "$tmp/s" -root "$tmp/r" >"$tmp/server.log" 2>&1 &
+"$server" -socket-dir "$tmp/s" -root "$tmp/r" -sim-fixture test/fixtures/storage.yaml \
+    >"$tmp/server.log" 2>&1 &
 pid=$!
 for _ in $(seq 500); do
     [ "$(find "$tmp/s" -name '*.sock' | wc -l)" -eq 23 ] && break

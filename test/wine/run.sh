@@ -156,7 +156,7 @@ expect "working dir is allowed" 0 'status: OK' filesystem v1 Mkdir '{"path":"C:\
 # --- errors over the pipes ------------------------------------------------
 expect "unknown method is UNIMPLEMENTED" 12 'unknown method Format for service v1.Filesystem' \
     --raw-path /v1.Filesystem/Format filesystem v1
-expect "not-yet-implemented group answers UNIMPLEMENTED" 12 'ListDiskIDs' disk v1 ListDiskIDs
+expect "not-yet-implemented group answers UNIMPLEMENTED" 12 'NewSmbGlobalMapping' smb v1 NewSmbGlobalMapping
 expect "missing pipe is UNAVAILABLE" 14 'csi-proxy-filesystem-v9' --pipe csi-proxy-filesystem-v9 filesystem v1 PathExists '{}'
 
 # --- 32 concurrent clients ------------------------------------------------

@@ -1,0 +1,68 @@
+/* hostpath.c - see hostpath.h. The same two-step check the filesystem group
+ * makes for the entries it acts on. */
+#include "hostpath.h"
+
+#include <string.h>
+
+/* Room for what the host may resolve a parent to (links can lengthen it). */
+#define RESOLVED_MAX 32768
+
+char *cp_hostpath_parent(cp_call *call, const char *path)
+{
+    const char *last = strrchr(path, '\\');
+    if (last == NULL || strlen(path) <= 3) /* "X:\" has no parent */
+        return NULL;
+    size_t plen = (size_t)(last - path);
+    char *parent = cp_call_alloc(call, plen + 2);
+    if (parent == NULL)
+        return NULL;
+    memcpy(parent, path, plen);
+    if (plen == 2) /* "X:" -> "X:\" */
+        parent[plen++] = '\\';
+    parent[plen] = '\0';
+    return parent;
+}
+
+int cp_hostpath_confine_entry(cp_call *call, const cp_pathrules *rules, const cp_fs_host *fs,
+                              const char *path, const char **out, cp_error *e)
+{
+    int rc = cp_pathrules_check(rules, path, e);
+    if (rc != CP_OK)
+        return rc;
+    char *norm = cp_call_strdup(call, path);
+    if (norm == NULL)
+        return cp_error_set(e, CP_E_NOMEM, "out of memory");
+    size_t n = strlen(norm);
+    if (n > 3 && norm[n - 1] == '\\')
+        norm[--n] = '\0';
+
+    char *parent = cp_hostpath_parent(call, norm);
+    if (parent == NULL) { /* a drive root: nothing to resolve */
+        if (n > 3)
+            return cp_error_set(e, CP_E_NOMEM, "out of memory");
+        rc = cp_pathrules_check_resolved(rules, path, norm, e);
+        if (rc == CP_OK)
+            *out = norm;
+        return rc;
+    }
+    char *resolved = cp_call_alloc(call, RESOLVED_MAX);
+    if (resolved == NULL)
+        return cp_error_set(e, CP_E_NOMEM, "out of memory");
+    rc = fs->ops->resolve(fs->ctx, parent, resolved, RESOLVED_MAX, e);
+    if (rc != CP_OK)
+        return rc;
+    const char *name = strrchr(norm, '\\') + 1;
+    size_t rlen = strlen(resolved);
+    bool sep = rlen > 0 && resolved[rlen - 1] == '\\';
+    char *joined = cp_call_alloc(call, rlen + strlen(name) + 2);
+    if (joined == NULL)
+        return cp_error_set(e, CP_E_NOMEM, "out of memory");
+    memcpy(joined, resolved, rlen);
+    if (!sep)
+        joined[rlen++] = '\\';
+    strcpy(joined + rlen, name);
+    rc = cp_pathrules_check_resolved(rules, path, joined, e);
+    if (rc == CP_OK)
+        *out = norm;
+    return rc;
+}

@@ -1,0 +1,37 @@
+/* hostpath.h - confinement of the host paths the volume group is given
+ * (MountVolume, UnmountVolume/DismountVolume, GetVolumeIDFromTargetPath/
+ * GetVolumeIDFromMount, GetClosestVolumeIDFromTargetPath), with the same
+ * rules as the filesystem group (pathrules.h), which upstream does not
+ * apply to any volume RPC.
+ *
+ * A mount directory is judged as an entry: the rules on the text, then its
+ * parent is resolved through links by the file-system host and the result,
+ * with the last name appended, must still lie inside a configured
+ * directory. The entry itself is not followed: once mounted, it leads to
+ * another volume (\\?\Volume{...}\), which is exactly what a mount point
+ * is, not an escape.
+ */
+#ifndef CP_GROUPS_HOSTPATH_H
+#define CP_GROUPS_HOSTPATH_H
+
+#include "../../server/method.h"
+#include "../../winapi/fs.h"
+#include "pathrules.h"
+
+/* CP_OK and *out = the normalized path (no trailing '\' except for a drive
+ * root "X:\"), allocated in the call's arena; or CP_E_INVALID_ARGUMENT
+ * (a rule is broken: e names the path and the rule), CP_E_NOMEM, or what
+ * the host's resolve reported (e.g. FAILED_PRECONDITION for a dangling link
+ * in the parent). */
+int cp_hostpath_confine_entry(cp_call *call, const cp_pathrules *rules, const cp_fs_host *fs,
+                              const char *path, const char **out, cp_error *e)
+#if defined(__GNUC__)
+    __attribute__((warn_unused_result))
+#endif
+    ;
+
+/* The parent of a normalized path ("C:\a\b" -> "C:\a", "C:\a" -> "C:\"),
+ * in the call's arena; NULL for a drive root or when out of memory. */
+char *cp_hostpath_parent(cp_call *call, const char *path);
+
+#endif

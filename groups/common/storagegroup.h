@@ -1,0 +1,44 @@
+/* storagegroup.h - what the disk and volume groups share: their runtime
+ * context (one per process, owned by groups.c and bound to all 11 disk and
+ * volume services) and small helpers for their handlers.
+ */
+#ifndef CP_GROUPS_STORAGEGROUP_H
+#define CP_GROUPS_STORAGEGROUP_H
+
+#include <stdbool.h>
+
+#include "../../server/method.h"
+#include "../../winapi/fs.h"
+#include "../../winapi/storage.h"
+#include "disklocks.h"
+#include "pathrules.h"
+
+/* cp_service.ctx of every disk and volume service. All members are
+ * borrowed: groups.c keeps them alive longer than any call. */
+typedef struct cp_storage_group_ctx {
+    cp_storage_host storage;
+    cp_disklocks *locks;    /* per-disk serialization */
+    cp_fs_host fs;          /* resolves links of mount paths */
+    const cp_pathrules *rules;
+} cp_storage_group_ctx;
+
+static inline const cp_storage_group_ctx *cp_sg_ctx(cp_call *call)
+{
+    return (const cp_storage_group_ctx *)cp_call_ctx(call);
+}
+
+/* "PartitionDisk" from "/v1.Disk/PartitionDisk": messages name the RPC the
+ * client called, legacy names included. */
+const char *cp_sg_method(cp_call *call);
+
+/* Records "<Method>: <e->msg>" with e's status; returns the status. */
+int cp_sg_fail(cp_call *call, const cp_error *e);
+
+/* An allocator on the call's arena, for host lists. */
+cp_storage_alloc cp_sg_alloc(cp_call *call);
+
+/* FAILED_PRECONDITION when d is the boot or system disk: `what` says what
+ * was refused ("partition it", "take it offline", ...). CP_OK otherwise. */
+int cp_sg_refuse_boot(const cp_disk_info *d, const char *what, cp_error *e);
+
+#endif

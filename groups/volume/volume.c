@@ -1,0 +1,474 @@
+/* volume.c - the volume group's logic, shared by every version (see
+ * volume.h).
+ *
+ * Order of checks in each handler: upstream's empty-field checks (its
+ * text), the volume ID's form, the path rules, then host lookups (NOT_FOUND
+ * names the object), the boot/system refusal, and the operation itself
+ * under the lock of the disk that holds the volume.
+ */
+#include "volume.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../winapi/storage_ids.h"
+#include "../common/hostpath.h"
+#include "../common/pbreflect.h"
+
+#define GROW_MIN (100 * 1024 * 1024) /* upstream skips growth below 100 MiB */
+#define CLOSEST_STEPS 256            /* upstream's bound on the walk */
+
+/* Legacy RPCs forward to their successors; upstream wraps their errors. */
+static const char *forwarded_to(const char *method)
+{
+    static const char *const pairs[][2] = {
+        {"DismountVolume", "UnmountVolume"},
+        {"VolumeStats", "GetVolumeStats"},
+        {"GetVolumeDiskNumber", "GetDiskNumberFromVolumeID"},
+        {"GetVolumeIDFromMount", "GetVolumeIDFromTargetPath"},
+    };
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+        if (strcmp(method, pairs[i][0]) == 0)
+            return pairs[i][1];
+    return NULL;
+}
+
+/* Records "<Method>: [Forward to <New> failed, err=]<text>". */
+static int vfail(cp_call *call, int status, const char *fmt, ...) CP_PRINTF(3, 4);
+static int vfail(cp_call *call, int status, const char *fmt, ...)
+{
+    char text[CP_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    const char *m = cp_sg_method(call);
+    const char *to = forwarded_to(m);
+    if (to != NULL)
+        return cp_call_fail(call, status, "%s: Forward to %s failed, err=%s", m, to, text);
+    return cp_call_fail(call, status, "%s: %s", m, text);
+}
+
+static int efail(cp_call *call, const cp_error *e)
+{
+    return vfail(call, e->status, "%s", e->msg);
+}
+
+static const cp_storage_host *host(cp_call *call)
+{
+    return &cp_sg_ctx(call)->storage;
+}
+
+static void lock_disk(cp_call *call, uint32_t disk)
+{
+    cp_disklocks_lock(cp_sg_ctx(call)->locks, disk);
+}
+
+static void unlock_disk(cp_call *call, uint32_t disk)
+{
+    cp_disklocks_unlock(cp_sg_ctx(call)->locks, disk);
+}
+
+/* Upstream's "volume id empty" check, then the form of the ID. norm gets
+ * the lower-case ID the hosts use. */
+static int check_id(cp_call *call, const char *id, const char *empty_text,
+                    char norm[CP_VOLUME_ID_LEN + 1])
+{
+    if (id[0] == '\0')
+        return vfail(call, CP_E_INVALID_ARGUMENT, "%s", empty_text);
+    cp_error e;
+    if (cp_volume_id_parse(id, norm, NULL, &e) != CP_OK)
+        return efail(call, &e);
+    return CP_OK;
+}
+
+/* Upstream's empty check, the path rules, and the directory must exist. */
+static int check_dir(cp_call *call, const char *path, const char *empty_text, const char **dir)
+{
+    if (path[0] == '\0')
+        return vfail(call, CP_E_INVALID_ARGUMENT, "%s", empty_text);
+    const cp_storage_group_ctx *ctx = cp_sg_ctx(call);
+    cp_error e;
+    if (cp_hostpath_confine_entry(call, ctx->rules, &ctx->fs, path, dir, &e) != CP_OK)
+        return efail(call, &e);
+    bool exists = false;
+    if (ctx->fs.ops->exists(ctx->fs.ctx, *dir, &exists, &e) != CP_OK)
+        return efail(call, &e);
+    if (!exists)
+        return vfail(call, CP_E_NOT_FOUND, "directory %s does not exist", *dir);
+    return CP_OK;
+}
+
+static int get_volume(cp_call *call, const char *id, cp_volume_info *v)
+{
+    cp_error e;
+    if (host(call)->ops->get_volume(host(call)->ctx, id, v, &e) != CP_OK)
+        return efail(call, &e);
+    return CP_OK;
+}
+
+/* The volume's disk must not be the boot or system disk. */
+static int refuse_boot(cp_call *call, uint32_t disk, const char *what)
+{
+    const cp_storage_host *h = host(call);
+    cp_storage_alloc a = cp_sg_alloc(call);
+    cp_disk_info d;
+    cp_error e;
+    if (h->ops->get_disk(h->ctx, disk, &a, &d, &e) != CP_OK ||
+        cp_sg_refuse_boot(&d, what, &e) != CP_OK)
+        return efail(call, &e);
+    return CP_OK;
+}
+
+/* --- handlers ------------------------------------------------------------- */
+
+int cp_volume_handle_list(cp_call *call, const void *req, void *resp)
+{
+    const cp_volume_request *q = req;
+    cp_volume_response *r = resp;
+    const cp_storage_host *h = host(call);
+    cp_storage_alloc a = cp_sg_alloc(call);
+    char **ids = NULL;
+    size_t n = 0;
+    cp_error e;
+    lock_disk(call, q->disk_number);
+    int rc = h->ops->list_volumes(h->ctx, q->disk_number, q->partition_number, &a, &ids, &n, &e);
+    unlock_disk(call, q->disk_number);
+    if (rc != CP_OK)
+        return efail(call, &e);
+    r->volume_ids = (const char **)ids;
+    r->n_volume_ids = n;
+    return CP_OK;
+}
+
+int cp_volume_handle_mount(cp_call *call, const void *req, void *resp)
+{
+    (void)resp;
+    const cp_volume_request *q = req;
+    const cp_storage_host *h = host(call);
+    char id[CP_VOLUME_ID_LEN + 1];
+    const char *dir;
+    cp_volume_info v;
+    int rc = check_id(call, q->volume_id, "MountVolumeRequest.VolumeId is empty", id);
+    if (rc == CP_OK && q->target_path[0] == '\0')
+        rc = vfail(call, CP_E_INVALID_ARGUMENT, "MountVolumeRequest.TargetPath is empty");
+    if (rc == CP_OK)
+        rc = check_dir(call, q->target_path, "", &dir);
+    if (rc == CP_OK)
+        rc = get_volume(call, id, &v);
+    if (rc != CP_OK)
+        return rc;
+
+    cp_error e;
+    lock_disk(call, v.disk_number);
+    rc = h->ops->add_mount_point(h->ctx, id, dir, &e);
+    if (rc != CP_OK) {
+        /* Already mounted here (a retry): success, as upstream. */
+        char there[CP_VOLUME_ID_LEN + 1];
+        cp_error e2;
+        if (h->ops->volume_at(h->ctx, dir, there, sizeof(there), &e2) == CP_OK) {
+            if (strcmp(there, id) == 0)
+                rc = CP_OK;
+            else
+                rc = cp_error_set(&e, CP_E_FAILED_PRECONDITION,
+                                  "%s is already the mount point of volume %s", dir, there);
+        }
+    }
+    unlock_disk(call, v.disk_number);
+    return rc == CP_OK ? CP_OK : efail(call, &e);
+}
+
+int cp_volume_handle_unmount(cp_call *call, const void *req, void *resp)
+{
+    (void)resp;
+    const cp_volume_request *q = req;
+    const cp_storage_host *h = host(call);
+    char id[CP_VOLUME_ID_LEN + 1];
+    const char *dir;
+    cp_volume_info v;
+    int rc = check_id(call, q->volume_id, "volume id empty", id);
+    if (rc == CP_OK && q->target_path[0] == '\0')
+        rc = vfail(call, CP_E_INVALID_ARGUMENT, "target path empty");
+    if (rc == CP_OK)
+        rc = check_dir(call, q->target_path, "", &dir);
+    if (rc == CP_OK)
+        rc = get_volume(call, id, &v);
+    if (rc != CP_OK)
+        return rc;
+
+    cp_error e;
+    char there[CP_VOLUME_ID_LEN + 1];
+    lock_disk(call, v.disk_number);
+    rc = h->ops->flush_volume(h->ctx, id, &e); /* as upstream: flush first */
+    bool mounted = false;
+    if (rc == CP_OK) {
+        rc = h->ops->volume_at(h->ctx, dir, there, sizeof(there), &e);
+        mounted = rc == CP_OK;
+        if (rc == CP_E_FAILED_PRECONDITION) /* not a mount point (any more) */
+            rc = CP_OK;
+    }
+    if (rc == CP_OK && mounted && strcmp(there, id) != 0)
+        rc = cp_error_set(&e, CP_E_FAILED_PRECONDITION,
+                          "%s is the mount point of volume %s, not of %s", dir, there, id);
+    if (rc == CP_OK && mounted)
+        rc = h->ops->remove_mount_point(h->ctx, dir, &e);
+    unlock_disk(call, v.disk_number);
+    return rc == CP_OK ? CP_OK : efail(call, &e);
+}
+
+int cp_volume_handle_is_formatted(cp_call *call, const void *req, void *resp)
+{
+    const cp_volume_request *q = req;
+    char id[CP_VOLUME_ID_LEN + 1];
+    cp_volume_info v;
+    int rc = check_id(call, q->volume_id, "volume id empty", id);
+    if (rc == CP_OK)
+        rc = get_volume(call, id, &v);
+    if (rc != CP_OK)
+        return rc;
+    ((cp_volume_response *)resp)->formatted = v.formatted;
+    return CP_OK;
+}
+
+int cp_volume_handle_format(cp_call *call, const void *req, void *resp)
+{
+    (void)resp;
+    const cp_volume_request *q = req;
+    const cp_storage_host *h = host(call);
+    char id[CP_VOLUME_ID_LEN + 1];
+    cp_volume_info v;
+    int rc = check_id(call, q->volume_id, "volume id empty", id);
+    if (rc == CP_OK)
+        rc = get_volume(call, id, &v);
+    if (rc == CP_OK)
+        rc = refuse_boot(call, v.disk_number, "format a volume on it");
+    if (rc != CP_OK)
+        return rc;
+    cp_error e;
+    lock_disk(call, v.disk_number);
+    rc = h->ops->format_volume(h->ctx, id, &e);
+    unlock_disk(call, v.disk_number);
+    return rc == CP_OK ? CP_OK : efail(call, &e);
+}
+
+int cp_volume_handle_resize(cp_call *call, const void *req, void *resp)
+{
+    (void)resp;
+    const cp_volume_request *q = req;
+    const cp_storage_host *h = host(call);
+    char id[CP_VOLUME_ID_LEN + 1];
+    cp_volume_info v;
+    int rc = check_id(call, q->volume_id, "volume id empty", id);
+    if (rc == CP_OK && q->size_bytes < 0)
+        rc = vfail(call, CP_E_INVALID_ARGUMENT, "size %lld of volume %s is negative",
+                   (long long)q->size_bytes, id);
+    if (rc == CP_OK)
+        rc = get_volume(call, id, &v);
+    if (rc == CP_OK)
+        rc = refuse_boot(call, v.disk_number, "resize a volume on it");
+    if (rc != CP_OK)
+        return rc;
+
+    cp_error e;
+    lock_disk(call, v.disk_number);
+    rc = h->ops->get_volume(h->ctx, id, &v, &e); /* sizes as of now, under the lock */
+    uint64_t want = q->size_bytes == 0 ? v.partition_max : (uint64_t)q->size_bytes;
+    if (rc == CP_OK && want >= v.partition_size && want - v.partition_size >= GROW_MIN) {
+        if (want > v.partition_max)
+            rc = cp_error_set(&e, CP_E_OUT_OF_RANGE,
+                              "cannot grow volume %s to %llu bytes: its partition can grow to "
+                              "%llu bytes at most",
+                              id, (unsigned long long)want, (unsigned long long)v.partition_max);
+        else
+            rc = h->ops->grow_volume(h->ctx, id, want, &e);
+    }
+    /* else: less than 100 MiB more, or smaller: nothing to do (upstream). */
+    unlock_disk(call, v.disk_number);
+    return rc == CP_OK ? CP_OK : efail(call, &e);
+}
+
+int cp_volume_handle_stats(cp_call *call, const void *req, void *resp)
+{
+    const cp_volume_request *q = req;
+    cp_volume_response *r = resp;
+    char id[CP_VOLUME_ID_LEN + 1];
+    cp_volume_info v;
+    int rc = check_id(call, q->volume_id, "volume id empty", id);
+    if (rc == CP_OK)
+        rc = get_volume(call, id, &v);
+    if (rc != CP_OK)
+        return rc;
+    r->total_bytes = (int64_t)v.size;
+    r->used_bytes = (int64_t)(v.size - (v.size_remaining < v.size ? v.size_remaining : v.size));
+    return CP_OK;
+}
+
+int cp_volume_handle_disk_number(cp_call *call, const void *req, void *resp)
+{
+    const cp_volume_request *q = req;
+    cp_volume_response *r = resp;
+    char id[CP_VOLUME_ID_LEN + 1];
+    cp_volume_info v;
+    int rc = check_id(call, q->volume_id, "volume id empty", id);
+    if (rc == CP_OK)
+        rc = get_volume(call, id, &v);
+    if (rc != CP_OK)
+        return rc;
+    r->disk_number = v.disk_number;
+    r->disk_number64 = v.disk_number;
+    return CP_OK;
+}
+
+int cp_volume_handle_id_from_target(cp_call *call, const void *req, void *resp)
+{
+    const cp_volume_request *q = req;
+    const cp_storage_host *h = host(call);
+    const char *dir;
+    int rc = check_dir(call, q->target_path, "target path is empty", &dir);
+    if (rc != CP_OK)
+        return rc;
+    char *id = cp_call_alloc(call, CP_VOLUME_ID_MAX);
+    if (id == NULL)
+        return vfail(call, CP_E_NOMEM, "out of memory");
+    cp_error e;
+    if (h->ops->volume_at(h->ctx, dir, id, CP_VOLUME_ID_MAX, &e) != CP_OK)
+        return efail(call, &e);
+    ((cp_volume_response *)resp)->volume_id = id;
+    return CP_OK;
+}
+
+/* Upstream's walk: from the path towards its drive root, the first
+ * directory that is a volume mount point gives the volume; at the root,
+ * the volume of the drive letter. Mount points are reparse points, so
+ * the walk never needs to follow them any further. */
+int cp_volume_handle_closest_id(cp_call *call, const void *req, void *resp)
+{
+    const cp_volume_request *q = req;
+    const cp_storage_host *h = host(call);
+    const char *dir;
+    int rc = check_dir(call, q->target_path, "target path is empty", &dir);
+    if (rc != CP_OK)
+        return rc;
+    char *id = cp_call_alloc(call, CP_VOLUME_ID_MAX);
+    if (id == NULL)
+        return vfail(call, CP_E_NOMEM, "out of memory");
+    cp_error e;
+    const char *cur = dir;
+    for (int i = 0; i < CLOSEST_STEPS; i++) {
+        rc = h->ops->volume_at(h->ctx, cur, id, CP_VOLUME_ID_MAX, &e);
+        if (rc == CP_OK) {
+            ((cp_volume_response *)resp)->volume_id = id;
+            return CP_OK;
+        }
+        if (rc != CP_E_FAILED_PRECONDITION)
+            break;
+        const char *parent = cp_hostpath_parent(call, cur);
+        if (parent == NULL) {
+            rc = h->ops->drive_volume(h->ctx, cur[0], id, CP_VOLUME_ID_MAX, &e);
+            if (rc == CP_OK) {
+                ((cp_volume_response *)resp)->volume_id = id;
+                return CP_OK;
+            }
+            break;
+        }
+        cur = parent;
+    }
+    if (rc == CP_OK || rc == CP_E_FAILED_PRECONDITION)
+        cp_error_set(&e, CP_E_INTERNAL, "failed to find the closest volume for path=%s", dir);
+    return vfail(call, e.status, "error getting the closest volume for the path=%s, err=%s",
+                 q->target_path, e.msg);
+}
+
+int cp_volume_handle_flush(cp_call *call, const void *req, void *resp)
+{
+    (void)resp;
+    const cp_volume_request *q = req;
+    const cp_storage_host *h = host(call);
+    char id[CP_VOLUME_ID_LEN + 1];
+    cp_volume_info v;
+    int rc = check_id(call, q->volume_id, "volume id empty", id);
+    if (rc == CP_OK)
+        rc = get_volume(call, id, &v);
+    if (rc != CP_OK)
+        return rc;
+    cp_error e;
+    lock_disk(call, v.disk_number);
+    rc = h->ops->flush_volume(h->ctx, id, &e);
+    unlock_disk(call, v.disk_number);
+    return rc == CP_OK ? CP_OK : efail(call, &e);
+}
+
+/* --- converters ------------------------------------------------------------- */
+
+int cp_volume_conv_list_legacy(cp_call *call, const ProtobufCMessage *in, void *req)
+{
+    const char *s = cp_pb_get_string(in, "disk_id");
+    char why[256];
+    cp_volume_request *q = req;
+    q->partition_number = 0; /* old versions list every partition */
+    if (cp_parse_disk_number(s != NULL ? s : "", &q->disk_number, why, sizeof(why)) != CP_OK)
+        return vfail(call, CP_E_INVALID_ARGUMENT, "Failed to parse diskId: err=%s", why);
+    return CP_OK;
+}
+
+int cp_volume_conv_list(cp_call *call, const void *resp, ProtobufCMessage *out)
+{
+    const cp_volume_response *r = resp;
+    return cp_pb_set_strings(call, out, "volume_ids", r->volume_ids, r->n_volume_ids);
+}
+
+/* --- field maps ------------------------------------------------------------- */
+
+#define REQ(f, member, kind) {f, offsetof(cp_volume_request, member), kind}
+#define RESP(f, member, kind) {f, offsetof(cp_volume_response, member), kind}
+
+const cp_fieldmap cp_volume_map_disk_partition[] = {
+    REQ("disk_number", disk_number, CP_F_UINT32),
+    REQ("partition_number", partition_number, CP_F_UINT32),
+    {NULL},
+};
+const cp_fieldmap cp_volume_map_id[] = {REQ("volume_id", volume_id, CP_F_STRING), {NULL}};
+const cp_fieldmap cp_volume_map_id_path[] = {
+    REQ("volume_id", volume_id, CP_F_STRING),
+    REQ("path", target_path, CP_F_STRING),
+    {NULL},
+};
+const cp_fieldmap cp_volume_map_id_target[] = {
+    REQ("volume_id", volume_id, CP_F_STRING),
+    REQ("target_path", target_path, CP_F_STRING),
+    {NULL},
+};
+const cp_fieldmap cp_volume_map_id_size[] = {
+    REQ("volume_id", volume_id, CP_F_STRING),
+    REQ("size", size_bytes, CP_F_INT64),
+    {NULL},
+};
+const cp_fieldmap cp_volume_map_id_size_bytes[] = {
+    REQ("volume_id", volume_id, CP_F_STRING),
+    REQ("size_bytes", size_bytes, CP_F_INT64),
+    {NULL},
+};
+const cp_fieldmap cp_volume_map_mount[] = {REQ("mount", target_path, CP_F_STRING), {NULL}};
+const cp_fieldmap cp_volume_map_target[] = {REQ("target_path", target_path, CP_F_STRING), {NULL}};
+const cp_fieldmap cp_volume_map_formatted[] = {RESP("formatted", formatted, CP_F_BOOL), {NULL}};
+const cp_fieldmap cp_volume_map_stats[] = {
+    RESP("total_bytes", total_bytes, CP_F_INT64),
+    RESP("used_bytes", used_bytes, CP_F_INT64),
+    {NULL},
+};
+const cp_fieldmap cp_volume_map_volume_stats[] = {
+    RESP("volumeSize", total_bytes, CP_F_INT64),
+    RESP("volumeUsedSize", used_bytes, CP_F_INT64),
+    {NULL},
+};
+const cp_fieldmap cp_volume_map_disk_number[] = {
+    RESP("disk_number", disk_number, CP_F_UINT32),
+    {NULL},
+};
+const cp_fieldmap cp_volume_map_disk_number64[] = {
+    RESP("diskNumber", disk_number64, CP_F_INT64),
+    {NULL},
+};
+const cp_fieldmap cp_volume_map_volume_id[] = {RESP("volume_id", volume_id, CP_F_STRING), {NULL}};

@@ -1,0 +1,223 @@
+<#
+.SYNOPSIS
+  The disk and volume groups of csi-proxy on a real Windows node, with a
+  throw-away VHDX: identity strings against Windows' own storage management,
+  the boot-disk refusals, the CSI staging flow, growth after a disk expansion.
+  See README.md in this directory. NOT RUN by the team yet.
+#>
+param(
+    [Parameter(Mandatory = $true)] [string] $Cli,
+    [string] $WorkDir = "$env:TEMP\csi-proxy-vhd",
+    [string] $Kubelet = 'C:\var\lib\kubelet',
+    [switch] $Keep
+)
+$ErrorActionPreference = 'Stop'
+Set-StrictMode -Version 3
+
+$script:pass = 0
+$script:fail = 0
+function Ok([string] $name) { $script:pass++; Write-Output "ok - $name" }
+function Bad([string] $name, [string] $why) { $script:fail++; Write-Output "not ok - $name"; if ($why) { Write-Output "    $why" } }
+function Check([bool] $cond, [string] $name, [string] $why = '') { if ($cond) { Ok $name } else { Bad $name $why } }
+
+# --- calling the service ----------------------------------------------------
+# The request goes through a file (@file): PowerShell 5.1 mangles double
+# quotes in native command arguments.
+$reqFile = Join-Path $env:TEMP 'csi-proxy-rpc.json'
+function Rpc([string] $Group, [string] $Version, [string] $Method, $Body = $null) {
+    $a = @($Group, $Version, $Method)
+    if ($null -ne $Body) {
+        [IO.File]::WriteAllText($reqFile, ($Body | ConvertTo-Json -Compress -Depth 6))
+        $a += "@$reqFile"
+    }
+    $out = @(& $Cli @a 2>&1 | ForEach-Object { "$_" })
+    $code = $LASTEXITCODE
+    $line = $out | Where-Object { $_.StartsWith('{') } | Select-Object -First 1
+    $json = $null
+    if ($line) { $json = $line | ConvertFrom-Json }
+    [pscustomobject]@{ Code = $code; Out = ($out -join ' | '); Json = $json }
+}
+function Expect-Ok($r, [string] $name) { Check ($r.Code -eq 0) $name $r.Out; $r }
+function Expect-Code($r, [int] $code, [string] $text, [string] $name) {
+    Check (($r.Code -eq $code) -and ($r.Out -like "*$text*")) $name "exit $($r.Code), want $code with '$text': $($r.Out)"
+}
+function Prop($obj, [string] $name) { # a map entry / field that may be absent (proto3 JSON)
+    if ($null -eq $obj) { return $null }
+    $p = $obj.PSObject.Properties[$name]
+    if ($p) { $p.Value } else { $null }
+}
+
+# --- upstream's page83 rule, independently, in C# ------------------------------
+# IOCTL_STORAGE_QUERY_PROPERTY(StorageDeviceIdProperty) on \\.\PhysicalDriveN;
+# the first identifier with device association and an ASCII (as is) or binary
+# (lower-case hex) code set. This is what upstream's GetDiskPage83ID returns.
+Add-Type -TypeDefinition @'
+using System;
+using System.Runtime.InteropServices;
+using System.Text;
+using Microsoft.Win32.SafeHandles;
+public static class Page83 {
+    [DllImport("kernel32.dll", SetLastError = true, CharSet = CharSet.Unicode)]
+    static extern SafeFileHandle CreateFile(string name, uint access, uint share, IntPtr sa, uint disp, uint flags, IntPtr tmpl);
+    [DllImport("kernel32.dll", SetLastError = true)]
+    static extern bool DeviceIoControl(SafeFileHandle h, uint code, byte[] inb, int inl, byte[] outb, int outl, out int ret, IntPtr ov);
+    public static string Get(int disk) {
+        using (var h = CreateFile(@"\\.\PhysicalDrive" + disk, 0, 3, IntPtr.Zero, 3, 0, IntPtr.Zero)) {
+            if (h.IsInvalid) throw new Exception("open disk " + disk + ": " + Marshal.GetLastWin32Error());
+            var q = new byte[12]; // STORAGE_PROPERTY_QUERY: PropertyId 2 (StorageDeviceIdProperty), standard query
+            BitConverter.GetBytes(2).CopyTo(q, 0);
+            var b = new byte[4096]; int n;
+            if (!DeviceIoControl(h, 0x002d1400, q, q.Length, b, b.Length, out n, IntPtr.Zero)) return "";
+            int count = BitConverter.ToInt32(b, 8), off = 12;
+            for (int i = 0; i < count && off + 16 <= n; i++) {
+                int cs = BitConverter.ToInt32(b, off), size = BitConverter.ToUInt16(b, off + 8);
+                int next = BitConverter.ToUInt16(b, off + 10), assoc = BitConverter.ToInt32(b, off + 12);
+                if (assoc == 0 && (cs == 1 || cs == 2)) {
+                    if (cs == 2) { var s = Encoding.ASCII.GetString(b, off + 16, size); int z = s.IndexOf('\0'); return z >= 0 ? s.Substring(0, z) : s; }
+                    var sb = new StringBuilder(); for (int k = 0; k < size; k++) sb.Append(b[off + 16 + k].ToString("x2")); return sb.ToString();
+                }
+                if (next == 0) break;
+                off += next;
+            }
+            return "";
+        }
+    }
+}
+'@
+
+# Upstream's ListDiskLocations parse of MSFT_Disk.Location.
+function Parse-Location([string] $loc) {
+    $s = $loc -split ':'
+    if ($s.Count -lt 5) { return $null }
+    $d = @{ Adapter = ''; Bus = ''; Target = ''; LUNID = '' }; $found = $false
+    foreach ($item in $s) {
+        $w = $item.Trim() -split ' '
+        if ($w.Count -eq 2) {
+            $found = $true
+            switch ($w[0].Trim()) { 'Adapter' { $d.Adapter = $w[1].Trim() } 'Bus' { $d.Bus = $w[1].Trim() } 'Target' { $d.Target = $w[1].Trim() } 'LUN' { $d.LUNID = $w[1].Trim() } }
+        }
+    }
+    if ($found) { $d } else { $null }
+}
+
+# --- the VHDX ----------------------------------------------------------------------
+New-Item -ItemType Directory -Force -Path $WorkDir | Out-Null
+$vhd = Join-Path $WorkDir 'csi-proxy-test.vhdx'
+function Diskpart([string[]] $lines) {
+    $f = Join-Path $env:TEMP 'csi-proxy-diskpart.txt'
+    [IO.File]::WriteAllLines($f, $lines)
+    $o = & diskpart.exe /s $f
+    if ($LASTEXITCODE -ne 0) { throw "diskpart: $($o -join ' ')" }
+}
+if (Test-Path $vhd) { try { Diskpart @("select vdisk file=`"$vhd`"", 'detach vdisk') } catch {}; Remove-Item $vhd }
+Diskpart @("create vdisk file=`"$vhd`" maximum=1024 type=expandable", "select vdisk file=`"$vhd`"", 'attach vdisk')
+Start-Sleep -Seconds 2
+$disk = Get-Disk | Where-Object { $_.Location -eq $vhd -or $_.Location -like "*csi-proxy-test.vhdx" } | Select-Object -First 1
+if (-not $disk) { throw "the attached VHDX does not show in Get-Disk" }
+$n = [int] $disk.Number
+Write-Output "# VHDX $vhd is disk $n"
+
+try {
+    # --- identity strings, every disk ---------------------------------------------
+    $ids = Expect-Ok (Rpc disk v1 ListDiskIDs) 'ListDiskIDs'
+    $locs = Expect-Ok (Rpc disk v1 ListDiskLocations) 'ListDiskLocations'
+    $idsOld = Expect-Ok (Rpc disk v1beta1 ListDiskIDs) 'ListDiskIDs (v1beta1)'
+    foreach ($d in Get-Disk) {
+        $k = "$($d.Number)"
+        $got = Prop $ids.Json.diskIDs $k
+        $p83 = "$(Prop $got 'page83')"; $sn = "$(Prop $got 'serial_number')"
+        Check ($p83 -ceq [Page83]::Get([int] $d.Number)) "disk ${k}: page83 '$p83' is upstream's"
+        Check ($sn -ceq "$($d.SerialNumber)") "disk ${k}: serial '$sn' is MSFT_Disk.SerialNumber '$($d.SerialNumber)'"
+        $old = Prop (Prop $idsOld.Json.diskIDs $k) 'identifiers'
+        Check (("$(Prop $old 'page83')" -ceq $p83) -and ("$(Prop $old 'serialNumber')" -ceq $sn)) "disk ${k}: v1beta1 identifiers map agrees"
+        $want = Parse-Location "$($d.Location)"
+        $l = Prop $locs.Json.disk_locations $k
+        if ($null -eq $want) {
+            Check ($null -eq $l) "disk ${k}: no location ('$($d.Location)'), left out"
+        } else {
+            $g = @{ Adapter = "$(Prop $l 'Adapter')"; Bus = "$(Prop $l 'Bus')"; Target = "$(Prop $l 'Target')"; LUNID = "$(Prop $l 'LUNID')" }
+            Check (($g.Adapter -ceq $want.Adapter) -and ($g.Bus -ceq $want.Bus) -and ($g.Target -ceq $want.Target) -and ($g.LUNID -ceq $want.LUNID)) `
+                "disk ${k}: location matches '$($d.Location)'" "got $($g | ConvertTo-Json -Compress)"
+        }
+        $st = Rpc disk v1 GetDiskStats @{ disk_number = [int] $d.Number }
+        Check ([int64] (Prop $st.Json 'total_bytes') -eq [int64] $d.Size) "disk ${k}: GetDiskStats = Size $($d.Size)"
+        $gs = Rpc disk v1 GetDiskState @{ disk_number = [int] $d.Number }
+        Check ([bool] (Prop $gs.Json 'is_online') -eq (-not $d.IsOffline)) "disk ${k}: GetDiskState = not IsOffline"
+    }
+
+    # --- the boot disk is refused ------------------------------------------------------
+    $boot = Get-Disk | Where-Object { $_.IsBoot -or $_.IsSystem } | Select-Object -First 1
+    Expect-Code (Rpc disk v1 PartitionDisk @{ disk_number = [int] $boot.Number }) 9 'refusing to partition it' "PartitionDisk refuses boot disk $($boot.Number)"
+    Expect-Code (Rpc disk v1 SetDiskState @{ disk_number = [int] $boot.Number; is_online = $false }) 9 'refusing to take it offline' 'SetDiskState refuses to take the boot disk offline'
+    $cvol = (Get-Volume -DriveLetter C).UniqueId
+    Expect-Code (Rpc volume v1 FormatVolume @{ volume_id = $cvol }) 9 'refusing to format' "FormatVolume refuses C: ($cvol)"
+    Expect-Code (Rpc volume v1 ResizeVolume @{ volume_id = $cvol; size_bytes = 0 }) 9 'refusing to resize' 'ResizeVolume refuses C:'
+
+    # --- the staging flow ---------------------------------------------------------------
+    for ($i = 0; $i -lt 2; $i++) { Expect-Ok (Rpc disk v1 PartitionDisk @{ disk_number = $n }) "PartitionDisk $n (call $($i + 1))" | Out-Null }
+    $d2 = Get-Disk -Number $n
+    Check ($d2.PartitionStyle -eq 'GPT') "disk $n is GPT now"
+    $parts = @(Get-Partition -DiskNumber $n | Where-Object { $_.Type -eq 'Basic' })
+    Check ($parts.Count -eq 1 -and -not $parts[0].DriveLetter) "one basic partition, no drive letter"
+    $lv = Expect-Ok (Rpc volume v1 ListVolumesOnDisk @{ disk_number = $n }) 'ListVolumesOnDisk'
+    $vol = @($lv.Json.volume_ids)[0]
+    Check ($vol -ceq ($parts[0] | Get-Volume).UniqueId) "volume ID '$vol' is MSFT_Volume.UniqueId"
+    $lv1 = Rpc volume v1 ListVolumesOnDisk @{ disk_number = $n; partition_number = [int] $parts[0].PartitionNumber }
+    Check (@($lv1.Json.volume_ids)[0] -ceq $vol) 'ListVolumesOnDisk by partition number'
+    Check (-not [bool] (Prop (Rpc volume v1 IsVolumeFormatted @{ volume_id = $vol }).Json 'formatted')) 'IsVolumeFormatted: false'
+    Expect-Ok (Rpc volume v1 FormatVolume @{ volume_id = $vol }) 'FormatVolume (MSFT_Volume.Format over WMI)' | Out-Null
+    Check ([bool] (Prop (Rpc volume v1 IsVolumeFormatted @{ volume_id = $vol }).Json 'formatted')) 'IsVolumeFormatted: true'
+    Check ((Get-Volume -UniqueId $vol).FileSystem -eq 'NTFS') 'Get-Volume says NTFS'
+
+    $target = Join-Path $Kubelet 'plugins\kubernetes.io\csi\pv\csi-proxy-test\globalmount'
+    New-Item -ItemType Directory -Force -Path $target | Out-Null
+    for ($i = 0; $i -lt 2; $i++) { Expect-Ok (Rpc volume v1 MountVolume @{ volume_id = $vol; target_path = $target }) "MountVolume (call $($i + 1))" | Out-Null }
+    Check ((Get-Partition -DiskNumber $n -PartitionNumber $parts[0].PartitionNumber).AccessPaths -contains "$target\") 'Get-Partition lists the mount point'
+    $t = Rpc volume v1 GetVolumeIDFromTargetPath @{ target_path = $target }
+    Check ((Prop $t.Json 'volume_id') -ceq $vol) 'GetVolumeIDFromTargetPath'
+    $c = Rpc volume v2alpha1 GetClosestVolumeIDFromTargetPath @{ target_path = $target }
+    Check ((Prop $c.Json 'volume_id') -ceq $vol) 'GetClosestVolumeIDFromTargetPath (the mount)'
+    $c = Rpc volume v2alpha1 GetClosestVolumeIDFromTargetPath @{ target_path = $Kubelet }
+    Check ((Prop $c.Json 'volume_id') -ceq (Get-Volume -DriveLetter ($Kubelet[0])).UniqueId) 'GetClosestVolumeIDFromTargetPath (the drive)'
+    $s = Rpc volume v1 GetVolumeStats @{ volume_id = $vol }
+    $gv = Get-Volume -UniqueId $vol
+    Check (([int64] (Prop $s.Json 'total_bytes') -eq [int64] $gv.Size) -and ([int64] (Prop $s.Json 'used_bytes') -eq [int64] ($gv.Size - $gv.SizeRemaining))) `
+        "GetVolumeStats = Get-Volume Size/Size-SizeRemaining" $s.Out
+    $dn = Rpc volume v1 GetDiskNumberFromVolumeID @{ volume_id = $vol }
+    Check ([int] (Prop $dn.Json 'disk_number') -eq $n) 'GetDiskNumberFromVolumeID'
+    Expect-Ok (Rpc volume v1 WriteVolumeCache @{ volume_id = $vol }) 'WriteVolumeCache' | Out-Null
+    $before = [int64] (Prop $s.Json 'total_bytes')
+    Expect-Ok (Rpc volume v1 ResizeVolume @{ volume_id = $vol; size_bytes = 0 }) 'ResizeVolume 0 with no room (nothing to do)' | Out-Null
+    for ($i = 0; $i -lt 2; $i++) { Expect-Ok (Rpc volume v1 UnmountVolume @{ volume_id = $vol; target_path = $target }) "UnmountVolume (call $($i + 1))" | Out-Null }
+    Check (Test-Path $target) 'the directory stays'
+    Expect-Code (Rpc volume v1 GetVolumeIDFromTargetPath @{ target_path = $target }) 9 'not a mounted folder' 'not a mounted folder any more'
+
+    # --- growth after the disk was expanded ------------------------------------------------
+    Diskpart @("select vdisk file=`"$vhd`"", 'detach vdisk')
+    Diskpart @("select vdisk file=`"$vhd`"", 'expand vdisk maximum=2048', 'attach vdisk')
+    Start-Sleep -Seconds 2
+    Expect-Ok (Rpc disk v1 Rescan) 'Rescan (MSFT_StorageSetting.UpdateHostStorageCache over WMI)' | Out-Null
+    $st = Rpc disk v1 GetDiskStats @{ disk_number = $n }
+    Check ([int64] (Prop $st.Json 'total_bytes') -eq 2GB) 'GetDiskStats shows 2 GiB'
+    Expect-Ok (Rpc volume v1 ResizeVolume @{ volume_id = $vol; size_bytes = 0 }) 'ResizeVolume 0 after the expansion' | Out-Null
+    $s = Rpc volume v1 GetVolumeStats @{ volume_id = $vol }
+    $after = [int64] (Prop $s.Json 'total_bytes')
+    Check ($after -gt $before + 900MB) "the volume grew: $before -> $after bytes"
+    Check ((Get-Partition -DiskNumber $n -PartitionNumber $parts[0].PartitionNumber).Size -gt 1.9GB) 'Get-Partition shows the larger partition'
+    Check ((Get-Volume -UniqueId $vol).Size -eq $after) 'Get-Volume agrees'
+
+    # --- online / offline -------------------------------------------------------------------
+    Expect-Ok (Rpc disk v1 SetDiskState @{ disk_number = $n; is_online = $false }) 'SetDiskState offline' | Out-Null
+    Check ((Get-Disk -Number $n).IsOffline) 'Get-Disk says offline'
+    Check (@((Rpc volume v1 ListVolumesOnDisk @{ disk_number = $n }).Json.volume_ids).Count -eq 0) 'no volumes while offline'
+    Expect-Ok (Rpc disk v1beta2 SetAttachState @{ diskID = "$n"; isOnline = $true }) 'SetAttachState online (v1beta2)' | Out-Null
+    Check (-not (Get-Disk -Number $n).IsOffline) 'Get-Disk says online'
+    Expect-Code (Rpc disk v1 GetDiskStats @{ disk_number = 4000 }) 5 'disk 4000 not found' 'unknown disk: NOT_FOUND'
+} finally {
+    if (-not $Keep) {
+        try { Diskpart @("select vdisk file=`"$vhd`"", 'detach vdisk') } catch { Write-Output "# detach: $_" }
+        Remove-Item -Force $vhd -ErrorAction SilentlyContinue
+    }
+}
+Write-Output "$($script:pass) passed, $($script:fail) failed"
+if ($script:fail -ne 0) { exit 1 }
