@@ -30,6 +30,27 @@ typedef struct cp_job cp_job;
  * connection's I/O thread (e.g. PostQueuedCompletionStatus, a wake pipe). */
 typedef void (*cp_conn_post_fn)(void *post_ctx, cp_job *job);
 
+/* The caller's identity for the audit trail ("S-1-5-21-...-1000"). */
+#define CP_PEER_ID_MAX 192
+
+/* One finished call of a CP_METHOD_MUTATES method, handed to the audit
+ * hook on the worker thread right after the handler ran. Everything is
+ * borrowed for the duration of the hook. */
+typedef struct cp_call_record {
+    const cp_service *svc;
+    const cp_method *method;
+    const char *path;           /* "/v1.Filesystem/Mkdir" */
+    uint32_t peer_pid;
+    const char *peer_id;        /* "" when unknown */
+    const uint8_t *req;         /* the request message (protobuf bytes) */
+    size_t req_len;
+    int status;                 /* CP_OK or the call's error status */
+    const char *message;        /* the error message; "" on success */
+    int64_t duration_ms;
+} cp_call_record;
+
+typedef void (*cp_audit_fn)(void *ctx, const cp_call_record *r);
+
 typedef struct cp_conn_opts {
     size_t max_recv_msg;        /* default 4 MiB */
     uint32_t max_streams;       /* concurrent streams; default 1000 */
@@ -38,6 +59,11 @@ typedef struct cp_conn_opts {
     /* Set when the caller was refused for this service: every call gets
      * PERMISSION_DENIED with this message. NULL when authorized. */
     const char *deny_message;
+    /* Who the caller is (set by the transport's authorize hook). */
+    char peer_id[CP_PEER_ID_MAX];
+    /* Called for every call of a CP_METHOD_MUTATES method; may be NULL. */
+    cp_audit_fn audit;
+    void *audit_ctx;
 } cp_conn_opts;
 
 /* NULL on out-of-memory. opts may be NULL for defaults. The service must

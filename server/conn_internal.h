@@ -37,6 +37,9 @@ struct cp_job {
     const cp_method *method;
     char *path;
     uint32_t peer_pid;
+    const char *peer_id;   /* c->opts.peer_id: the job holds a reference on c */
+    cp_audit_fn audit;
+    void *audit_ctx;
     uint8_t *req; /* message body, without the prefix */
     size_t req_len;
     /* results, written by the worker */

@@ -6,6 +6,7 @@
 #include "conn_internal.h"
 #include "dispatch.h"
 #include "grpc_wire.h"
+#include "thread.h"
 
 static void job_run(cp_task *t)
 {
@@ -18,7 +19,15 @@ static void job_run(cp_task *t)
     }
     uint8_t *body = NULL;
     size_t body_len = 0;
+    int64_t t0 = cp_now_ms();
     int rc = cp_dispatch_run(job->svc, job->method, call, job->req, job->req_len, &body, &body_len);
+    if (job->audit != NULL && (job->method->flags & CP_METHOD_MUTATES)) {
+        const cp_error *ce = cp_call_error(call);
+        cp_call_record r = {job->svc, job->method, job->path, job->peer_pid, job->peer_id,
+                            job->req, job->req_len, rc, rc != CP_OK ? ce->msg : "",
+                            cp_now_ms() - t0};
+        job->audit(job->audit_ctx, &r);
+    }
     if (rc != CP_OK) {
         job->err = *cp_call_error(call);
         if (job->err.status == CP_OK)
@@ -59,6 +68,9 @@ cp_job *cp_job_new(cp_conn *c, int32_t stream_id, const cp_method *m, const char
     job->svc = c->svc;
     job->method = m;
     job->peer_pid = c->opts.peer_pid;
+    job->peer_id = c->opts.peer_id;
+    job->audit = c->opts.audit;
+    job->audit_ctx = c->opts.audit_ctx;
     job->req = req;
     job->req_len = req_len;
     return job;

@@ -306,6 +306,8 @@ int cp_flags_parse(cp_flags *f, int argc, char **argv, cp_error *e)
             value = argv[i++];
         }
         int rc = set_value(f, d, value);
+        if (rc == 0)
+            f->given |= 1ull << (d - flag_defs);
         if (rc == CP_E_NOMEM)
             return cp_error_set(e, CP_E_NOMEM, "-%s: out of memory", d->name);
         if (rc != 0) {
@@ -323,6 +325,14 @@ int cp_flags_parse(cp_flags *f, int argc, char **argv, cp_error *e)
     f->n_args = argc - i;
     return CP_OK;
 }
+
+bool cp_flags_given(const cp_flags *f, const char *name)
+{
+    const flag_def *d = find_flag(name, strlen(name));
+    return d != NULL && (f->given & (1ull << (d - flag_defs))) != 0;
+}
+
+_Static_assert(N_FLAGS <= 64, "cp_flags.given has one bit per flag");
 
 void cp_flags_usage(FILE *out)
 {

@@ -59,6 +59,9 @@ typedef struct cp_flags {
     /* Arguments after the flags (ignored, as upstream does). */
     char **args;
     int n_args;
+    /* Which flags the command line gave (bit i: the i-th flag in the
+     * table); see cp_flags_given. */
+    uint64_t given;
 } cp_flags;
 
 /* Sets every field to its default. */
@@ -74,6 +77,10 @@ int cp_flags_parse(cp_flags *f, int argc, char **argv, cp_error *e)
     __attribute__((warn_unused_result))
 #endif
     ;
+
+/* True when the command line gave flag name ("log_file", "v", ...):
+ * the config file does not override those. */
+bool cp_flags_given(const cp_flags *f, const char *name);
 
 /* Releases what parse allocated; f is left initialised. */
 void cp_flags_free(cp_flags *f);

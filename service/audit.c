@@ -1,0 +1,84 @@
+/* audit.c - see audit.h. */
+#include "audit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <protobuf-c/protobuf-c.h>
+
+#include "../server/method.h"
+#include "log.h"
+#include "redact.h"
+
+struct cp_audit {
+    cp_audit_sink_fn sink;
+    void *sink_ctx;
+};
+
+cp_audit *cp_audit_new(cp_audit_sink_fn sink, void *sink_ctx)
+{
+    cp_audit *a = calloc(1, sizeof(*a));
+    if (a != NULL) {
+        a->sink = sink;
+        a->sink_ctx = sink_ctx;
+    }
+    return a;
+}
+
+void cp_audit_free(cp_audit *a)
+{
+    free(a);
+}
+
+const char *cp_audit_format_call(const cp_call_record *r, char *line, size_t cap)
+{
+    char args[2048];
+    ProtobufCMessage *req = NULL;
+    if (r->method != NULL && r->method->req_desc != NULL)
+        req = protobuf_c_message_unpack(r->method->req_desc, NULL, r->req_len, r->req);
+    if (req != NULL)
+        cp_redact_render(req, args, sizeof(args));
+    else
+        snprintf(args, sizeof(args), "<%zu bytes, not decodable>", r->req_len);
+    const char *caller = r->peer_id != NULL && r->peer_id[0] != '\0' ? r->peer_id : "unknown";
+    if (r->status == 0)
+        snprintf(line, cap, "audit: call %s caller=%s pid=%lu args=%s result=OK duration=%lldms",
+                 r->path, caller, (unsigned long)r->peer_pid, args, (long long)r->duration_ms);
+    else
+        snprintf(line, cap,
+                 "audit: call %s caller=%s pid=%lu args=%s result=%s (%s) duration=%lldms",
+                 r->path, caller, (unsigned long)r->peer_pid, args, cp_status_name(r->status),
+                 r->message != NULL ? r->message : "", (long long)r->duration_ms);
+    /* The rendering hid the secret fields; this hides their values anywhere
+     * else (an error message, a secret pasted into a non-secret field). */
+    if (req != NULL) {
+        cp_redact_scrub(req, line, cap);
+        protobuf_c_message_free_unpacked(req, NULL);
+    }
+    return line;
+}
+
+void cp_audit_call(void *ctx, const cp_call_record *r)
+{
+    cp_audit *a = ctx;
+    char line[CP_AUDIT_LINE_MAX];
+    cp_audit_format_call(r, line, sizeof(line));
+    if (r->status == 0)
+        CP_LOG_INFO("%s", line);
+    else
+        CP_LOG_WARN("%s", line);
+    if (a != NULL && a->sink != NULL)
+        a->sink(a->sink_ctx, r->status != 0, line);
+}
+
+void cp_audit_denied(cp_audit *a, const char *pipe, const char *group, uint32_t pid,
+                     const char *caller, const char *why)
+{
+    char line[CP_AUDIT_LINE_MAX];
+    snprintf(line, sizeof(line), "audit: denied caller=%s pid=%lu group=%s pipe=%s: %s",
+             caller != NULL && caller[0] != '\0' ? caller : "unknown", (unsigned long)pid, group,
+             pipe, why);
+    CP_LOG_WARN("%s", line);
+    if (a != NULL && a->sink != NULL)
+        a->sink(a->sink_ctx, true, line);
+}
