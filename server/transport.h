@@ -22,14 +22,17 @@
 typedef struct cp_listen_spec {
     const cp_service *svc;
     const char *name; /* "csi-proxy-filesystem-v1" */
+    const void *security; /* windows: SECURITY_ATTRIBUTES* for this listener; NULL: opts.security */
 } cp_listen_spec;
 
 /* Decides, once per connection at connect, whether the caller may use the
- * service (issue: per-group authorization). Returns NULL to allow, or a
- * static deny message. pid is the client process id (0 if unknown);
- * os_handle is the platform's connection handle. May be NULL: allow all. */
+ * service (per-group authorization). Returns NULL to allow, or a deny
+ * message that outlives the transport. pid is the client process id (0 if
+ * unknown); os_handle is the platform's connection handle (HANDLE* of the
+ * pipe instance / int* fd). It may write the caller's identity into
+ * peer_id (peer_id_cap bytes, for the audit). May be NULL: allow all. */
 typedef const char *(*cp_authorize_fn)(void *ctx, const cp_service *svc, uint32_t pid,
-                                       void *os_handle);
+                                       void *os_handle, char *peer_id, size_t peer_id_cap);
 
 typedef struct cp_transport_opts {
     const char *dir;        /* posix: socket directory; windows: unused */
@@ -38,6 +41,8 @@ typedef struct cp_transport_opts {
     cp_authorize_fn authorize;
     void *authorize_ctx;
     const void *security;   /* windows: SECURITY_ATTRIBUTES* for pipes, or NULL */
+    uint32_t max_conns;     /* windows: open connections at most (0: no limit) */
+    int64_t idle_ms;        /* windows: close connections idle this long (0: never) */
 } cp_transport_opts;
 
 typedef struct cp_transport cp_transport;

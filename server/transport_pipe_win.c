@@ -6,8 +6,19 @@
  *
  * Per listener one instance is always listening (overlapped
  * ConnectNamedPipe). When a client connects, the next instance is created
- * first, then the connected one becomes a connection: one overlapped
- * ReadFile always pending, at most one overlapped WriteFile in flight.
+ * first, then the connected one gets one overlapped ReadFile, always
+ * pending, and at most one overlapped WriteFile in flight. Its cp_conn is
+ * made when the first bytes arrive.
+ *
+ * Security: each instance is created with its listener's security
+ * attributes (the group's protected DACL). Each connection is offered to
+ * opts.authorize once, on its first bytes (so that impersonation can work)
+ * and before they reach HTTP/2: a refused caller's connection answers
+ * PERMISSION_DENIED to every call.
+ *
+ * Limits: at most opts.max_conns open connections (a client beyond that is
+ * disconnected at once: UNAVAILABLE, and it retries); connections with no
+ * call in flight and no traffic for opts.idle_ms get a GOAWAY and close.
  *
  * Lifetime: each pipe_conn counts the overlapped operations the kernel owns
  * (ops). Closing a pipe_conn closes its handle (which cancels its I/O) but
@@ -57,7 +68,9 @@ struct pipe_conn {
     unsigned ops;      /* overlapped operations owned by the kernel */
     bool reading, writing;
     bool closing;      /* close as soon as the output is written */
+    bool connected;    /* the connect completed (counted in t->nconns) */
     int64_t deadline;  /* cached cp_conn_next_deadline() */
+    int64_t active_at; /* last read or finished call, for opts.idle_ms */
     uint8_t *rbuf;     /* READ_BUF, then WRITE_BUF for wbuf */
     uint8_t *wbuf;
     size_t wlen;
@@ -68,6 +81,7 @@ struct listener {
     const cp_service *svc;
     char *name;        /* \\.\pipe\csi-proxy-... (UTF-8, for messages) */
     wchar_t *wpath;
+    SECURITY_ATTRIBUTES *sa; /* NULL: the default pipe security */
     bool created;      /* first instance made: later ones omit FIRST_PIPE_INSTANCE */
     pipe_conn *inst;   /* the listening instance; NULL while none */
     int64_t retry_at;  /* when inst is NULL: next attempt */
@@ -79,6 +93,7 @@ struct cp_transport {
     listener *ls;
     size_t nls;
     pipe_conn *all;    /* every pipe_conn not yet freed */
+    size_t nconns;     /* connected pipe_conns not yet closed */
     volatile LONG stop_requested;
     volatile LONG64 stop_drain_ms;
     int phase;
@@ -128,6 +143,8 @@ static void pc_close(pipe_conn *pc)
         cp_conn_close(pc->conn);
         pc->conn = NULL;
     }
+    if (pc->connected && pc->h != INVALID_HANDLE_VALUE)
+        pc->t->nconns--;
     if (pc->l != NULL && pc->l->inst == pc)
         pc->l->inst = NULL;
     if (pc->h != INVALID_HANDLE_VALUE) {
@@ -152,7 +169,7 @@ static int listen_next(cp_transport *t, listener *l, cp_error *e)
                                 PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT |
                                     PIPE_REJECT_REMOTE_CLIENTS,
                                 PIPE_UNLIMITED_INSTANCES, PIPE_QUOTA, PIPE_QUOTA, PIPE_TIMEOUT_MS,
-                                (SECURITY_ATTRIBUTES *)t->opts.security);
+                                l->sa);
     if (h == INVALID_HANDLE_VALUE) {
         DWORD err = GetLastError();
         if (!l->created && (err == ERROR_ACCESS_DENIED || err == ERROR_PIPE_BUSY))
@@ -288,34 +305,54 @@ static void on_connect(pipe_conn *pc, bool ok, int64_t now)
         pc_close(pc);
         return;
     }
+    if (t->opts.max_conns > 0 && t->nconns >= t->opts.max_conns) {
+        pc_close(pc); /* the client sees the pipe break and retries */
+        return;
+    }
+    pc->connected = true;
+    t->nconns++;
+    pc->active_at = now;
+    pc->rbuf = malloc(READ_BUF + WRITE_BUF);
+    if (pc->rbuf == NULL || !start_read(pc)) {
+        pc_close(pc);
+        return;
+    }
+    pc->wbuf = pc->rbuf + READ_BUF;
+}
+
+/* On the client's first bytes: who is it, and may it use this group?
+ * Deciding here rather than at connect lets impersonation work (Windows
+ * impersonates "the last message read from the pipe") while the client
+ * still holds the connection open. */
+static bool open_conn(pipe_conn *pc)
+{
+    cp_transport *t = pc->t;
     ULONG pid = 0;
     if (!GetNamedPipeClientProcessId(pc->h, &pid))
         pid = 0;
     cp_conn_opts o = t->opts.conn;
     o.peer_pid = pid;
     o.deny_message = NULL;
+    o.peer_id[0] = '\0';
     if (t->opts.authorize != NULL)
-        o.deny_message = t->opts.authorize(t->opts.authorize_ctx, l->svc, pid, pc->h);
-    pc->rbuf = malloc(READ_BUF + WRITE_BUF);
-    if (pc->rbuf != NULL)
-        pc->conn = cp_conn_new(l->svc, t->opts.pool, &o, post_job, t);
-    if (pc->conn == NULL) {
-        pc_close(pc);
-        return;
-    }
-    pc->wbuf = pc->rbuf + READ_BUF;
+        o.deny_message = t->opts.authorize(t->opts.authorize_ctx, pc->l->svc, pid, &pc->h,
+                                           o.peer_id, sizeof(o.peer_id));
+    pc->conn = cp_conn_new(pc->l->svc, t->opts.pool, &o, post_job, t);
+    if (pc->conn == NULL)
+        return false;
     cp_conn_set_user(pc->conn, pc);
-    if (!start_read(pc)) {
-        pc_close(pc);
-        return;
-    }
-    flush(pc); /* the server's SETTINGS */
+    return true;
 }
 
-static void on_read(pipe_conn *pc, bool ok, DWORD n)
+static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
 {
     pc->reading = false;
+    pc->active_at = now;
     if (!ok) { /* ERROR_BROKEN_PIPE and friends: the client is gone */
+        pc_close(pc);
+        return;
+    }
+    if (n > 0 && pc->conn == NULL && (pc->t->phase != RUNNING || !open_conn(pc))) {
         pc_close(pc);
         return;
     }
@@ -345,8 +382,11 @@ static void on_packet(const OVERLAPPED_ENTRY *ev, int64_t now)
 {
     if (ev->lpCompletionKey == KEY_JOB) {
         cp_conn *c = cp_job_complete((cp_job *)ev->lpOverlapped);
-        if (c != NULL)
-            flush(cp_conn_user(c));
+        if (c != NULL) {
+            pipe_conn *pc = cp_conn_user(c);
+            pc->active_at = now;
+            flush(pc);
+        }
         return;
     }
     if (ev->lpCompletionKey != KEY_IO || ev->lpOverlapped == NULL)
@@ -361,10 +401,10 @@ static void on_packet(const OVERLAPPED_ENTRY *ev, int64_t now)
     }
     if (op == &pc->wr)
         on_write(pc, ok, ev->dwNumberOfBytesTransferred);
-    else if (pc->conn == NULL)
+    else if (!pc->connected)
         on_connect(pc, ok, now);
     else
-        on_read(pc, ok, ev->dwNumberOfBytesTransferred);
+        on_read(pc, ok, ev->dwNumberOfBytesTransferred, now);
 }
 
 /* ---- stop ----------------------------------------------------------- */
@@ -382,6 +422,8 @@ static void begin_drain(cp_transport *t, int64_t now)
         if (pc->conn != NULL) {
             cp_conn_shutdown(pc->conn);
             flush(pc);
+        } else if (pc->connected && pc->h != INVALID_HANDLE_VALUE) {
+            pc_close(pc); /* has never said a word: nothing to drain */
         }
     }
 }
@@ -447,6 +489,23 @@ static int64_t tick(cp_transport *t, int64_t now)
     } else if (now < t->close_until) {
         min_wait(&wait, t->close_until, now);
     } /* else: only cancelled operations are left, and those always complete */
+    if (t->phase == RUNNING && t->opts.idle_ms > 0) {
+        for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
+            next = pc->next;
+            if (!pc->connected || pc->h == INVALID_HANDLE_VALUE || pc->closing ||
+                (pc->conn != NULL && cp_conn_inflight(pc->conn) > 0))
+                continue;
+            if (now - pc->active_at >= t->opts.idle_ms && pc->conn == NULL) {
+                pc_close(pc);
+            } else if (now - pc->active_at >= t->opts.idle_ms) {
+                cp_conn_shutdown(pc->conn); /* GOAWAY: the client reconnects when it needs to */
+                pc->closing = true;
+                flush(pc);
+            } else {
+                min_wait(&wait, pc->active_at + t->opts.idle_ms, now);
+            }
+        }
+    }
     for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
         next = pc->next;
         if (pc->conn == NULL || pc->deadline == INT64_MAX)
@@ -489,6 +548,8 @@ cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_sp
     for (; t->nls < n; t->nls++) {
         listener *l = &t->ls[t->nls];
         l->svc = specs[t->nls].svc;
+        l->sa = (SECURITY_ATTRIBUTES *)(specs[t->nls].security != NULL ? specs[t->nls].security
+                                                                        : opts->security);
         size_t len = strlen(PIPE_PREFIX) + strlen(specs[t->nls].name) + 1;
         l->name = malloc(len);
         if (l->name != NULL) {

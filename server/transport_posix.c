@@ -144,7 +144,8 @@ static void accept_all(cp_transport *t, listener *l)
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
             o.peer_pid = (uint32_t)cred.pid;
         if (t->opts.authorize != NULL)
-            o.deny_message = t->opts.authorize(t->opts.authorize_ctx, l->svc, o.peer_pid, &fd);
+            o.deny_message = t->opts.authorize(t->opts.authorize_ctx, l->svc, o.peer_pid, &fd,
+                                               o.peer_id, sizeof(o.peer_id));
         pconn *pc = calloc(1, sizeof(*pc));
         uint8_t *out = malloc(OUT_CAP);
         cp_conn *c = cp_conn_new(l->svc, t->opts.pool, &o, post_job, t);

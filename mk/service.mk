@@ -1,0 +1,18 @@
+# service.mk - the service's build extras (owned by the service/security work):
+#   * the Event Log message table (service/messages.mc) linked into csi-proxy.exe;
+#   * Wine test tools for test/wine/service*.sh.
+
+# --- Event Log message table ------------------------------------------------
+$(WIN)/res/messages.rc: service/messages.mc
+	@mkdir -p $(dir $@)
+	cd $(dir $@) && x86_64-w64-mingw32-windmc -h . -r . $(CURDIR)/$<
+$(WIN)/res/messages.o: $(WIN)/res/messages.rc
+	cd $(dir $@) && x86_64-w64-mingw32-windres -I. messages.rc -o messages.o
+# The exe's recipe links all its prerequisites ($^).
+$(WIN)/csi-proxy.exe: $(WIN)/res/messages.o
+
+# --- Wine test tools ----------------------------------------------------------
+$(WIN)/svctest.exe: test/wine/svctest.c
+	@mkdir -p $(dir $@)
+	$(WINCC) -std=c11 -O2 $(WARN) -DUNICODE -D_UNICODE -municode -s -o $@ $< -ladvapi32
+all: $(WIN)/svctest.exe

@@ -1,0 +1,229 @@
+/* app_win.c - see app_win.h. */
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../groups/groups.h"
+#include "../server/pipe_util_win.h"
+#include "../server/pool.h"
+#include "../server/transport.h"
+#include "../winapi/fs.h"
+#include "app_win.h"
+#include "audit.h"
+#include "eventlog_win.h"
+#include "gate_win.h"
+#include "log.h"
+#include "pipesec_win.h"
+
+struct cp_app {
+    const cp_flags *flags;
+    const cp_config *config;
+    cp_groups *groups;
+    cp_pool *pool;
+    cp_eventlog *eventlog;
+    cp_audit *audit;
+    cp_pipesec *pipesec;
+    cp_gate *gate;
+    cp_transport *transport;
+    SRWLOCK lock; /* transport vs. stop_requested, across threads */
+    bool stop_requested;
+    int64_t stop_drain_ms;
+};
+
+cp_app *cp_app_new(const cp_flags *f, const cp_config *c)
+{
+    cp_app *a = calloc(1, sizeof(*a));
+    if (a == NULL)
+        return NULL;
+    a->flags = f;
+    a->config = c;
+    InitializeSRWLock(&a->lock);
+    return a;
+}
+
+int64_t cp_app_drain_ms(const cp_app *a)
+{
+    return a->config->limits.drain_timeout_ms;
+}
+
+static unsigned pool_threads(const cp_config *c)
+{
+    if (c->limits.worker_threads > 0)
+        return c->limits.worker_threads;
+    DWORD cpus = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+    unsigned n = cpus > 0 && cpus < 512 ? 2u * (unsigned)cpus : 4u;
+    return n < 4 ? 4 : n;
+}
+
+static void log_security(const cp_config *c)
+{
+    for (int i = 0; i < CP_CONFIG_N_GROUPS; i++) {
+        const cp_config_group *g = &c->groups[i];
+        if (!g->served)
+            continue;
+        char callers[512] = "", sid[CP_SID_STR_MAX];
+        for (size_t k = 0; k < g->n_allowed; k++)
+            snprintf(callers + strlen(callers), sizeof(callers) - strlen(callers), "%s%s",
+                     k > 0 ? " " : "", cp_sid_format(&g->allowed[k], sid, sizeof(sid)));
+        CP_LOG_INFO("group %s: pipe security %s, allowed callers [%s]", g->name, g->pipe_sddl,
+                    callers);
+    }
+}
+
+/* The listeners: the services the configuration serves, each with its
+ * group's security attributes. */
+static int listen_specs(cp_app *a, cp_listen_spec **out, char (**names)[96], size_t *n_out,
+                        cp_error *e)
+{
+    size_t n = cp_groups_count(a->groups), k = 0;
+    cp_listen_spec *specs = calloc(n > 0 ? n : 1, sizeof(*specs));
+    char(*nm)[96] = calloc(n > 0 ? n : 1, sizeof(*nm));
+    if (specs == NULL || nm == NULL) {
+        free(specs);
+        free(nm);
+        return cp_error_set(e, CP_E_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const cp_service *svc = cp_groups_service(a->groups, i);
+        if (!cp_config_serves(a->config, svc->def->group, svc->def->version))
+            continue;
+        specs[k].svc = svc;
+        cp_groups_pipe_name(svc->def, nm[k], sizeof(nm[k]));
+        specs[k].name = nm[k];
+        specs[k].security = cp_pipesec_attrs(a->pipesec, svc->def->group);
+        if (specs[k].security == NULL) { /* a group the configuration does not know */
+            free(specs);
+            free(nm);
+            return cp_error_set(e, CP_E_INTERNAL, "no pipe security for group %s",
+                                svc->def->group);
+        }
+        k++;
+    }
+    *out = specs;
+    *names = nm;
+    *n_out = k;
+    return CP_OK;
+}
+
+int cp_app_start(void *ctx, cp_error *e)
+{
+    cp_app *a = ctx;
+    const cp_flags *f = a->flags;
+    const cp_config *c = a->config;
+    if (f->socket_dir != NULL || f->root != NULL)
+        CP_LOG_WARN("-socket-dir and -root are for the native build; ignored on Windows");
+
+    cp_groups_config gc = {
+        .kubelet_path = f->kubelet_path,
+        .working_dirs = (const char *const *)f->working_dirs,
+        .n_working_dirs = f->n_working_dirs,
+        .fs = cp_fs_host_win32(),
+    };
+    a->groups = cp_groups_new(&gc, e);
+    if (a->groups == NULL)
+        return e->status != CP_OK ? e->status : CP_E_INTERNAL;
+    unsigned threads = pool_threads(c);
+    a->pool = cp_pool_new(threads);
+    if (a->pool == NULL)
+        return cp_error_set(e, CP_E_NOMEM, "cannot start %u worker threads", threads);
+    a->eventlog = cp_eventlog_open();
+    a->audit = cp_audit_new(cp_eventlog_report, a->eventlog);
+    if (a->eventlog == NULL || a->audit == NULL)
+        return cp_error_set(e, CP_E_NOMEM, "out of memory");
+    if ((a->pipesec = cp_pipesec_new(c, e)) == NULL || (a->gate = cp_gate_new(c, a->audit, e)) == NULL)
+        return e->status;
+
+    cp_listen_spec *specs = NULL;
+    char(*names)[96] = NULL;
+    size_t n = 0;
+    int rc = listen_specs(a, &specs, &names, &n, e);
+    if (rc != CP_OK)
+        return rc;
+    if (n == 0) {
+        rc = cp_error_set(e, CP_E_INVALID_ARGUMENT, "%s: the configuration serves no pipe",
+                          c->path != NULL ? c->path : "config");
+        goto out;
+    }
+    cp_transport_opts to = {
+        .pool = a->pool,
+        .conn = {.max_recv_msg = (size_t)c->limits.max_message_bytes,
+                 .audit = cp_audit_call,
+                 .audit_ctx = a->audit},
+        .authorize = cp_gate_authorize,
+        .authorize_ctx = a->gate,
+        .max_conns = c->limits.max_connections,
+        .idle_ms = c->limits.idle_timeout_ms,
+    };
+    cp_transport *t = cp_transport_new(&to, specs, n, e);
+    if (t == NULL) {
+        rc = e->status != CP_OK ? e->status : CP_E_INTERNAL;
+        goto out;
+    }
+    if (c->path != NULL)
+        CP_LOG_INFO("configuration: %s", c->path);
+    log_security(c);
+    CP_LOG_INFO("serving %zu pipes", n);
+    for (size_t i = 0; i < n; i++)
+        CP_LOG_INFO("  \\\\.\\pipe\\%s", names[i]);
+
+    AcquireSRWLockExclusive(&a->lock);
+    a->transport = t;
+    if (a->stop_requested) /* a stop came while we were starting */
+        cp_transport_stop(t, a->stop_drain_ms);
+    ReleaseSRWLockExclusive(&a->lock);
+out:
+    free(names);
+    free(specs);
+    return rc;
+}
+
+int cp_app_run(void *ctx)
+{
+    cp_app *a = ctx;
+    int rc = cp_transport_run(a->transport);
+    CP_LOG_INFO("stopped serving");
+    return rc;
+}
+
+void cp_app_stop(void *ctx, int64_t drain_ms)
+{
+    cp_app *a = ctx;
+    AcquireSRWLockExclusive(&a->lock);
+    if (!a->stop_requested) {
+        a->stop_requested = true;
+        a->stop_drain_ms = drain_ms;
+        if (a->transport != NULL)
+            cp_transport_stop(a->transport, drain_ms);
+    }
+    ReleaseSRWLockExclusive(&a->lock);
+}
+
+/* Workers still inside a handler (a drain that timed out) keep the pool,
+ * the transport, the groups and the audit alive: the process is about to
+ * exit and they may still post to the transport. */
+void cp_app_free(cp_app *a)
+{
+    if (a == NULL)
+        return;
+    if (a->pool != NULL && cp_pool_busy(a->pool) > 0) {
+        CP_LOG_WARN("%zu calls still running at exit", cp_pool_busy(a->pool));
+        return;
+    }
+    cp_pool_free(a->pool); /* before the transport: workers post to it */
+    AcquireSRWLockExclusive(&a->lock);
+    cp_transport *t = a->transport;
+    a->transport = NULL;
+    ReleaseSRWLockExclusive(&a->lock);
+    cp_transport_free(t); /* before pipesec and gate: pipes use them */
+    if (a->groups != NULL)
+        cp_groups_free(a->groups);
+    cp_gate_free(a->gate);
+    cp_pipesec_free(a->pipesec);
+    cp_audit_free(a->audit);
+    cp_eventlog_close(a->eventlog);
+    free(a);
+}

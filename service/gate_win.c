@@ -1,0 +1,254 @@
+/* gate_win.c - see gate_win.h. */
+#include "gate_win.h"
+
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../server/pipe_util_win.h"
+#include "authz.h"
+#include "log.h"
+#include "token_win.h"
+
+typedef struct gate_group {
+    const char *name;
+    cp_sid *allowed;
+    PSID *psids;         /* the same, for CheckTokenMembership */
+    size_t n;
+    char deny[160];      /* what a refused client is told */
+} gate_group;
+
+struct cp_gate {
+    gate_group g[CP_CONFIG_N_GROUPS];
+    cp_audit *audit;
+};
+
+cp_gate *cp_gate_new(const cp_config *c, cp_audit *audit, cp_error *e)
+{
+    cp_gate *gt = calloc(1, sizeof(*gt));
+    if (gt == NULL)
+        goto nomem;
+    gt->audit = audit;
+    for (int i = 0; i < CP_CONFIG_N_GROUPS; i++) {
+        const cp_config_group *cg = &c->groups[i];
+        gate_group *g = &gt->g[i];
+        g->name = cg->name;
+        snprintf(g->deny, sizeof(g->deny),
+                 "csi-proxy: this caller is not allowed to use the %s group (see the "
+                 "service's audit log)",
+                 cg->name);
+        g->allowed = calloc(cg->n_allowed > 0 ? cg->n_allowed : 1, sizeof(*g->allowed));
+        g->psids = calloc(cg->n_allowed > 0 ? cg->n_allowed : 1, sizeof(*g->psids));
+        if (g->allowed == NULL || g->psids == NULL)
+            goto nomem;
+        for (size_t k = 0; k < cg->n_allowed; k++) {
+            g->allowed[k] = cg->allowed[k];
+            if ((g->psids[k] = cp_win_sid_to(&cg->allowed[k])) == NULL)
+                goto nomem;
+            g->n = k + 1;
+        }
+    }
+    return gt;
+nomem:
+    cp_error_set(e, CP_E_NOMEM, "authorization: out of memory");
+    cp_gate_free(gt);
+    return NULL;
+}
+
+void cp_gate_free(cp_gate *gt)
+{
+    if (gt == NULL)
+        return;
+    for (int i = 0; i < CP_CONFIG_N_GROUPS; i++) {
+        for (size_t k = 0; k < gt->g[i].n; k++)
+            LocalFree(gt->g[i].psids[k]);
+        free(gt->g[i].psids);
+        free(gt->g[i].allowed);
+    }
+    free(gt);
+}
+
+static const gate_group *group_of(const cp_gate *gt, const char *name)
+{
+    for (int i = 0; i < CP_CONFIG_N_GROUPS; i++)
+        if (gt->g[i].name != NULL && strcmp(gt->g[i].name, name) == 0)
+            return &gt->g[i];
+    return NULL;
+}
+
+static bool deny_why(char *why, size_t cap, const char *what, DWORD err)
+{
+    char text[200];
+    snprintf(why, cap, "%s: %s (error %lu)", what, cp_win_errtext(err, text, sizeof(text)),
+             (unsigned long)err);
+    return false;
+}
+
+/* Decides for one token (an impersonation token, at least identification
+ * level, for CheckTokenMembership). Both judges must say yes. */
+static bool judge(const gate_group *g, HANDLE token, const char *which, char *caller,
+                  size_t caller_cap, char *why, size_t cap)
+{
+    cp_win_token t;
+    cp_error e;
+    char reason[512];
+    if (cp_win_token_read(token, &t, &e) != CP_OK) {
+        snprintf(why, cap, "%s token: %s", which, e.msg);
+        cp_win_token_free(&t);
+        return false;
+    }
+    cp_sid_format(&t.info.user.sid, caller, caller_cap);
+    cp_authz_policy p = {g->name, g->allowed, g->n};
+    bool pure = cp_authz_decide(&t.info, &p, reason, sizeof(reason));
+    bool os = false;
+    for (size_t k = 0; k < g->n && !os; k++) {
+        BOOL member = FALSE;
+        if (!CheckTokenMembership(token, g->psids[k], &member)) {
+            DWORD err = GetLastError();
+            cp_win_token_free(&t);
+            return deny_why(why, cap, "CheckTokenMembership", err);
+        }
+        os = member != FALSE;
+    }
+    cp_win_token_free(&t);
+    if (pure && os)
+        return true;
+    if (!pure)
+        snprintf(why, cap, "%s token: %s", which, reason);
+    else /* e.g. restricting SIDs the token query could not show (Wine) */
+        snprintf(why, cap, "%s token: %s; but CheckTokenMembership finds none of the allowed SIDs",
+                 which, reason);
+    return false;
+}
+
+static int64_t filetime_now(void)
+{
+    FILETIME ft;
+    GetSystemTimeAsFileTime(&ft);
+    return (int64_t)(((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime);
+}
+
+/* The client process's token, duplicated at identification level. */
+static bool process_token(HANDLE pipe, uint32_t pid, HANDLE *out, char *why, size_t cap)
+{
+    *out = NULL;
+    if (pid == 0)
+        return snprintf(why, cap, "the client process id is unknown"), false;
+    int64_t began = filetime_now();
+    HANDLE proc = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, pid);
+    if (proc == NULL)
+        return deny_why(why, cap, "OpenProcess(client)", GetLastError());
+    bool ok = false;
+    HANDLE tok = NULL;
+    FILETIME created, exited, kernel, user;
+    DWORD code = 0;
+    ULONG pid_after = 0;
+    if (!GetProcessTimes(proc, &created, &exited, &kernel, &user)) {
+        deny_why(why, cap, "GetProcessTimes(client)", GetLastError());
+        goto out;
+    }
+    if ((int64_t)(((uint64_t)created.dwHighDateTime << 32) | created.dwLowDateTime) > began) {
+        snprintf(why, cap, "process %lu was created after the connection: not the client",
+                 (unsigned long)pid);
+        goto out;
+    }
+    if (!GetExitCodeProcess(proc, &code) || code != STILL_ACTIVE) {
+        snprintf(why, cap, "the client process %lu has exited", (unsigned long)pid);
+        goto out;
+    }
+    if (!OpenProcessToken(proc, TOKEN_QUERY | TOKEN_DUPLICATE, &tok)) {
+        deny_why(why, cap, "OpenProcessToken(client)", GetLastError());
+        goto out;
+    }
+    /* Still this process's connection? (The process handle we hold keeps
+     * the pid from being reused from here on.) */
+    if (!GetNamedPipeClientProcessId(pipe, &pid_after) || pid_after != pid) {
+        snprintf(why, cap, "the pipe's client changed while it was being identified");
+        goto out;
+    }
+    if (!DuplicateToken(tok, SecurityIdentification, out)) {
+        deny_why(why, cap, "DuplicateToken(client)", GetLastError());
+        *out = NULL;
+        goto out;
+    }
+    ok = true;
+out:
+    if (tok != NULL)
+        CloseHandle(tok);
+    CloseHandle(proc);
+    return ok;
+}
+
+/* The token the client let us have by impersonation, if any. Returns
+ * false only on a failure that must deny; *out stays NULL when the client
+ * allowed no identification. */
+static bool impersonation_token(HANDLE pipe, HANDLE *out, char *why, size_t cap)
+{
+    *out = NULL;
+    if (!ImpersonateNamedPipeClient(pipe))
+        return true; /* nothing read yet, or anonymous: no identity offered */
+    HANDLE tok = NULL;
+    BOOL got = OpenThreadToken(GetCurrentThread(), TOKEN_QUERY, TRUE, &tok);
+    DWORD err = got ? 0 : GetLastError();
+    if (!RevertToSelf()) {
+        /* This thread would keep serving with the client's identity.
+         * There is no safe way on: stop the process. */
+        CP_LOG_ERROR("RevertToSelf failed (error %lu): exiting rather than running as a client",
+                     (unsigned long)GetLastError());
+        ExitProcess(3);
+    }
+    if (!got) {
+        if (err == ERROR_CANT_OPEN_ANONYMOUS || err == ERROR_NO_TOKEN)
+            return true;
+        return deny_why(why, cap, "OpenThreadToken(impersonation)", err);
+    }
+    SECURITY_IMPERSONATION_LEVEL level = SecurityAnonymous;
+    DWORD len = 0;
+    if (!GetTokenInformation(tok, TokenImpersonationLevel, &level, sizeof(level), &len) ||
+        level < SecurityIdentification) {
+        CloseHandle(tok);
+        return true;
+    }
+    *out = tok;
+    return true;
+}
+
+const char *cp_gate_authorize(void *ctx, const cp_service *svc, uint32_t pid, void *os_handle,
+                              char *peer_id, size_t peer_id_cap)
+{
+    cp_gate *gt = ctx;
+    HANDLE pipe = *(HANDLE *)os_handle;
+    const char *group = svc->def->group;
+    char pipe_name[96], why[768] = "", caller[CP_SID_STR_MAX] = "";
+    snprintf(pipe_name, sizeof(pipe_name), "csi-proxy-%s-%s", group, svc->def->version);
+    const gate_group *g = group_of(gt, group);
+    static const char unknown_group[] = "csi-proxy: this group has no authorization policy";
+    if (g == NULL) {
+        cp_audit_denied(gt->audit, pipe_name, group, pid, "", "no policy for this group");
+        return unknown_group;
+    }
+    HANDLE ptok = NULL, itok = NULL;
+    bool allowed = process_token(pipe, pid, &ptok, why, sizeof(why)) &&
+                   judge(g, ptok, "process", caller, sizeof(caller), why, sizeof(why)) &&
+                   impersonation_token(pipe, &itok, why, sizeof(why));
+    if (allowed && itok != NULL) {
+        char icaller[CP_SID_STR_MAX];
+        allowed = judge(g, itok, "impersonation", icaller, sizeof(icaller), why, sizeof(why));
+        snprintf(caller, sizeof(caller), "%s", icaller); /* the more specific identity */
+    }
+    if (ptok != NULL)
+        CloseHandle(ptok);
+    if (itok != NULL)
+        CloseHandle(itok);
+    snprintf(peer_id, peer_id_cap, "%s", caller);
+    if (!allowed) {
+        cp_audit_denied(gt->audit, pipe_name, group, pid, caller, why);
+        return g->deny;
+    }
+    CP_LOG_V(2, "caller %s (pid %lu) allowed on %s", caller, (unsigned long)pid, pipe_name);
+    return NULL;
+}

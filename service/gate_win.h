@@ -1,0 +1,41 @@
+/* gate_win.h - per-group caller authorization on each pipe connection
+ * (the transport's cp_authorize_fn). Windows build only.
+ *
+ * On a connection's first bytes, while the client holds it open:
+ *   1. the client process: GetNamedPipeClientProcessId -> OpenProcess ->
+ *      OpenProcessToken. The process must still be running, must have been
+ *      created before the decision began (a recycled pid is not the
+ *      client), and must still be the pipe's client afterwards;
+ *   2. impersonation, when the client allowed it (SECURITY_IDENTIFICATION
+ *      or more; grpc-go clients connect at SECURITY_ANONYMOUS and give none):
+ *      ImpersonateNamedPipeClient -> OpenThreadToken -> RevertToSelf;
+ *   3. each token obtained must pass both the pure decision (authz.h) and
+ *      CheckTokenMembership on one of the group's allowed SIDs. Any failure
+ *      along the way denies (fail closed).
+ * A refused connection gets PERMISSION_DENIED on every call and an audit
+ * record naming the caller, the pid, the group and why.
+ */
+#ifndef CP_GATE_WIN_H
+#define CP_GATE_WIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../server/method.h"
+#include "../server/status.h"
+#include "audit.h"
+#include "config.h"
+
+typedef struct cp_gate cp_gate;
+
+/* Copies the groups' allowed SIDs from c. audit may be NULL. NULL with e
+ * set on out-of-memory. */
+cp_gate *cp_gate_new(const cp_config *c, cp_audit *audit, cp_error *e);
+
+/* cp_authorize_fn; ctx is the cp_gate, os_handle a HANDLE* (the pipe). */
+const char *cp_gate_authorize(void *ctx, const cp_service *svc, uint32_t pid, void *os_handle,
+                              char *peer_id, size_t peer_id_cap);
+
+void cp_gate_free(cp_gate *g);
+
+#endif
