@@ -64,6 +64,8 @@ suite load sanitized bash test/load/run.sh short
 if [ "${SKIP_WINE:-0}" != 1 ]; then
     suite wine bash test/wine/run.sh
     suite wine-storage bash test/wine/storage.sh
+    suite wine-service bash test/wine/service.sh
+    suite wine-security bash test/wine/service_security.sh
 fi
 
 echo

@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# Wine suite: csi-proxy.exe under Wine's Service Control Manager and its
+# configuration file. `csi-proxy.exe install` / `uninstall` (idempotent,
+# refused for a restricted admin), upstream's sc.exe lines, start, query,
+# stop with calls in flight (drained, or UNAVAILABLE after a short drain:
+# none lost), a second instance refused while the first serves, the default
+# config file, and config errors reported with file:line in both modes.
+# Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.."
+NEED_SCM=1
+. test/wine/service_lib.sh
+
+# --- install / uninstall refused without elevation ----------------------------
+expect "install is refused for a restricted admin (Administrators deny-only)" 1 \
+    "needs an elevated administrator" svctest restricted 'C:\csi\csi-proxy.exe' install
+svctest qc csiproxy
+check "... and created nothing" "$([ "$RC" = 3 ] && echo 0 || echo 1)" "$OUT"
+expect "install refuses an unknown flag (exit 2)" 2 "flag provided but not defined: -nope" \
+    proxy install -nope
+printf 'groups:\n  filesystem: {}\n  fylesystem: {}\n' >"$C/csi/typo.yaml"
+expect "install refuses a bad -config, naming file:line" 1 'C:\csi\typo.yaml:3: groups: unknown key "fylesystem"' \
+    proxy install -config 'C:\csi\typo.yaml'
+
+# --- csi-proxy.exe install -------------------------------------------------------
+LOGW='C:\csi\svc.log'
+expect "install creates the service" 0 "service csiproxy installed" \
+    proxy install -working-dir 'C:\csi-work' -log_file="$LOGW" -logtostderr=false -v 2
+svctest qc csiproxy
+want_bin='"C:\csi\csi-proxy.exe" -windows-service -working-dir C:\csi-work -log_file=C:\csi\svc.log -logtostderr=false -v 2'
+if [[ "$OUT" == *"start: 2"* && "$OUT" == *"binpath: $want_bin"* && "$OUT" == *"display: CSI Proxy"* &&
+    "$OUT" == *"description: Kubernetes CSI proxy"* ]]; then
+    ok "service config: automatic start, binPath with -windows-service and the flags, description"
+else
+    bad "service config read back" "$OUT"
+fi
+if [[ "$OUT" == *"actions: restart/10000"* ]]; then
+    ok "failure actions read back: restart/10000"
+else
+    echo "# Wine cannot read failure actions back (QueryServiceConfig2W level 2: $(grep actions <<<"$OUT"))"
+fi
+reg=$(wine reg query 'HKLM\SYSTEM\CurrentControlSet\Services\EventLog\Application\csi-proxy' 2>&1 | tr -d '\r')
+if [[ "$reg" == *'EventMessageFile    REG_EXPAND_SZ    C:\csi\csi-proxy.exe'* && "$reg" == *"TypesSupported    REG_DWORD    0x7"* ]]; then
+    ok "event log source registered (message file = csi-proxy.exe)"
+else
+    bad "event log source registered" "$reg"
+fi
+expect "install again is idempotent" 0 "already installed: configuration updated" \
+    proxy install -working-dir 'C:\csi-work' -log_file="$LOGW" -logtostderr=false -v 2
+
+# --- start, query, call, stop with calls in flight -------------------------------
+run sc start csiproxy
+if wait_state csiproxy RUNNING && wait_pipes; then
+    ok "sc start: RUNNING and all 23 pipes listening"
+else
+    bad "sc start: RUNNING" "state $(state csiproxy); $(tail -5 "$C/csi/svc.log" 2>/dev/null)"
+fi
+expect "a call to the service" 0 'status: OK' cli filesystem v1 Mkdir "{\"path\":\"C:\\\\csi-work\\\\svc\"}"
+check "... did its work on the host" "$([ -d "$C/csi-work/svc" ] && echo 0 || echo 1)"
+grep -q 'running as a Windows service' "$C/csi/svc.log" 2>/dev/null
+check "the service logs to -log_file in klog format" $? "$(head -3 "$C/csi/svc.log" 2>/dev/null)"
+
+expect "a second instance is refused while the service serves" 1 "already exists: is another csi-proxy running?" \
+    proxy_bounded
+expect "... and the service keeps serving" 0 '"exists":true' cli filesystem v1 PathExists "{\"path\":\"C:\\\\csi-work\\\\svc\"}"
+
+# Big trees, so that Rmdir calls are still running when the stop comes.
+mk_trees() {
+    local i
+    for i in $(seq 1 "$1"); do
+        mkdir -p "$C/var/lib/kubelet/pods/t$i/a" "$C/var/lib/kubelet/pods/t$i/b"
+        (cd "$C/var/lib/kubelet/pods/t$i" && touch a/f{1..1500} b/f{1..1500})
+    done
+}
+# start_rmdirs N: N clients, each removing its tree; their pids in RM.
+start_rmdirs() {
+    local i
+    RM=()
+    for i in $(seq 1 "$1"); do
+        wine 'C:\csi\csi-proxy-cli.exe' --timeout 60s filesystem v1 Rmdir \
+            "{\"path\":\"$K\\\\pods\\\\t$i\",\"force\":true}" >"$WINEPREFIX/rm$i.out" 2>&1 &
+        RM+=($!)
+    done
+}
+# every client printed exactly one status: counts OK and UNAVAILABLE.
+tally() {
+    local i n_ok=0 n_unav=0 other=""
+    for i in $(seq 1 "$1"); do
+        local s
+        s=$(tr -d '\r' <"$WINEPREFIX/rm$i.out" | grep -c '^status:')
+        if [ "$s" = 1 ] && grep -q '^status: OK' "$WINEPREFIX/rm$i.out"; then
+            n_ok=$((n_ok + 1))
+        elif [ "$s" = 1 ] && grep -q '^status: UNAVAILABLE' "$WINEPREFIX/rm$i.out"; then
+            n_unav=$((n_unav + 1))
+        else
+            other="$other [client $i: $(tr -d '\r' <"$WINEPREFIX/rm$i.out" | tr '\n' ' ')]"
+        fi
+    done
+    TALLY_OK=$n_ok TALLY_UNAV=$n_unav TALLY_OTHER=$other
+}
+
+# arrived LOG: how many callers were let in so far (logged at -v 2 when
+# their request's first bytes arrive). wait_arrived LOG WANT: until WANT,
+# then a moment for the dispatch.
+arrived() { grep -c 'allowed on csi-proxy-filesystem-v1' "$1" 2>/dev/null; }
+wait_arrived() {
+    local i
+    for i in $(seq 1 150); do
+        [ "$(arrived "$1")" -ge "$2" ] && break
+        sleep 0.1
+    done
+    sleep 0.3
+}
+
+N=4
+mk_trees $N
+base=$(arrived "$C/csi/svc.log")
+start_rmdirs $N
+wait_arrived "$C/csi/svc.log" $((base + N))
+t0=$(date +%s%N)
+run sc stop csiproxy
+wait_state csiproxy STOPPED 300
+stopped=$?
+t1=$(date +%s%N)
+for p in "${RM[@]}"; do wait "$p"; done
+tally $N
+if [ $stopped = 0 ] && [ "$TALLY_OK" = $N ]; then
+    ok "sc stop with $N calls in flight: all $N drained OK, STOPPED after $(( (t1 - t0) / 1000000 )) ms"
+else
+    bad "sc stop with calls in flight drains them" "stopped=$stopped ok=$TALLY_OK unavailable=$TALLY_UNAV$TALLY_OTHER"
+fi
+# the stop came while they ran: the stop line precedes their audit records
+stop_line=$(grep -n 'service control 1: stopping' "$C/csi/svc.log" | head -1 | cut -d: -f1)
+last_rm=$(grep -n 'audit: call /v1.Filesystem/Rmdir' "$C/csi/svc.log" | tail -1 | cut -d: -f1)
+if [ -n "$stop_line" ] && [ -n "$last_rm" ] && [ "$last_rm" -gt "$stop_line" ]; then
+    ok "... the calls were in flight when the stop came (log order)"
+else
+    bad "... the calls were in flight when the stop came" "stop at line ${stop_line:-?}, last Rmdir audit at ${last_rm:-?}"
+fi
+left=$(ls -d "$C"/var/lib/kubelet/pods/t* 2>/dev/null | wc -l)
+check "... and finished their work (no tree left)" "$([ "$left" = 0 ] && echo 0 || echo 1)" "$left trees left"
+grep -q 'exiting with code 0' "$C/csi/svc.log"
+check "... the process exited with code 0" $? "$(tail -3 "$C/csi/svc.log")"
+wait_gone
+check "... and its pipes are gone" $?
+expect "a call after the stop is UNAVAILABLE (no pipe)" 14 'cannot connect' cli filesystem v1 PathExists '{"path":"C:\\csi-work"}'
+
+# --- uninstall ----------------------------------------------------------------------
+run sc start csiproxy
+wait_state csiproxy RUNNING
+expect "uninstall is refused for a restricted admin" 1 "needs an elevated administrator" \
+    svctest restricted 'C:\csi\csi-proxy.exe' uninstall
+check "... and the service still runs" "$([ "$(state csiproxy)" = RUNNING ] && echo 0 || echo 1)"
+expect "uninstall stops and removes the running service" 0 "service csiproxy removed" proxy uninstall
+svctest qc csiproxy
+check "... it is gone from the SCM" "$([ "$RC" = 3 ] && echo 0 || echo 1)" "$OUT"
+wine reg query 'HKLM\SYSTEM\CurrentControlSet\Services\EventLog\Application\csi-proxy' >/dev/null 2>&1
+check "... and so is the event log source" "$([ $? != 0 ] && echo 0 || echo 1)"
+wait_gone
+check "... and so are its pipes" $?
+expect "uninstall again is idempotent" 0 "is not installed" proxy uninstall
+
+# --- upstream's install lines, unchanged ---------------------------------------------
+run sc create csiproxy start= auto binPath= "C:\\csi\\csi-proxy.exe -windows-service -log_file=C:\\csi\\up.log -logtostderr=false"
+check "sc.exe create csiproxy start= auto binPath= \"...csi-proxy.exe -windows-service -log_file=... -logtostderr=false\"" "$RC" "$OUT"
+run sc failure csiproxy reset= 0 actions= restart/10000
+check "sc.exe failure csiproxy reset= 0 actions= restart/10000" "$RC" "$OUT"
+run sc start csiproxy
+if wait_state csiproxy RUNNING && wait_pipes; then
+    ok "sc.exe start csiproxy: RUNNING, 23 pipes"
+else
+    bad "sc.exe start csiproxy" "state $(state csiproxy); $(tail -5 "$C/csi/up.log" 2>/dev/null)"
+fi
+expect "the upstream-installed service answers" 0 '"exists":true' cli filesystem v1 PathExists "{\"path\":\"$K\"}"
+grep -qE '^I[0-9]{4} [0-9:.]+ +[0-9]+ [a-z_]+\.c:[0-9]+\] Starting CSI-Proxy Server' "$C/csi/up.log"
+check "... logging to -log_file=C:\\csi\\up.log in klog format" $? "$(head -3 "$C/csi/up.log" 2>/dev/null)"
+run sc stop csiproxy
+wait_state csiproxy STOPPED
+check "sc.exe stop csiproxy: STOPPED" $? "$(state csiproxy)"
+run sc delete csiproxy
+
+# --- a short drain deadline: calls still running get UNAVAILABLE ---------------------
+printf 'limits:\n  drainTimeout: 200ms\n' >"$C/csi/short.yaml"
+expect "install with -config" 0 "installed" proxy install -config 'C:\csi\short.yaml' -log_file='C:\csi\short.log' -logtostderr=false -v 2
+run sc start csiproxy
+wait_state csiproxy RUNNING && wait_pipes csi-proxy-filesystem-v1
+N=4
+mk_trees $N
+base=$(arrived "$C/csi/short.log")
+start_rmdirs $N
+wait_arrived "$C/csi/short.log" $((base + N))
+run sc stop csiproxy
+wait_state csiproxy STOPPED 300
+stopped=$?
+for p in "${RM[@]}"; do wait "$p"; done
+tally $N
+if [ $stopped = 0 ] && [ -z "$TALLY_OTHER" ] && [ $((TALLY_OK + TALLY_UNAV)) = $N ] && [ "$TALLY_UNAV" -gt 0 ]; then
+    ok "drainTimeout 200ms: $TALLY_UNAV call(s) answered UNAVAILABLE, $TALLY_OK OK, none lost; STOPPED"
+else
+    bad "short drain: each call OK or UNAVAILABLE" "stopped=$stopped ok=$TALLY_OK unavailable=$TALLY_UNAV$TALLY_OTHER"
+fi
+grep -q 'csi-proxy is stopping' "$WINEPREFIX"/rm*.out
+check "... with the message \"csi-proxy is stopping\"" $?
+grep -q 'exiting with code' "$C/csi/short.log"
+check "... and the process exited" $? "$(tail -3 "$C/csi/short.log")"
+run sc delete csiproxy
+rm -rf "$C"/var/lib/kubelet/pods/t*
+
+# --- configuration errors -------------------------------------------------------------
+cfg() { printf "$2" >"$C/csi/$1"; }
+cfg bad1.yaml 'groups:\n  smb: {versions: [v1\n'
+expect "bad YAML: refused with file:line" 1 'C:\csi\bad1.yaml:3: YAML:' proxy_bounded -config 'C:\csi\bad1.yaml'
+cfg bad2.yaml 'kubeletPath: C:\\var\\lib\\kubelet\nlimits:\n  maxConnections: 8\n  maxConection: 9\n'
+expect "unknown key: refused with file:line" 1 'C:\csi\bad2.yaml:4: limits: unknown key "maxConection"' proxy_bounded -config 'C:\csi\bad2.yaml'
+cfg bad3.yaml 'security:\n  allowedCallers:\n    - S-1-5-32-544\n    - S-1-5-21-x\n'
+expect "bad SID: refused with file:line" 1 'C:\csi\bad3.yaml:4: security.allowedCallers[1]: "S-1-5-21-x" is not a valid SID' \
+    proxy_bounded -config 'C:\csi\bad3.yaml'
+cfg bad4.yaml 'groups:\n  filesystem:\n    pipeSecurity: "D:(A;;GA;;;WD)"\n'
+expect "unprotected SDDL: refused with file:line" 1 'C:\csi\bad4.yaml:3: groups.filesystem.pipeSecurity: invalid pipe security "D:(A;;GA;;;WD)"' \
+    proxy_bounded -config 'C:\csi\bad4.yaml'
+cfg bad5.yaml 'security:\n  allowedCallers: [SYSTEM, "NoSuchDomain\\\\nobody"]\n'
+expect "unknown account name: refused with file:line and LookupAccountName's reason" 1 \
+    'C:\csi\bad5.yaml:2: security.allowedCallers[1]: "NoSuchDomain\nobody" is neither a SID' proxy_bounded -config 'C:\csi\bad5.yaml'
+expect "a missing -config file is refused" 1 '-config: C:\csi\nope.yaml: No such file' proxy_bounded -config 'C:\csi\nope.yaml'
+wine 'C:\csi\pipecheck.exe' -absent >/dev/null 2>&1
+check "... and none of them served a pipe" $?
+
+# --- the default file C:\ProgramData\csi-proxy\config.yaml ----------------------------
+mkdir -p "$C/ProgramData/csi-proxy"
+printf "groups:\n  filesystem:\n    versions: [v1]\n" >"$C/ProgramData/csi-proxy/config.yaml"
+wine 'C:\csi\csi-proxy.exe' -v 2 >"$WINEPREFIX/default.log" 2>&1 &
+DPID=$!
+BG+=($DPID)
+if wait_pipes csi-proxy-filesystem-v1 && wine 'C:\csi\pipecheck.exe' -absent csi-proxy-disk-v1 csi-proxy-filesystem-v1beta1 >/dev/null 2>&1; then
+    ok "the default config file is used when present (only filesystem v1 served)"
+else
+    bad "the default config file is used" "$(tail -5 "$WINEPREFIX/default.log")"
+fi
+grep -q 'configuration: C:\\ProgramData\\csi-proxy\\config.yaml' "$WINEPREFIX/default.log"
+check "... and named in the log" $? "$(grep -m3 -i config "$WINEPREFIX/default.log")"
+kill "$DPID" 2>/dev/null
+wait "$DPID" 2>/dev/null
+wait_gone csi-proxy-filesystem-v1
+printf "groups:\n  filesystem:\n    versions: v1\n" >"$C/ProgramData/csi-proxy/config.yaml"
+expect "a broken default config file is refused too (fail closed)" 1 \
+    'C:\ProgramData\csi-proxy\config.yaml:3: groups.filesystem.versions: expected a list' proxy_bounded
+
+# A service whose config is bad: the SCM sees it stop with an error, the log says why.
+run sc create csiproxy binPath= "C:\\csi\\csi-proxy.exe -windows-service -config C:\\csi\\bad2.yaml -log_file=C:\\csi\\bad.log -logtostderr=false"
+run sc start csiproxy
+wait_state csiproxy STOPPED 100
+q=$(wine sc query csiproxy 2>&1 | tr -d '\r')
+if [[ "$q" == *"STOPPED"* && "$q" == *"SERVICE_EXIT_CODE  : 1"* ]] &&
+    grep -q 'bad2.yaml:4: limits: unknown key "maxConection"' "$C/csi/bad.log" 2>/dev/null; then
+    ok "as a service, a bad config stops it with a service-specific error, file:line in the log"
+else
+    bad "service with a bad config" "$q / $(tail -3 "$C/csi/bad.log" 2>/dev/null)"
+fi
+run sc delete csiproxy
+rm -f "$C/ProgramData/csi-proxy/config.yaml"
+
+finish

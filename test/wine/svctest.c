@@ -1,0 +1,227 @@
+/* svctest.c - Wine test tool for the service and security suites (a test
+ * tool: it may create processes; csi-proxy.exe never does).
+ *
+ *   svctest restricted EXE [ARGS...]
+ *       runs EXE with this process's token restricted by
+ *       CreateRestrictedToken: BUILTIN\Administrators made deny-only (what
+ *       a non-elevated or deliberately restricted admin has). Prints
+ *       nothing itself; exits with EXE's exit code (100 when it cannot).
+ *   svctest sddl PIPE
+ *       opens \\.\pipe\PIPE for READ_CONTROL and prints the DACL of its
+ *       security descriptor as SDDL (exit 1 when it cannot).
+ *   svctest norm SDDL
+ *       prints SDDL's DACL as Windows writes it back, for comparisons.
+ *   svctest touch PIPE
+ *       connects and disconnects at once, sending nothing (a client gone
+ *       before it could be identified).
+ *   svctest member
+ *       prints "admin" or "not admin" for this process's token.
+ *   svctest qc SERVICE
+ *       prints the service's configuration, one "key: value" a line:
+ *       start, binpath, display, description, reset, actions (exit 3 when
+ *       the service does not exist).
+ */
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+
+#include <aclapi.h>
+#include <sddl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+static int fail(const char *what)
+{
+    fprintf(stderr, "svctest: %s failed: error %lu\n", what, (unsigned long)GetLastError());
+    return 1;
+}
+
+/* Appends arg to cmd, quoted as CommandLineToArgvW reads it back. */
+static void append_arg(wchar_t *cmd, size_t cap, const wchar_t *arg)
+{
+    size_t n = wcslen(cmd);
+    if (n > 0 && n + 1 < cap)
+        cmd[n++] = L' ';
+    int quote = arg[0] == L'\0' || wcspbrk(arg, L" \t\"") != NULL;
+    if (quote && n + 1 < cap)
+        cmd[n++] = L'"';
+    for (const wchar_t *p = arg;; p++) {
+        size_t bs = 0;
+        while (*p == L'\\') {
+            bs++;
+            p++;
+        }
+        size_t reps = *p == L'\0' ? (quote ? 2 * bs : bs) : *p == L'"' ? 2 * bs + 1 : bs;
+        for (size_t i = 0; i < reps && n + 1 < cap; i++)
+            cmd[n++] = L'\\';
+        if (*p == L'\0')
+            break;
+        if (n + 1 < cap)
+            cmd[n++] = *p;
+    }
+    if (quote && n + 1 < cap)
+        cmd[n++] = L'"';
+    cmd[n] = L'\0';
+}
+
+static int restricted(int argc, wchar_t **argv)
+{
+    HANDLE self, rtok;
+    if (!OpenProcessToken(GetCurrentProcess(), TOKEN_ALL_ACCESS, &self))
+        return fail("OpenProcessToken"), 100;
+    BYTE admins[SECURITY_MAX_SID_SIZE];
+    DWORD len = sizeof(admins);
+    if (!CreateWellKnownSid(WinBuiltinAdministratorsSid, NULL, admins, &len))
+        return fail("CreateWellKnownSid"), 100;
+    SID_AND_ATTRIBUTES disable = {admins, 0};
+    if (!CreateRestrictedToken(self, 0, 1, &disable, 0, NULL, 0, NULL, &rtok))
+        return fail("CreateRestrictedToken"), 100;
+    static wchar_t cmd[32768];
+    cmd[0] = L'\0';
+    for (int i = 0; i < argc; i++)
+        append_arg(cmd, sizeof(cmd) / sizeof(cmd[0]), argv[i]);
+    STARTUPINFOW si = {sizeof(si)};
+    si.dwFlags = STARTF_USESTDHANDLES;
+    si.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
+    si.hStdOutput = GetStdHandle(STD_OUTPUT_HANDLE);
+    si.hStdError = GetStdHandle(STD_ERROR_HANDLE);
+    PROCESS_INFORMATION pi;
+    if (!CreateProcessAsUserW(rtok, NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi))
+        return fail("CreateProcessAsUserW"), 100;
+    WaitForSingleObject(pi.hProcess, INFINITE);
+    DWORD code = 100;
+    GetExitCodeProcess(pi.hProcess, &code);
+    CloseHandle(pi.hThread);
+    CloseHandle(pi.hProcess);
+    return (int)code;
+}
+
+static int print_dacl(PSECURITY_DESCRIPTOR sd)
+{
+    LPWSTR s = NULL;
+    if (!ConvertSecurityDescriptorToStringSecurityDescriptorW(sd, SDDL_REVISION_1,
+                                                              DACL_SECURITY_INFORMATION, &s, NULL))
+        return fail("ConvertSecurityDescriptorToStringSecurityDescriptorW");
+    wprintf(L"%ls\n", s);
+    LocalFree(s);
+    return 0;
+}
+
+static HANDLE open_pipe(const wchar_t *name, DWORD access)
+{
+    wchar_t path[512];
+    swprintf(path, 512, L"\\\\.\\pipe\\%ls", name);
+    for (int i = 0; i < 50; i++) {
+        HANDLE h = CreateFileW(path, access, 0, NULL, OPEN_EXISTING,
+                               SECURITY_SQOS_PRESENT | SECURITY_ANONYMOUS, NULL);
+        if (h != INVALID_HANDLE_VALUE || GetLastError() != ERROR_PIPE_BUSY)
+            return h;
+        WaitNamedPipeW(path, 100);
+    }
+    return INVALID_HANDLE_VALUE;
+}
+
+static int sddl_of_pipe(const wchar_t *name)
+{
+    HANDLE h = open_pipe(name, READ_CONTROL | GENERIC_READ);
+    if (h == INVALID_HANDLE_VALUE)
+        return fail("CreateFileW(pipe)");
+    PSECURITY_DESCRIPTOR sd = NULL;
+    DWORD err = GetSecurityInfo(h, SE_KERNEL_OBJECT, DACL_SECURITY_INFORMATION, NULL, NULL, NULL,
+                                NULL, &sd);
+    CloseHandle(h);
+    if (err != ERROR_SUCCESS) {
+        SetLastError(err);
+        return fail("GetSecurityInfo");
+    }
+    int rc = print_dacl(sd);
+    LocalFree(sd);
+    return rc;
+}
+
+static int norm(const wchar_t *sddl)
+{
+    PSECURITY_DESCRIPTOR sd = NULL;
+    if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(sddl, SDDL_REVISION_1, &sd, NULL))
+        return fail("ConvertStringSecurityDescriptorToSecurityDescriptorW");
+    int rc = print_dacl(sd);
+    LocalFree(sd);
+    return rc;
+}
+
+static int member(void)
+{
+    BYTE admins[SECURITY_MAX_SID_SIZE];
+    DWORD len = sizeof(admins);
+    BOOL m = FALSE;
+    if (!CreateWellKnownSid(WinBuiltinAdministratorsSid, NULL, admins, &len) ||
+        !CheckTokenMembership(NULL, admins, &m))
+        return fail("CheckTokenMembership");
+    printf("%s\n", m ? "admin" : "not admin");
+    return 0;
+}
+
+static int query_config(const wchar_t *name)
+{
+    SC_HANDLE scm = OpenSCManagerW(NULL, NULL, SC_MANAGER_CONNECT);
+    if (scm == NULL)
+        return fail("OpenSCManagerW");
+    SC_HANDLE svc = OpenServiceW(scm, name, SERVICE_QUERY_CONFIG);
+    if (svc == NULL) {
+        int rc = GetLastError() == ERROR_SERVICE_DOES_NOT_EXIST ? 3 : fail("OpenServiceW");
+        if (rc == 3)
+            printf("not installed\n");
+        CloseServiceHandle(scm);
+        return rc;
+    }
+    static BYTE buf[8192];
+    DWORD need;
+    QUERY_SERVICE_CONFIGW *qc = (QUERY_SERVICE_CONFIGW *)buf;
+    if (QueryServiceConfigW(svc, qc, sizeof(buf), &need)) {
+        printf("start: %lu\n", (unsigned long)qc->dwStartType);
+        printf("type: %lu\n", (unsigned long)qc->dwServiceType);
+        wprintf(L"binpath: %ls\n", qc->lpBinaryPathName);
+        wprintf(L"display: %ls\n", qc->lpDisplayName != NULL ? qc->lpDisplayName : L"");
+    }
+    SERVICE_DESCRIPTIONW *d = (SERVICE_DESCRIPTIONW *)buf;
+    if (QueryServiceConfig2W(svc, SERVICE_CONFIG_DESCRIPTION, buf, sizeof(buf), &need))
+        wprintf(L"description: %ls\n", d->lpDescription != NULL ? d->lpDescription : L"");
+    SERVICE_FAILURE_ACTIONSW *fa = (SERVICE_FAILURE_ACTIONSW *)buf;
+    if (QueryServiceConfig2W(svc, SERVICE_CONFIG_FAILURE_ACTIONS, buf, sizeof(buf), &need)) {
+        printf("reset: %lu\nactions:", (unsigned long)fa->dwResetPeriod);
+        for (DWORD i = 0; i < fa->cActions; i++)
+            printf(" %s/%lu", fa->lpsaActions[i].Type == SC_ACTION_RESTART ? "restart" : "other",
+                   (unsigned long)fa->lpsaActions[i].Delay);
+        printf("\n");
+    } else {
+        printf("actions: (query failed: error %lu)\n", (unsigned long)GetLastError());
+    }
+    CloseServiceHandle(svc);
+    CloseServiceHandle(scm);
+    return 0;
+}
+
+int wmain(int argc, wchar_t **argv)
+{
+    if (argc >= 3 && wcscmp(argv[1], L"restricted") == 0)
+        return restricted(argc - 2, argv + 2);
+    if (argc == 3 && wcscmp(argv[1], L"sddl") == 0)
+        return sddl_of_pipe(argv[2]);
+    if (argc == 3 && wcscmp(argv[1], L"norm") == 0)
+        return norm(argv[2]);
+    if (argc == 3 && wcscmp(argv[1], L"touch") == 0) {
+        HANDLE h = open_pipe(argv[2], GENERIC_READ | GENERIC_WRITE);
+        if (h == INVALID_HANDLE_VALUE)
+            return fail("CreateFileW(pipe)");
+        CloseHandle(h);
+        return 0;
+    }
+    if (argc == 2 && wcscmp(argv[1], L"member") == 0)
+        return member();
+    if (argc == 3 && wcscmp(argv[1], L"qc") == 0)
+        return query_config(argv[2]);
+    fprintf(stderr, "usage: svctest restricted EXE [ARGS...] | sddl PIPE | norm SDDL | touch PIPE | "
+                    "member | qc SERVICE\n");
+    return 2;
+}
