@@ -1,7 +1,7 @@
 # storage.mk - the storage simulator build of the Windows service (issue 3).
 #
 #   build/win/csi-proxy-sim.exe   csi-proxy.exe's main and core, with the
-#                                 simulated storage host (winapi/storage_sim.c)
+#                                 simulated storage host (winapi/*_sim.c)
 #                                 instead of the Win32 one: the disk and volume
 #                                 groups run end to end under Wine, over the
 #                                 real named pipes. Fixture:
@@ -14,7 +14,9 @@
 # cp_storage_host_open_default and never pulls storage_win32.o out of the
 # archive. test/wine/storage.sh checks both executables for it.
 
-$(WIN)/csi-proxy-sim.exe: $(call wobj,service/main_win.c winapi/storage_sim.c) $(WIN)/libcore.a
+SIM_SRC := $(wildcard winapi/*_sim.c)
+
+$(WIN)/csi-proxy-sim.exe: $(call wobj,service/main_win.c $(SIM_SRC)) $(WIN)/libcore.a
 	$(WINCC) -s -municode -o $@ $^ $(WLIBS)
 
 all: $(WIN)/csi-proxy-sim.exe

@@ -1,0 +1,76 @@
+/* storage_sim_internal.h - the simulator's state, shared by its two
+ * files: storage_sim.c (the ops) and storage_fixture_sim.c (the YAML
+ * fixture that seeds it). Not for other modules. */
+#ifndef CP_WINAPI_STORAGE_SIM_INTERNAL_H
+#define CP_WINAPI_STORAGE_SIM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <yaml.h>
+
+#include "../server/thread.h"
+#include "storage.h"
+#include "storage_ids.h"
+
+#define MIB (1024ull * 1024ull)
+#define DESC_MAX 1024
+#define LOCATION_MAX 160
+
+typedef struct sim_part {
+    uint32_t number;
+    uint64_t offset;
+    uint64_t size;
+    cp_part_kind kind;
+    bool has_volume;
+    char id[CP_VOLUME_ID_LEN + 1];
+    char fs[16];       /* "" = RAW */
+    uint64_t vol_size; /* file-system size */
+    uint64_t used;
+    char drive; /* 0 or 'A'..'Z' */
+} sim_part;
+
+typedef struct sim_disk {
+    uint32_t number;
+    uint64_t size;
+    uint64_t grow_to; /* size after the next rescan; 0 = none */
+    bool online, boot, system;
+    cp_part_style style;
+    uint8_t id_desc[DESC_MAX];
+    size_t id_desc_len;
+    uint8_t dev_desc[DESC_MAX];
+    size_t dev_desc_len;
+    char location[LOCATION_MAX];
+    sim_part *parts;
+    size_t n_parts;
+    unsigned in_flight;
+} sim_disk;
+
+typedef struct sim_mount {
+    char *dir;
+    char id[CP_VOLUME_ID_LEN + 1];
+} sim_mount;
+
+typedef struct sim {
+    cp_mutex *mu;
+    sim_disk *disks;
+    size_t n_disks;
+    sim_mount *mounts;
+    size_t n_mounts;
+    unsigned latency_ms;
+    cp_mutex *sleep_mu;
+    cp_cond *sleep_cv;
+    unsigned overlaps;
+    unsigned running, max_running;
+} sim;
+
+/* Appends a partition to d (its array grows). CP_OK or CP_E_NOMEM. */
+int cp_sim_add_part(sim_disk *d, const sim_part *p);
+
+/* Seeds s (fresh, empty) from the YAML document the parser reads. name
+ * names the source in messages. CP_OK, or CP_E_INVALID_ARGUMENT with e
+ * naming the line and the problem (s may then hold some disks: the caller
+ * destroys it). storage_fixture_sim.c. */
+int cp_sim_fixture_load(sim *s, yaml_parser_t *parser, const char *name, cp_error *e);
+
+#endif

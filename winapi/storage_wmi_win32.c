@@ -1,0 +1,255 @@
+/* storage_wmi_win32.c - the two storage operations Windows documents only
+ * through WMI (Windows Storage Management API): MSFT_Volume.Format and
+ * MSFT_StorageSetting.UpdateHostStorageCache. One IWbemServices on
+ * ROOT\\Microsoft\\Windows\\Storage, connected on first use and kept for the
+ * life of the process; in-process COM, no child process. */
+#include "storage_win32_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+/* WMI class and interface IDs (wbemcli.h; defined here so the link needs
+ * no wbemuuid library). */
+static const CLSID wbem_locator_clsid = {0x4590f811, 0x1d3a, 0x11d0,
+                                         {0x89, 0x1f, 0x00, 0xaa, 0x00, 0x4b, 0x2e, 0x24}};
+static const IID wbem_locator_iid = {0xdc12a687, 0x737f, 0x11cf,
+                                     {0x88, 0x4d, 0x00, 0xaa, 0x00, 0x4b, 0x2e, 0x24}};
+
+/* --- WMI (Format and rescan only) ---------------------------------------- */
+
+/* IWbemLocator::ConnectServer to ROOT\Microsoft\Windows\Storage ("Creating a
+ * WMI Application Using C++", steps 3-5), once; CoSetProxyBlanket at
+ * impersonation level. CoIncrementMTAUsage ("CoIncrementMTAUsage function")
+ * keeps the multithreaded apartment alive, so any pool thread may call the
+ * proxy (it is in the implicit MTA). */
+static int wmi(w32 *w, IWbemServices **out, cp_error *e)
+{
+    AcquireSRWLockExclusive(&w->wmi_lock);
+    HRESULT hr = S_OK;
+    if (w->svc == NULL) {
+        if (!w->have_mta && SUCCEEDED(hr = CoIncrementMTAUsage(&w->mta)))
+            w->have_mta = true;
+        IWbemLocator *loc = NULL;
+        if (SUCCEEDED(hr))
+            hr = CoCreateInstance(&wbem_locator_clsid, NULL, CLSCTX_INPROC_SERVER,
+                                  &wbem_locator_iid, (void **)&loc);
+        BSTR ns = SUCCEEDED(hr) ? SysAllocString(L"ROOT\\Microsoft\\Windows\\Storage") : NULL;
+        if (SUCCEEDED(hr) && ns == NULL)
+            hr = E_OUTOFMEMORY;
+        if (SUCCEEDED(hr))
+            hr = IWbemLocator_ConnectServer(loc, ns, NULL, NULL, NULL, 0, NULL, NULL, &w->svc);
+        if (SUCCEEDED(hr))
+            hr = CoSetProxyBlanket((IUnknown *)w->svc, RPC_C_AUTHN_WINNT, RPC_C_AUTHZ_NONE, NULL,
+                                   RPC_C_AUTHN_LEVEL_CALL, RPC_C_IMP_LEVEL_IMPERSONATE, NULL,
+                                   EOAC_NONE);
+        if (FAILED(hr) && w->svc != NULL) {
+            IWbemServices_Release(w->svc);
+            w->svc = NULL;
+        }
+        SysFreeString(ns);
+        if (loc != NULL)
+            IWbemLocator_Release(loc);
+    }
+    if (w->svc != NULL)
+        IWbemServices_AddRef(w->svc);
+    *out = w->svc;
+    ReleaseSRWLockExclusive(&w->wmi_lock);
+    if (*out == NULL)
+        return w32s_hr_error(e, hr, "WMI: connecting to", "ROOT\\Microsoft\\Windows\\Storage");
+    return CP_OK;
+}
+
+/* Drops the cached connection after a transport failure, so the next call
+ * connects again (winmgmt restarted). */
+static void wmi_reset(w32 *w, HRESULT hr)
+{
+    if (hr != (HRESULT)RPC_E_DISCONNECTED && hr != (HRESULT)WBEM_E_TRANSPORT_FAILURE &&
+        hr != (HRESULT)RPC_S_SERVER_UNAVAILABLE && hr != HRESULT_FROM_WIN32(RPC_S_SERVER_UNAVAILABLE))
+        return;
+    AcquireSRWLockExclusive(&w->wmi_lock);
+    if (w->svc != NULL) {
+        IWbemServices_Release(w->svc);
+        w->svc = NULL;
+    }
+    ReleaseSRWLockExclusive(&w->wmi_lock);
+}
+
+/* The "ReturnValue" of a method's out-parameters (uint32). */
+static HRESULT return_value(IWbemClassObject *out, ULONG *rv)
+{
+    VARIANT v;
+    VariantInit(&v);
+    HRESULT hr = IWbemClassObject_Get(out, L"ReturnValue", 0, &v, NULL, NULL);
+    if (SUCCEEDED(hr)) {
+        if (V_VT(&v) == VT_I4 || V_VT(&v) == VT_UI4)
+            *rv = (ULONG)V_I4(&v);
+        else
+            hr = E_UNEXPECTED;
+    }
+    VariantClear(&v);
+    return hr;
+}
+
+/* MSFT_StorageSetting.UpdateHostStorageCache, a static method ("Update-
+ * HostStorageCache"; "MSFT_StorageSetting class"): Windows documents no
+ * IOCTL that refreshes the storage management cache. */
+int w32_rescan(void *ctx, cp_error *e)
+{
+    w32 *w = ctx;
+    IWbemServices *svc;
+    int rc = wmi(w, &svc, e);
+    if (rc != CP_OK)
+        return rc;
+    BSTR cls = SysAllocString(L"MSFT_StorageSetting");
+    BSTR method = SysAllocString(L"UpdateHostStorageCache");
+    IWbemClassObject *out = NULL;
+    HRESULT hr = cls == NULL || method == NULL
+                     ? E_OUTOFMEMORY
+                     : IWbemServices_ExecMethod(svc, cls, method, 0, NULL, NULL, &out, NULL);
+    ULONG rv = 0;
+    if (SUCCEEDED(hr))
+        hr = return_value(out, &rv);
+    if (FAILED(hr)) {
+        wmi_reset(w, hr);
+        rc = w32s_hr_error(e, hr, "WMI: MSFT_StorageSetting.UpdateHostStorageCache", "");
+    } else if (rv != 0) {
+        rc = cp_error_set(e, CP_E_UNKNOWN,
+                          "WMI: MSFT_StorageSetting.UpdateHostStorageCache returned %lu",
+                          (unsigned long)rv);
+    }
+    if (out != NULL)
+        IWbemClassObject_Release(out);
+    SysFreeString(cls);
+    SysFreeString(method);
+    IWbemServices_Release(svc);
+    return rc;
+}
+
+/* Sets one input parameter of a WMI method. */
+static HRESULT put_param(IWbemClassObject *in, const wchar_t *name, VARIANT *v)
+{
+    HRESULT hr = IWbemClassObject_Put(in, name, 0, v, 0);
+    VariantClear(v);
+    return hr;
+}
+
+/* MSFT_Volume.Format(FileSystem "NTFS", FileSystemLabel "", Full false,
+ * Force true) on the volume whose UniqueId is id ("Format method of the
+ * MSFT_Volume class"): Windows documents no other way to format. The ID
+ * was validated as "\\?\Volume{hex-guid}\", so it can be quoted into WQL
+ * safely (backslashes doubled: "WQL-Supported Data Types", strings). */
+int w32_format_volume(void *ctx, const char *id, cp_error *e)
+{
+    w32 *w = ctx;
+    wchar_t query[160];
+    wchar_t wid[CP_VOLUME_ID_LEN * 2 + 1];
+    size_t k = 0;
+    for (const char *p = id; *p != '\0' && k + 2 < sizeof(wid) / sizeof(wid[0]); p++) {
+        if (*p == '\\')
+            wid[k++] = L'\\';
+        wid[k++] = (wchar_t)(unsigned char)*p;
+    }
+    wid[k] = L'\0';
+    swprintf(query, sizeof(query) / sizeof(query[0]),
+             L"SELECT __PATH FROM MSFT_Volume WHERE UniqueId = '%ls'", wid);
+
+    IWbemServices *svc;
+    int rc = wmi(w, &svc, e);
+    if (rc != CP_OK)
+        return rc;
+    BSTR lang = SysAllocString(L"WQL"), q = SysAllocString(query);
+    BSTR cls = SysAllocString(L"MSFT_Volume"), method = SysAllocString(L"Format");
+    IEnumWbemClassObject *en = NULL;
+    IWbemClassObject *vol = NULL, *def = NULL, *in = NULL, *in_def = NULL, *out = NULL;
+    VARIANT path;
+    VariantInit(&path);
+    ULONG got = 0, rv = 0;
+    HRESULT hr = lang && q && cls && method ? S_OK : E_OUTOFMEMORY;
+    if (SUCCEEDED(hr))
+        hr = IWbemServices_ExecQuery(svc, lang, q, WBEM_FLAG_FORWARD_ONLY | WBEM_FLAG_RETURN_IMMEDIATELY,
+                                     NULL, &en);
+    if (SUCCEEDED(hr))
+        hr = IEnumWbemClassObject_Next(en, WBEM_INFINITE, 1, &vol, &got);
+    if (SUCCEEDED(hr) && got == 0) {
+        rc = cp_error_set(e, CP_E_NOT_FOUND, "volume %s not found (MSFT_Volume)", id);
+        goto out;
+    }
+    if (SUCCEEDED(hr))
+        hr = IWbemClassObject_Get(vol, L"__PATH", 0, &path, NULL, NULL);
+    if (SUCCEEDED(hr) && V_VT(&path) != VT_BSTR)
+        hr = E_UNEXPECTED;
+    if (SUCCEEDED(hr))
+        hr = IWbemServices_GetObject(svc, cls, 0, NULL, &def, NULL);
+    if (SUCCEEDED(hr))
+        hr = IWbemClassObject_GetMethod(def, L"Format", 0, &in_def, NULL);
+    if (SUCCEEDED(hr))
+        hr = IWbemClassObject_SpawnInstance(in_def, 0, &in);
+    VARIANT v;
+    if (SUCCEEDED(hr)) {
+        VariantInit(&v);
+        V_VT(&v) = VT_BSTR;
+        V_BSTR(&v) = SysAllocString(L"NTFS");
+        hr = put_param(in, L"FileSystem", &v);
+    }
+    if (SUCCEEDED(hr)) {
+        VariantInit(&v);
+        V_VT(&v) = VT_BSTR;
+        V_BSTR(&v) = SysAllocString(L"");
+        hr = put_param(in, L"FileSystemLabel", &v);
+    }
+    if (SUCCEEDED(hr)) {
+        VariantInit(&v);
+        V_VT(&v) = VT_BOOL;
+        V_BOOL(&v) = VARIANT_FALSE;
+        hr = put_param(in, L"Full", &v);
+    }
+    if (SUCCEEDED(hr)) {
+        VariantInit(&v);
+        V_VT(&v) = VT_BOOL;
+        V_BOOL(&v) = VARIANT_TRUE;
+        hr = put_param(in, L"Force", &v);
+    }
+    if (SUCCEEDED(hr))
+        hr = IWbemServices_ExecMethod(svc, V_BSTR(&path), method, 0, NULL, in, &out, NULL);
+    if (SUCCEEDED(hr))
+        hr = return_value(out, &rv);
+    if (FAILED(hr)) {
+        wmi_reset(w, hr);
+        rc = w32s_hr_error(e, hr, "WMI: MSFT_Volume.Format", id);
+    } else if (rv != 0) {
+        rc = cp_error_set(e, CP_E_UNKNOWN, "WMI: MSFT_Volume.Format %s returned %lu", id,
+                          (unsigned long)rv);
+    }
+out:
+    VariantClear(&path);
+    if (out != NULL)
+        IWbemClassObject_Release(out);
+    if (in != NULL)
+        IWbemClassObject_Release(in);
+    if (in_def != NULL)
+        IWbemClassObject_Release(in_def);
+    if (def != NULL)
+        IWbemClassObject_Release(def);
+    if (vol != NULL)
+        IWbemClassObject_Release(vol);
+    if (en != NULL)
+        IEnumWbemClassObject_Release(en);
+    SysFreeString(lang);
+    SysFreeString(q);
+    SysFreeString(cls);
+    SysFreeString(method);
+    IWbemServices_Release(svc);
+    return rc;
+}
+
+void w32s_wmi_release(w32 *w)
+{
+    if (w->svc != NULL)
+        IWbemServices_Release(w->svc);
+    w->svc = NULL;
+    if (w->have_mta)
+        CoDecrementMTAUsage(w->mta);
+    w->have_mta = false;
+}
