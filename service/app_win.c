@@ -98,8 +98,7 @@ static int listen_specs(cp_app *a, cp_listen_spec **out, char (**names)[96], siz
         if (specs[k].security == NULL) { /* a group the configuration does not know */
             free(specs);
             free(nm);
-            return cp_error_set(e, CP_E_INTERNAL, "no pipe security for group %s",
-                                svc->def->group);
+            return cp_error_set(e, CP_E_INTERNAL, "no pipe security for group %s", svc->def->group);
         }
         k++;
     }
@@ -134,7 +133,11 @@ int cp_app_start(void *ctx, cp_error *e)
     a->audit = cp_audit_new(cp_eventlog_report, a->eventlog);
     if (a->eventlog == NULL || a->audit == NULL)
         return cp_error_set(e, CP_E_NOMEM, "out of memory");
-    if ((a->pipesec = cp_pipesec_new(c, e)) == NULL || (a->gate = cp_gate_new(c, a->audit, e)) == NULL)
+    a->pipesec = cp_pipesec_new(c, e);
+    if (a->pipesec == NULL)
+        return e->status;
+    a->gate = cp_gate_new(c, a->audit, e);
+    if (a->gate == NULL)
         return e->status;
 
     cp_listen_spec *specs = NULL;

@@ -46,8 +46,8 @@ const char *cp_audit_format_call(const cp_call_record *r, char *line, size_t cap
                  r->path, caller, (unsigned long)r->peer_pid, args, (long long)r->duration_ms);
     else
         snprintf(line, cap,
-                 "audit: call %s caller=%s pid=%lu args=%s result=%s (%s) duration=%lldms",
-                 r->path, caller, (unsigned long)r->peer_pid, args, cp_status_name(r->status),
+                 "audit: call %s caller=%s pid=%lu args=%s result=%s (%s) duration=%lldms", r->path,
+                 caller, (unsigned long)r->peer_pid, args, cp_status_name(r->status),
                  r->message != NULL ? r->message : "", (long long)r->duration_ms);
     /* The rendering hid the secret fields; this hides their values anywhere
      * else (an error message, a secret pasted into a non-secret field). */

@@ -82,8 +82,10 @@ bool cp_authz_decide(const cp_token_info *t, const cp_authz_policy *p, char *why
         }
     }
     if (why != NULL) {
-        size_t n = (size_t)snprintf(why, cap, "%s: not an enabled member of any SID allowed to "
-                                              "use the %s group [", user, group);
+        size_t n = (size_t)snprintf(why, cap,
+                                    "%s: not an enabled member of any SID allowed to "
+                                    "use the %s group [",
+                                    user, group);
         for (size_t i = 0; i < p->n_allowed && n < cap; i++)
             n += (size_t)snprintf(why + n, cap - n, "%s%s", i > 0 ? " " : "",
                                   cp_sid_format(&p->allowed[i], buf, sizeof(buf)));

@@ -17,9 +17,9 @@
 typedef struct gate_group {
     const char *name;
     cp_sid *allowed;
-    PSID *psids;         /* the same, for CheckTokenMembership */
+    PSID *psids; /* the same, for CheckTokenMembership */
     size_t n;
-    char deny[160];      /* what a refused client is told */
+    char deny[160]; /* what a refused client is told */
 } gate_group;
 
 struct cp_gate {

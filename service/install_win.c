@@ -17,7 +17,7 @@
 
 #define STOP_WAIT_MS 30000
 #define DESCRIPTION                                                                                \
-    L"Kubernetes CSI proxy: serves the csi-proxy named pipes that CSI node plugins call to "      \
+    L"Kubernetes CSI proxy: serves the csi-proxy named pipes that CSI node plugins call to "       \
     L"manage disks, volumes, SMB mappings, iSCSI targets and directories on this node."
 
 static int report(const char *what, DWORD err)
@@ -176,7 +176,8 @@ int cp_install(int argc, char **argv)
     DWORD n = GetModuleFileNameW(NULL, exe, MAX_PATH + 1);
     exe[n <= MAX_PATH ? n : MAX_PATH] = L'\0';
     rc = 1;
-    SC_HANDLE svc = NULL, scm = OpenSCManagerW(NULL, NULL, SC_MANAGER_CONNECT | SC_MANAGER_CREATE_SERVICE);
+    SC_HANDLE svc = NULL;
+    SC_HANDLE scm = OpenSCManagerW(NULL, NULL, SC_MANAGER_CONNECT | SC_MANAGER_CREATE_SERVICE);
     if (scm == NULL) {
         rc = report("OpenSCManager", GetLastError());
         goto out;
@@ -263,8 +264,9 @@ int cp_uninstall(int argc, char **argv)
         if (ControlService(svc, SERVICE_CONTROL_STOP, &st)) {
             printf("csi-proxy: stopping csiproxy (calls in flight are drained)...\n");
             if (!wait_stopped(svc, STOP_WAIT_MS))
-                fprintf(stderr, "csi-proxy: csiproxy did not report STOPPED within %d s; "
-                                "deleting it anyway (it goes once it stops)\n",
+                fprintf(stderr,
+                        "csi-proxy: csiproxy did not report STOPPED within %d s; "
+                        "deleting it anyway (it goes once it stops)\n",
                         STOP_WAIT_MS / 1000);
         } else if (GetLastError() != ERROR_SERVICE_NOT_ACTIVE) {
             report("ControlService(stop)", GetLastError());

@@ -33,7 +33,7 @@ static struct {
     cp_flags flags;
     cp_config config;
     cp_app *app;
-    HANDLE done; /* set once the app is torn down */
+    HANDLE done;           /* set once the app is torn down */
     cp_error config_error; /* status CP_OK unless the file was refused */
 } svc;
 
@@ -140,7 +140,7 @@ static int load_config(cp_config *c, const cp_flags *f, cp_error *e)
         cp_config_free(c);
         cp_error_clear(e);
         return cp_config_defaults(c) == CP_OK ? CP_OK
-                                               : cp_error_set(e, CP_E_NOMEM, "out of memory");
+                                              : cp_error_set(e, CP_E_NOMEM, "out of memory");
     }
     if (rc != CP_OK && rc != CP_E_INVALID_ARGUMENT) { /* the message lacks the flag's name */
         char msg[CP_ERROR_MSG_MAX];
@@ -161,8 +161,11 @@ static int serve(void)
     }
     int code;
     if (svc.flags.windows_service) {
-        cp_scm_app sa = {.ctx = svc.app, .start = start, .run = cp_app_run,
-                         .stop = cp_app_stop, .drain_ms = cp_app_drain_ms(svc.app)};
+        cp_scm_app sa = {.ctx = svc.app,
+                         .start = start,
+                         .run = cp_app_run,
+                         .stop = cp_app_stop,
+                         .drain_ms = cp_app_drain_ms(svc.app)};
         code = cp_scm_run(L"csiproxy", &sa, &e); /* upstream's name for sc.exe */
         if (code != 0 && e.msg[0] != '\0')
             startup_error(e.msg);

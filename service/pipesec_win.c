@@ -46,11 +46,11 @@ static int build(const cp_config *c, const cp_config_group *g, PSECURITY_DESCRIP
     BOOL present = FALSE, defaulted = FALSE;
     PACL dacl = NULL;
     if (!GetSecurityDescriptorControl(sd, &ctl, &rev) ||
-        !GetSecurityDescriptorDacl(sd, &present, &dacl, &defaulted) || !present ||
-        dacl == NULL || !(ctl & SE_DACL_PROTECTED) || !IsValidSecurityDescriptor(sd)) {
+        !GetSecurityDescriptorDacl(sd, &present, &dacl, &defaulted) || !present || dacl == NULL ||
+        !(ctl & SE_DACL_PROTECTED) || !IsValidSecurityDescriptor(sd)) {
         LocalFree(sd);
-        return cp_error_set(e, CP_E_INVALID_ARGUMENT,
-                            "%s: \"%s\" does not give a protected DACL", where, g->pipe_sddl);
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "%s: \"%s\" does not give a protected DACL",
+                            where, g->pipe_sddl);
     }
     *out = sd;
     return CP_OK;

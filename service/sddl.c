@@ -93,8 +93,9 @@ static char read_ace(rd *r, bool sacl)
     else if (sacl && (strncmp(r->p, "AU;", 3) == 0 || strncmp(r->p, "ML;", 3) == 0))
         type = r->p[0];
     if (type == 0) {
-        fail(r, sacl ? "unsupported SACL entry type (AU or ML)%s"
-                     : "unsupported ACE type (A or D; no object or callback entries)%s",
+        fail(r,
+             sacl ? "unsupported SACL entry type (AU or ML)%s"
+                  : "unsupported ACE type (A or D; no object or callback entries)%s",
              "");
         return 0;
     }

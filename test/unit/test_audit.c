@@ -25,10 +25,10 @@
 static void test_secret_names(void **state)
 {
     (void)state;
-    const char *secret[] = {"password", "Password", "chap_secret", "MutualChapSecret",
-                            "mutual_chap_secret", "PASS_WORD", "db_passwd", "clientSecret"};
-    const char *plain[] = {"username", "chap_username", "remote_path", "path", "iqn",
-                           "auth_type", "pass", "secure", ""};
+    const char *secret[] = {"password",           "Password",  "chap_secret", "MutualChapSecret",
+                            "mutual_chap_secret", "PASS_WORD", "db_passwd",   "clientSecret"};
+    const char *plain[] = {"username",  "chap_username", "remote_path", "path", "iqn",
+                           "auth_type", "pass",          "secure",      ""};
     for (size_t i = 0; i < sizeof(secret) / sizeof(secret[0]); i++)
         if (!cp_redact_is_secret(secret[i]))
             fail_msg("%s should be secret", secret[i]);
@@ -95,7 +95,8 @@ static void test_render_nested_and_escaped(void **state)
     assert_null(strstr(out, "s3cr3t"));
     assert_non_null(strstr(out, "\"chap_secret\":\"<redacted>\""));
     assert_non_null(strstr(out, "\"chap_username\":\"initiator\""));
-    assert_non_null(strstr(out, "\"target_portal\":{\"target_address\":\"10.0.0.5\",\"target_port\":3260}"));
+    assert_non_null(
+        strstr(out, "\"target_portal\":{\"target_address\":\"10.0.0.5\",\"target_port\":3260}"));
     assert_non_null(strstr(out, "\"auth_type\":\"MUTUAL_CHAP\""));
     assert_non_null(strstr(out, "\\\"quoted\\\"\\u000a"));
     /* tiny buffers: always terminated, never overrun */
@@ -150,16 +151,25 @@ static void test_format_call(void **state)
     req.password = "Tr0ub4dor&3";
     uint8_t buf[256];
     size_t n = protobuf_c_message_pack(&req.base, buf);
-    cp_call_record r = {NULL, &smb_method, "/v1.Smb/NewSmbGlobalMapping", 4242, "S-1-5-18",
-                        buf, n, CP_E_PERMISSION_DENIED,
-                        "access denied for CORP\\svc using Tr0ub4dor&3", 17};
+    cp_call_record r = {NULL,
+                        &smb_method,
+                        "/v1.Smb/NewSmbGlobalMapping",
+                        4242,
+                        "S-1-5-18",
+                        buf,
+                        n,
+                        CP_E_PERMISSION_DENIED,
+                        "access denied for CORP\\svc using Tr0ub4dor&3",
+                        17};
     char line[CP_AUDIT_LINE_MAX];
     cp_audit_format_call(&r, line, sizeof(line));
     assert_null(strstr(line, "Tr0ub4dor"));
-    assert_non_null(strstr(line, "audit: call /v1.Smb/NewSmbGlobalMapping caller=S-1-5-18 pid=4242"));
+    assert_non_null(
+        strstr(line, "audit: call /v1.Smb/NewSmbGlobalMapping caller=S-1-5-18 pid=4242"));
     assert_non_null(strstr(line, "\"password\":\"<redacted>\""));
     assert_non_null(strstr(line, "\"username\":\"CORP\\\\svc\""));
-    assert_non_null(strstr(line, "result=PERMISSION_DENIED (access denied for CORP\\svc using <redacted>)"));
+    assert_non_null(
+        strstr(line, "result=PERMISSION_DENIED (access denied for CORP\\svc using <redacted>)"));
     assert_non_null(strstr(line, "duration=17ms"));
 
     r.status = CP_OK;
@@ -199,8 +209,9 @@ static const cp_method fs_methods[] = {
     {"PathExists", &v1__path_exists_request__descriptor, &v1__path_exists_response__descriptor,
      mk_map, NULL, h_mkdir, NULL, NULL, 0},
 };
-static const cp_service_def fs_def = {"filesystem", "v1", "v1.Filesystem", &v1__filesystem__descriptor,
-                                      fs_methods, 2, sizeof(mk_req), sizeof(mk_req)};
+static const cp_service_def fs_def = {
+    "filesystem", "v1", "v1.Filesystem", &v1__filesystem__descriptor,
+    fs_methods,   2,    sizeof(mk_req),  sizeof(mk_req)};
 static const cp_service fs_svc = {&fs_def, NULL};
 
 static int n_records;
@@ -250,8 +261,9 @@ static void test_hook_audits_mutating_calls(void **state)
     n_records = 0;
     run_job(c, &fs_methods[0], "/v1.Filesystem/Mkdir", "C:\\var\\lib\\kubelet\\x");
     assert_int_equal(n_records, 1);
-    assert_non_null(strstr(last_line, "audit: call /v1.Filesystem/Mkdir caller=S-1-5-93-2-1 pid=77 "
-                                      "args={\"path\":\"C:\\\\var\\\\lib\\\\kubelet\\\\x\"} result=OK"));
+    assert_non_null(strstr(last_line,
+                           "audit: call /v1.Filesystem/Mkdir caller=S-1-5-93-2-1 pid=77 "
+                           "args={\"path\":\"C:\\\\var\\\\lib\\\\kubelet\\\\x\"} result=OK"));
     run_job(c, &fs_methods[0], "/v1.Filesystem/Mkdir", "C:\\evil");
     assert_int_equal(n_records, 2);
     assert_non_null(strstr(last_line, "result=INVALID_ARGUMENT (Mkdir: path C:\\evil is outside)"));
@@ -290,8 +302,8 @@ static void test_audit_sink_and_denied(void **state)
     assert_string_equal(last_line, "audit: denied caller=S-1-5-21-1-2-3-1000 pid=99 group=smb "
                                    "pipe=csi-proxy-smb-v1: not a member");
     uint8_t b[] = {0x0a, 0x01, 'x'};
-    cp_call_record r = {NULL, &fs_methods[0], "/v1.Filesystem/Mkdir", 1, "S-1-5-18", b, 3, CP_OK,
-                        "", 2};
+    cp_call_record r = {
+        NULL, &fs_methods[0], "/v1.Filesystem/Mkdir", 1, "S-1-5-18", b, 3, CP_OK, "", 2};
     cp_audit_call(a, &r);
     assert_int_equal(sink_calls, 2);
     assert_false(sink_failure);

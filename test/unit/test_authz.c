@@ -17,9 +17,11 @@
 
 #include "service/authz.h"
 
-#define EN (CP_SE_GROUP_MANDATORY | CP_SE_GROUP_ENABLED_BY_DEFAULT | CP_SE_GROUP_ENABLED) /* 0x7 */
+#define EN (CP_SE_GROUP_MANDATORY | CP_SE_GROUP_ENABLED_BY_DEFAULT | CP_SE_GROUP_ENABLED) /* 0x7   \
+                                                                                           */
 #define EN_OWNER (EN | CP_SE_GROUP_OWNER)                                                 /* 0xf */
-#define DENY_ONLY (CP_SE_GROUP_USE_FOR_DENY_ONLY | CP_SE_GROUP_MANDATORY | CP_SE_GROUP_OWNER) /* 0x19 */
+#define DENY_ONLY                                                                                  \
+    (CP_SE_GROUP_USE_FOR_DENY_ONLY | CP_SE_GROUP_MANDATORY | CP_SE_GROUP_OWNER) /* 0x19 */
 #define LOGON (CP_SE_GROUP_LOGON_ID | EN)
 #define LABEL (CP_SE_GROUP_INTEGRITY | CP_SE_GROUP_INTEGRITY_ENABLED)
 
@@ -86,52 +88,45 @@ static cp_authz_policy policy(const char *const *sids)
 
 /* An elevated administrator (what csi-proxy clients in HostProcess pods
  * running as an admin account look like). */
-static const tok admin = {ALICE, 0,
-                          {DOMAIN_USERS, EVERYONE, ADMINS, USERS, INTERACTIVE, AUTH_USERS,
-                           "S-1-5-5-0-12345", HIGH},
-                          {EN, EN, EN_OWNER, EN, EN, EN, LOGON, LABEL}};
+static const tok admin = {
+    ALICE,
+    0,
+    {DOMAIN_USERS, EVERYONE, ADMINS, USERS, INTERACTIVE, AUTH_USERS, "S-1-5-5-0-12345", HIGH},
+    {EN, EN, EN_OWNER, EN, EN, EN, LOGON, LABEL}};
 
 /* The same admin, UAC-filtered or through CreateRestrictedToken with
  * Administrators disabled: Administrators is deny-only (0x10 / 0x19). */
-static const tok restricted_admin = {ALICE, 0,
+static const tok restricted_admin = {ALICE,
+                                     0,
                                      {DOMAIN_USERS, EVERYONE, ADMINS, USERS, INTERACTIVE,
                                       AUTH_USERS, "S-1-5-5-0-12345", "S-1-16-8192"},
                                      {EN, EN, DENY_ONLY, EN, EN, EN, LOGON, LABEL}};
 
-static const tok uac_filtered_admin = {ALICE, 0,
-                                       {DOMAIN_USERS, EVERYONE, ADMINS, USERS},
-                                       {EN, EN, CP_SE_GROUP_USE_FOR_DENY_ONLY, EN}};
+static const tok uac_filtered_admin = {
+    ALICE, 0, {DOMAIN_USERS, EVERYONE, ADMINS, USERS}, {EN, EN, CP_SE_GROUP_USE_FOR_DENY_ONLY, EN}};
 
-static const tok system_tok = {SYSTEM, 0,
-                               {ADMINS, EVERYONE, AUTH_USERS, "S-1-16-16384"},
-                               {EN_OWNER, EN, EN, LABEL}};
+static const tok system_tok = {
+    SYSTEM, 0, {ADMINS, EVERYONE, AUTH_USERS, "S-1-16-16384"}, {EN_OWNER, EN, EN, LABEL}};
 
 /* A Windows container's ContainerAdministrator: its own user SID, and
  * BUILTIN\Administrators enabled. */
-static const tok container_admin = {CADMIN, 0,
-                                    {ADMINS, EVERYONE, USERS, AUTH_USERS, HIGH},
-                                    {EN_OWNER, EN, EN, EN, LABEL}};
+static const tok container_admin = {
+    CADMIN, 0, {ADMINS, EVERYONE, USERS, AUTH_USERS, HIGH}, {EN_OWNER, EN, EN, EN, LABEL}};
 
 /* ContainerUser: no Administrators at all. */
-static const tok container_user = {CUSER, 0,
-                                   {EVERYONE, USERS, AUTH_USERS, "S-1-16-8192"},
-                                   {EN, EN, EN, LABEL}};
+static const tok container_user = {
+    CUSER, 0, {EVERYONE, USERS, AUTH_USERS, "S-1-16-8192"}, {EN, EN, EN, LABEL}};
 
-static const tok plain_user = {ALICE, 0,
-                               {DOMAIN_USERS, EVERYONE, USERS, AUTH_USERS, SMB_GROUP},
-                               {EN, EN, EN, EN, EN}};
+static const tok plain_user = {
+    ALICE, 0, {DOMAIN_USERS, EVERYONE, USERS, AUTH_USERS, SMB_GROUP}, {EN, EN, EN, EN, EN}};
 
 /* A restricted token (CreateRestrictedToken with restricting SIDs): groups
  * enabled, but access needs a match in both lists. */
-static const tok restricting_admin = {ALICE, 0,
-                                      {ADMINS, EVERYONE, USERS},
-                                      {EN_OWNER, EN, EN},
-                                      {EVERYONE, USERS}};
+static const tok restricting_admin = {
+    ALICE, 0, {ADMINS, EVERYONE, USERS}, {EN_OWNER, EN, EN}, {EVERYONE, USERS}};
 
-static const tok restricting_admin_ok = {ALICE, 0,
-                                         {ADMINS, EVERYONE, USERS},
-                                         {EN_OWNER, EN, EN},
-                                         {ADMINS, EVERYONE}};
+static const tok restricting_admin_ok = {
+    ALICE, 0, {ADMINS, EVERYONE, USERS}, {EN_OWNER, EN, EN}, {ADMINS, EVERYONE}};
 
 static const char *const default_policy[] = {SYSTEM, ADMINS, NULL};
 
@@ -149,8 +144,8 @@ static const char *const cadmin_pol[] = {CADMIN, NULL};
 static const char *const alice_pol[] = {ALICE, NULL};
 static const char *const high_pol[] = {HIGH, NULL};
 static const char *const logon_pol[] = {"S-1-5-5-0-12345", NULL};
-static const char *const lookalikes[] = {"S-1-5-32-5440", "S-1-5-32", "S-1-5-32-544-1", "S-1-5-18-0",
-                                         "S-1-15-32-544", NULL};
+static const char *const lookalikes[] = {"S-1-5-32-5440", "S-1-5-32",      "S-1-5-32-544-1",
+                                         "S-1-5-18-0",    "S-1-15-32-544", NULL};
 static const char *const unknown_pol[] = {"S-1-5-21-9-9-9-9999", NULL};
 static const char *const empty_pol[] = {NULL};
 static const char *const everyone_pol[] = {EVERYONE, NULL};
@@ -228,7 +223,7 @@ static void test_attributes(void **state)
         {EN, true},
         {CP_SE_GROUP_ENABLED, true},
         {EN_OWNER, true},
-        {0, false},                                                 /* disabled */
+        {0, false},                                                      /* disabled */
         {CP_SE_GROUP_ENABLED_BY_DEFAULT | CP_SE_GROUP_MANDATORY, false}, /* not enabled now */
         {CP_SE_GROUP_USE_FOR_DENY_ONLY, false},
         {EN | CP_SE_GROUP_USE_FOR_DENY_ONLY, false}, /* both bits: deny-only wins */

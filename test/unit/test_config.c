@@ -48,9 +48,14 @@ static const char *sid_str(const cp_sid *s)
 static void test_sid_parse_and_format(void **state)
 {
     (void)state;
-    const char *good[] = {"S-1-5-18", "S-1-5-32-544", "S-1-5-21-1004336348-1177238915-682003330-512",
-                          "S-1-5-93-2-1", "S-1-16-12288", "S-1-0x1234567890AB-1",
-                          "S-1-5-4294967295", "S-1-1-0-1-2-3-4-5-6-7-8-9-10-11-12-13-14"};
+    const char *good[] = {"S-1-5-18",
+                          "S-1-5-32-544",
+                          "S-1-5-21-1004336348-1177238915-682003330-512",
+                          "S-1-5-93-2-1",
+                          "S-1-16-12288",
+                          "S-1-0x1234567890AB-1",
+                          "S-1-5-4294967295",
+                          "S-1-1-0-1-2-3-4-5-6-7-8-9-10-11-12-13-14"};
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
         cp_sid s;
         assert_true(cp_sid_parse(good[i], &s));
@@ -59,10 +64,25 @@ static void test_sid_parse_and_format(void **state)
     cp_sid s;
     assert_true(cp_sid_parse("s-1-5-18", &s)); /* as ConvertStringSidToSid */
     assert_string_equal(sid_str(&s), "S-1-5-18");
-    const char *bad[] = {"", "S", "S-", "S-1", "S-1-5", "S-2-5-18", "S-1-5-", "S-1--18",
-                         "S-1-5-18-", "S-1-5-18x", " S-1-5-18", "S-1-5-4294967296",
-                         "S-1-5-1-2-3-4-5-6-7-8-9-10-11-12-13-14-15-16", "S-1-0x1234567890ABC-1",
-                         "S-1-5-+18", "S-1-5--1", "BA", "SYSTEM", "S-1-5-18\n"};
+    const char *bad[] = {"",
+                         "S",
+                         "S-",
+                         "S-1",
+                         "S-1-5",
+                         "S-2-5-18",
+                         "S-1-5-",
+                         "S-1--18",
+                         "S-1-5-18-",
+                         "S-1-5-18x",
+                         " S-1-5-18",
+                         "S-1-5-4294967296",
+                         "S-1-5-1-2-3-4-5-6-7-8-9-10-11-12-13-14-15-16",
+                         "S-1-0x1234567890ABC-1",
+                         "S-1-5-+18",
+                         "S-1-5--1",
+                         "BA",
+                         "SYSTEM",
+                         "S-1-5-18\n"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         if (cp_sid_parse(bad[i], &s))
             fail_msg("accepted bad SID \"%s\"", bad[i]);
@@ -391,8 +411,8 @@ static void test_flags_override_file(void **state)
     cp_flags_free(&f);
 
     /* the command line wins, key by key; -v=0 is "given" too */
-    char *argv2[] = {"csi-proxy", "-kubelet-path", "C:\\k", "-working-dir=C:\\w", "-v=0",
-                     "-logtostderr=true", NULL};
+    char *argv2[] = {"csi-proxy", "-kubelet-path",     "C:\\k", "-working-dir=C:\\w",
+                     "-v=0",      "-logtostderr=true", NULL};
     assert_int_equal(cp_flags_parse(&f, 6, argv2, &e), CP_OK);
     assert_true(cp_flags_given(&f, "v"));
     assert_false(cp_flags_given(&f, "log_file"));

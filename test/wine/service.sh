@@ -206,6 +206,32 @@ check "... and the process exited" $? "$(tail -3 "$C/csi/short.log")"
 run sc delete csiproxy
 rm -rf "$C"/var/lib/kubelet/pods/t*
 
+# --- console mode: Ctrl+C drains the same way ----------------------------------------
+# (Wine turns SIGINT into CTRL_C_EVENT for the console process.)
+CLOG=$WINEPREFIX/console.log
+wine 'C:\csi\csi-proxy.exe' -v 2 >"$CLOG" 2>&1 &
+CPID=$!
+BG+=($CPID)
+wait_pipes csi-proxy-filesystem-v1
+N=3
+mk_trees $N
+base=$(arrived "$CLOG")
+start_rmdirs $N
+wait_arrived "$CLOG" $((base + N))
+kill -INT "$CPID"
+wait "$CPID"
+crc=$?
+for p in "${RM[@]}"; do wait "$p"; done
+tally $N
+int_line=$(grep -n 'interrupted: stopping' "$CLOG" | head -1 | cut -d: -f1)
+last_rm=$(grep -n 'audit: call /v1.Filesystem/Rmdir' "$CLOG" | tail -1 | cut -d: -f1)
+if [ "$crc" = 0 ] && [ "$TALLY_OK" = $N ] && [ -n "$int_line" ] && [ "${last_rm:-0}" -gt "$int_line" ]; then
+    ok "console mode: Ctrl+C with $N calls in flight drains them all (OK) and exits 0"
+else
+    bad "console Ctrl+C drains" "exit $crc ok=$TALLY_OK unavailable=$TALLY_UNAV$TALLY_OTHER; $(tail -3 "$CLOG")"
+fi
+rm -rf "$C"/var/lib/kubelet/pods/t*
+
 # --- configuration errors -------------------------------------------------------------
 cfg() { printf "$2" >"$C/csi/$1"; }
 cfg bad1.yaml 'groups:\n  smb: {versions: [v1\n'

@@ -221,7 +221,8 @@ int wmain(int argc, wchar_t **argv)
         return member();
     if (argc == 3 && wcscmp(argv[1], L"qc") == 0)
         return query_config(argv[2]);
-    fprintf(stderr, "usage: svctest restricted EXE [ARGS...] | sddl PIPE | norm SDDL | touch PIPE | "
-                    "member | qc SERVICE\n");
+    fprintf(stderr,
+            "usage: svctest restricted EXE [ARGS...] | sddl PIPE | norm SDDL | touch PIPE | "
+            "member | qc SERVICE\n");
     return 2;
 }
