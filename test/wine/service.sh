@@ -45,6 +45,8 @@ if [[ "$reg" == *'EventMessageFile    REG_EXPAND_SZ    C:\csi\csi-proxy.exe'* &&
 else
     bad "event log source registered" "$reg"
 fi
+expect "the message file's table renders event 1 as the record's text" 0 'audit: call /v1.Smb/X caller=S-1-5-18' \
+    svctest msg 'C:\csi\csi-proxy.exe' 'audit: call /v1.Smb/X caller=S-1-5-18'
 expect "install again is idempotent" 0 "already installed: configuration updated" \
     proxy install -working-dir 'C:\csi-work' -log_file="$LOGW" -logtostderr=false -v 2
 

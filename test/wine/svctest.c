@@ -16,6 +16,9 @@
  *       before it could be identified).
  *   svctest member
  *       prints "admin" or "not admin" for this process's token.
+ *   svctest msg EXE TEXT
+ *       formats event 1 of EXE's message table (the Event Log's view of
+ *       a csi-proxy record) with TEXT as insertion string %1 and prints it.
  *   svctest qc SERVICE
  *       prints the service's configuration, one "key: value" a line:
  *       start, binpath, display, description, reset, actions (exit 3 when
@@ -202,6 +205,22 @@ static int query_config(const wchar_t *name)
     return 0;
 }
 
+static int message(const wchar_t *exe, const wchar_t *text)
+{
+    HMODULE h = LoadLibraryExW(exe, NULL, LOAD_LIBRARY_AS_DATAFILE);
+    if (h == NULL)
+        return fail("LoadLibraryExW");
+    LPWSTR out = NULL;
+    DWORD_PTR args[1] = {(DWORD_PTR)text};
+    DWORD n = FormatMessageW(FORMAT_MESSAGE_FROM_HMODULE | FORMAT_MESSAGE_ARGUMENT_ARRAY |
+                                 FORMAT_MESSAGE_ALLOCATE_BUFFER,
+                             h, 1, 0, (LPWSTR)&out, 0, (va_list *)args);
+    int rc = n > 0 ? (wprintf(L"%ls\n", out), 0) : fail("FormatMessageW(event 1)");
+    LocalFree(out);
+    FreeLibrary(h);
+    return rc;
+}
+
 int wmain(int argc, wchar_t **argv)
 {
     if (argc >= 3 && wcscmp(argv[1], L"restricted") == 0)
@@ -219,10 +238,12 @@ int wmain(int argc, wchar_t **argv)
     }
     if (argc == 2 && wcscmp(argv[1], L"member") == 0)
         return member();
+    if (argc == 4 && wcscmp(argv[1], L"msg") == 0)
+        return message(argv[2], argv[3]);
     if (argc == 3 && wcscmp(argv[1], L"qc") == 0)
         return query_config(argv[2]);
     fprintf(stderr,
             "usage: svctest restricted EXE [ARGS...] | sddl PIPE | norm SDDL | touch PIPE | "
-            "member | qc SERVICE\n");
+            "member | msg EXE TEXT | qc SERVICE\n");
     return 2;
 }

@@ -1,0 +1,127 @@
+<#
+.SYNOPSIS
+  csi-proxy's service and security on a real Windows node: what Wine cannot
+  show. Status: written, reviewed, NOT RUN by the team (CI is Linux + Wine).
+
+.DESCRIPTION
+  Run from an elevated PowerShell on a throw-away node, with the build's
+  csi-proxy.exe, csi-proxy-cli.exe and the test tool svctest.exe
+  (build/win/svctest.exe) in one directory. It installs the service with
+  `csi-proxy.exe install`, and checks:
+    1. the service's configuration and failure actions as the SCM reports
+       them (sc.exe qc / qfailure), and the event source;
+    2. the kernel enforces the pipe DACL: a client whose token has
+       Administrators deny-only (svctest restricted) cannot even open a pipe
+       whose DACL grants only SYSTEM and Administrators (ERROR_ACCESS_DENIED,
+       csi-proxy-cli exit 14), and the service never sees it;
+    3. the in-process check is the second wall: with a DACL that also admits
+       BUILTIN\Users but callers left at SYSTEM + Administrators, the same
+       client opens the pipe and gets PERMISSION_DENIED on every call;
+    4. the audit records are stored in the Application log (source
+       csi-proxy), rendered by the message table, warnings for refusals, and
+       hold no secret;
+    5. stop with a call in flight, then uninstall.
+  Prints "ok - ..." / "not ok - ..." and "N passed, N failed"; exits 1 on
+  any failure. Record the result (date, Windows build, output) in README.md.
+#>
+param(
+    [Parameter(Mandatory = $true)] [string] $Dir,
+    [string] $Kubelet = 'C:\var\lib\kubelet',
+    [string] $WorkDir = "$env:TEMP\csi-proxy-sec"
+)
+$ErrorActionPreference = 'Stop'
+Set-StrictMode -Version 3
+
+$Exe = Join-Path $Dir 'csi-proxy.exe'
+$Cli = Join-Path $Dir 'csi-proxy-cli.exe'
+$Svc = Join-Path $Dir 'svctest.exe'
+$script:pass = 0
+$script:fail = 0
+function Ok([string] $name) { $script:pass++; Write-Output "ok - $name" }
+function Bad([string] $name, [string] $why) { $script:fail++; Write-Output "not ok - $name"; if ($why) { Write-Output "    $why" } }
+function Check([bool] $cond, [string] $name, [string] $why = '') { if ($cond) { Ok $name } else { Bad $name $why } }
+function Run([string] $file, [string[]] $argv) {
+    $out = @(& $file @argv 2>&1 | ForEach-Object { "$_" }) -join "`n"
+    return @{ Code = $LASTEXITCODE; Out = $out }
+}
+function WaitState([string] $state, [int] $seconds = 30) {
+    $until = (Get-Date).AddSeconds($seconds)
+    while ((Get-Date) -lt $until) {
+        $s = Get-Service csiproxy -ErrorAction SilentlyContinue
+        if ($s -and "$($s.Status)" -eq $state) { return $true }
+        Start-Sleep -Milliseconds 200
+    }
+    return $false
+}
+# The request goes through a file: PowerShell 5.1 mangles quotes in native arguments.
+$req = Join-Path $env:TEMP 'csi-proxy-sec-req.json'
+function Req($body) { [IO.File]::WriteAllText($req, ($body | ConvertTo-Json -Compress -Depth 5)); return "@$req" }
+
+New-Item -ItemType Directory -Force -Path $WorkDir, $Kubelet | Out-Null
+$log = Join-Path $WorkDir 'csi-proxy.log'
+$secret = 'S3cr3t-' + [guid]::NewGuid().ToString('N')
+
+# --- 1. install ---------------------------------------------------------------
+& $Exe uninstall | Out-Null
+$r = Run $Exe @('install', "-log_file=$log", '-logtostderr=false', '-v', '2')
+Check ($r.Code -eq 0 -and $r.Out -match 'installed') 'csi-proxy.exe install' $r.Out
+$qc = (sc.exe qc csiproxy) -join "`n"
+Check ($qc -match 'AUTO_START' -and $qc -match '-windows-service') 'sc.exe qc: automatic start, -windows-service' $qc
+$qf = (sc.exe qfailure csiproxy) -join "`n"
+Check ($qf -match 'RESTART -- Delay = 10000') 'sc.exe qfailure: restart after 10 s' $qf
+$key = 'HKLM:\SYSTEM\CurrentControlSet\Services\EventLog\Application\csi-proxy'
+Check ((Get-ItemProperty $key).EventMessageFile -eq $Exe) 'event source registered with csi-proxy.exe as message file'
+
+Start-Service csiproxy
+Check (WaitState 'Running') 'the service runs'
+
+# --- 2. the kernel enforces the DACL ------------------------------------------
+$r = Run $Svc @('sddl', 'csi-proxy-filesystem-v1')
+Check ($r.Out -eq 'D:P(A;;GA;;;SY)(A;;GA;;;BA)') "default pipe DACL: $($r.Out)"
+$r = Run $Cli @('filesystem', 'v1', 'Mkdir', (Req @{ path = "$Kubelet\sec-admin" }))
+Check ($r.Code -eq 0 -and (Test-Path "$Kubelet\sec-admin")) 'an elevated admin is served' $r.Out
+$r = Run $Svc @('restricted', $Cli, 'filesystem', 'v1', 'Mkdir', (Req @{ path = "$Kubelet\sec-evil" }))
+Check ($r.Code -eq 14 -and $r.Out -match 'denied' -and -not (Test-Path "$Kubelet\sec-evil")) `
+    'Administrators deny-only: the kernel refuses the open (UNAVAILABLE: access denied)' $r.Out
+Check (-not ((Get-Content $log -Raw) -match 'audit: denied')) '... so the service never saw it'
+
+# --- 3. the in-process check behind a wider DACL ------------------------------
+$cfg = Join-Path $WorkDir 'wide.yaml'
+@"
+groups:
+  filesystem:
+    pipeSecurity: 'D:P(A;;GA;;;SY)(A;;GA;;;BA)(A;;GRGW;;;BU)'
+  smb: {}
+  iscsi: {}
+"@ | Set-Content -Encoding ascii $cfg
+Stop-Service csiproxy
+$r = Run $Exe @('install', "-config=$cfg", "-log_file=$log", '-logtostderr=false', '-v', '2')
+Check ($r.Code -eq 0) 'reinstalled with a DACL that admits BUILTIN\Users' $r.Out
+Start-Service csiproxy
+Check (WaitState 'Running') 'the service runs'
+$r = Run $Svc @('restricted', $Cli, '--repeat', '3', 'filesystem', 'v1', 'Mkdir', (Req @{ path = "$Kubelet\sec-evil" }))
+Check ($r.Code -eq 7 -and -not (Test-Path "$Kubelet\sec-evil")) `
+    'the restricted client opens the pipe but gets PERMISSION_DENIED on every call' $r.Out
+Check ((Get-Content $log -Raw) -match 'audit: denied caller=S-1-5-21-[0-9-]+ pid=\d+ group=filesystem') '... and an audit record'
+
+# --- 4. the Event Log -----------------------------------------------------------
+$r = Run $Cli @('smb', 'v1', 'NewSmbGlobalMapping', (Req @{ remote_path = '\\nosuch\share'; local_path = "$Kubelet\smb"; username = 'u'; password = $secret }))
+Start-Sleep -Seconds 1
+$events = @(Get-WinEvent -FilterHashtable @{ LogName = 'Application'; ProviderName = 'csi-proxy' } -MaxEvents 200)
+$mk = $events | Where-Object { $_.Message -like '*audit: call /v1.Filesystem/Mkdir*' } | Select-Object -First 1
+Check ($null -ne $mk -and $mk.Id -eq 1 -and $mk.LevelDisplayName -eq 'Information') 'a Mkdir audit event (id 1, information, rendered text)'
+$den = $events | Where-Object { $_.Message -like '*audit: denied*' } | Select-Object -First 1
+Check ($null -ne $den -and $den.LevelDisplayName -eq 'Warning') 'a refusal audit event (warning)'
+Check (-not ($events | Where-Object { $_.Message -like "*$secret*" })) 'no secret in the Event Log'
+Check (-not ((Get-Content $log -Raw) -like "*$secret*")) 'no secret in the log file'
+
+# --- 5. stop and uninstall --------------------------------------------------------
+Stop-Service csiproxy
+Check (WaitState 'Stopped') 'the service stops'
+$r = Run $Exe @('uninstall')
+Check ($r.Code -eq 0 -and -not (Get-Service csiproxy -ErrorAction SilentlyContinue)) 'csi-proxy.exe uninstall' $r.Out
+Check (-not (Test-Path $key)) 'event source removed'
+Remove-Item -Force -ErrorAction SilentlyContinue "$Kubelet\sec-admin"
+
+Write-Output "$script:pass passed, $script:fail failed"
+if ($script:fail -gt 0) { exit 1 }
