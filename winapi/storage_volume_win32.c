@@ -559,7 +559,8 @@ int w32_volume_at(void *ctx, const char *dir, char *id, size_t idlen, cp_error *
     if (wdir == NULL)
         return e->status;
     size_t n = wcslen(wdir);
-    wdir[n - 1] = L'\0'; /* without the backslash for the attribute calls */
+    if (n > 3) /* without the backslash for the attribute calls; "X:\" keeps it */
+        wdir[n - 1] = L'\0';
     int rc = CP_OK;
     DWORD attrs = GetFileAttributesW(wdir);
     if (attrs == INVALID_FILE_ATTRIBUTES) {

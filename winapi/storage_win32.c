@@ -96,10 +96,34 @@ int w32s_error(cp_error *e, DWORD err, const char *api, const char *object)
     return status;
 }
 
+/* "<what> <object>: HRESULT 0x... (<name>)"; the WMI codes a storage call
+ * meets are named ("WMI Error Constants"). */
 int w32s_hr_error(cp_error *e, HRESULT hr, const char *what, const char *object)
 {
-    return cp_error_set(e, CP_E_UNKNOWN, "%s %s: HRESULT 0x%08lx", what, object,
-                        (unsigned long)hr);
+    static const struct {
+        HRESULT hr;
+        const char *name;
+        int status;
+    } known[] = {
+        {(HRESULT)WBEM_E_NOT_FOUND, "WBEM_E_NOT_FOUND", CP_E_NOT_FOUND},
+        {(HRESULT)WBEM_E_INVALID_CLASS, "WBEM_E_INVALID_CLASS", CP_E_UNIMPLEMENTED},
+        {(HRESULT)WBEM_E_INVALID_NAMESPACE, "WBEM_E_INVALID_NAMESPACE", CP_E_UNIMPLEMENTED},
+        {(HRESULT)WBEM_E_ACCESS_DENIED, "WBEM_E_ACCESS_DENIED", CP_E_PERMISSION_DENIED},
+        {(HRESULT)WBEM_E_INVALID_PARAMETER, "WBEM_E_INVALID_PARAMETER", CP_E_INVALID_ARGUMENT},
+        {(HRESULT)WBEM_E_TRANSPORT_FAILURE, "WBEM_E_TRANSPORT_FAILURE", CP_E_UNAVAILABLE},
+        {(HRESULT)E_OUTOFMEMORY, "E_OUTOFMEMORY", CP_E_RESOURCE_EXHAUSTED},
+        {(HRESULT)E_ACCESSDENIED, "E_ACCESSDENIED", CP_E_PERMISSION_DENIED},
+    };
+    const char *name = "";
+    int status = CP_E_UNKNOWN;
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        if (known[i].hr == hr) {
+            name = known[i].name;
+            status = known[i].status;
+        }
+    return cp_error_set(e, status, "%s%s%s: HRESULT 0x%08lx%s%s%s", what,
+                        object[0] != '\0' ? " " : "", object, (unsigned long)hr,
+                        name[0] != '\0' ? " (" : "", name, name[0] != '\0' ? ")" : "");
 }
 
 int w32s_nomem(cp_error *e)

@@ -104,10 +104,20 @@ int w32_rescan(void *ctx, cp_error *e)
         return rc;
     BSTR cls = SysAllocString(L"MSFT_StorageSetting");
     BSTR method = SysAllocString(L"UpdateHostStorageCache");
-    IWbemClassObject *out = NULL;
-    HRESULT hr = cls == NULL || method == NULL
-                     ? E_OUTOFMEMORY
-                     : IWbemServices_ExecMethod(svc, cls, method, 0, NULL, NULL, &out, NULL);
+    IWbemClassObject *def = NULL, *out = NULL;
+    HRESULT hr = cls == NULL || method == NULL ? E_OUTOFMEMORY : S_OK;
+    /* The class and its method must exist before ExecMethod is asked to
+     * run it ("Calling a Provider Method": IWbemServices::GetObject, then
+     * IWbemClassObject::GetMethod); a namespace without them (a stripped
+     * Windows, Wine) is an error here, not a fault in the provider. */
+    if (SUCCEEDED(hr))
+        hr = IWbemServices_GetObject(svc, cls, 0, NULL, &def, NULL);
+    if (SUCCEEDED(hr) && def == NULL)
+        hr = WBEM_E_NOT_FOUND;
+    if (SUCCEEDED(hr))
+        hr = IWbemClassObject_GetMethod(def, method, 0, NULL, NULL);
+    if (SUCCEEDED(hr))
+        hr = IWbemServices_ExecMethod(svc, cls, method, 0, NULL, NULL, &out, NULL);
     ULONG rv = 0;
     if (SUCCEEDED(hr))
         hr = return_value(out, &rv);
@@ -121,6 +131,8 @@ int w32_rescan(void *ctx, cp_error *e)
     }
     if (out != NULL)
         IWbemClassObject_Release(out);
+    if (def != NULL)
+        IWbemClassObject_Release(def);
     SysFreeString(cls);
     SysFreeString(method);
     IWbemServices_Release(svc);

@@ -155,6 +155,19 @@ if start csi-proxy.exe; then
     else
         bad "csi-proxy.exe: ListDiskIDs under Wine fails naming the IOCTL Wine lacks" "exit $RC: $OUT"
     fi
+    # Wine's WMI has the storage namespace but none of its classes: Rescan
+    # must fail with the WMI error (it once crashed Wine's provider).
+    cli disk v1 Rescan
+    if [ "$RC" != 0 ] && [[ "$OUT" == *"MSFT_StorageSetting.UpdateHostStorageCache"*"HRESULT"* ]]; then
+        ok "csi-proxy.exe: Rescan under Wine fails with the WMI error (exit $RC)"
+    else
+        bad "csi-proxy.exe: Rescan under Wine fails with the WMI error" "exit $RC: $OUT"
+    fi
+    if kill -0 "$PID" 2>/dev/null && ! grep -q 'Unhandled' "$LOG"; then
+        ok "csi-proxy.exe: still running after the Wine-unsupported storage calls"
+    else
+        bad "csi-proxy.exe: still running after the Wine-unsupported storage calls" "$(grep -A3 Unhandled "$LOG" | head -8)"
+    fi
     stop
 else
     bad "csi-proxy.exe: all 23 pipes listening" "$(cat "$LOG")"
