@@ -34,6 +34,13 @@ char *cp_win_wide_to_utf8(const wchar_t *w)
     return s;
 }
 
+int64_t cp_win_filetime_now(void)
+{
+    FILETIME ft;
+    GetSystemTimeAsFileTime(&ft);
+    return (int64_t)(((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime);
+}
+
 const char *cp_win_errtext(DWORD err, char *buf, size_t len)
 {
     DWORD saved = GetLastError();

@@ -8,6 +8,18 @@
 #include <windows.h>
 
 #include <stddef.h>
+#include <stdint.h>
+
+/* What the pipe transport hands its authorize hook as os_handle: the
+ * connected instance and when the connect completed (FILETIME units, for
+ * telling the client process from a later one that reuses its pid). */
+typedef struct cp_pipe_client {
+    HANDLE pipe;
+    int64_t connected_at;
+} cp_pipe_client;
+
+/* The current time in FILETIME units (100 ns since 1601). */
+int64_t cp_win_filetime_now(void);
 
 /* Converts NUL-terminated UTF-8 to UTF-16. Returns a malloc'd string the
  * caller frees with free(), or NULL (invalid UTF-8 or out of memory). */

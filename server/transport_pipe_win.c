@@ -71,6 +71,7 @@ struct pipe_conn {
     bool connected;    /* the connect completed (counted in t->nconns) */
     int64_t deadline;  /* cached cp_conn_next_deadline() */
     int64_t active_at; /* last read or finished call, for opts.idle_ms */
+    int64_t connected_at; /* FILETIME of the connect, for opts.authorize */
     uint8_t *rbuf;     /* READ_BUF, then WRITE_BUF for wbuf */
     uint8_t *wbuf;
     size_t wlen;
@@ -310,6 +311,7 @@ static void on_connect(pipe_conn *pc, bool ok, int64_t now)
         return;
     }
     pc->connected = true;
+    pc->connected_at = cp_win_filetime_now();
     t->nconns++;
     pc->active_at = now;
     pc->rbuf = malloc(READ_BUF + WRITE_BUF);
@@ -334,8 +336,9 @@ static bool open_conn(pipe_conn *pc)
     o.peer_pid = pid;
     o.deny_message = NULL;
     o.peer_id[0] = '\0';
+    cp_pipe_client client = {pc->h, pc->connected_at};
     if (t->opts.authorize != NULL)
-        o.deny_message = t->opts.authorize(t->opts.authorize_ctx, pc->l->svc, pid, &pc->h,
+        o.deny_message = t->opts.authorize(t->opts.authorize_ctx, pc->l->svc, pid, &client,
                                            o.peer_id, sizeof(o.peer_id));
     pc->conn = cp_conn_new(pc->l->svc, t->opts.pool, &o, post_job, t);
     if (pc->conn == NULL)

@@ -125,20 +125,18 @@ static bool judge(const gate_group *g, HANDLE token, const char *which, char *ca
     return false;
 }
 
-static int64_t filetime_now(void)
-{
-    FILETIME ft;
-    GetSystemTimeAsFileTime(&ft);
-    return (int64_t)(((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime);
-}
-
-/* The client process's token, duplicated at identification level. */
-static bool process_token(HANDLE pipe, uint32_t pid, HANDLE *out, char *why, size_t cap)
+/* The client process's token, duplicated at identification level. A
+ * process created after the connection cannot be its client: its pid was
+ * recycled from one that exited (the connection living on in a handle it
+ * passed on). */
+static bool process_token(const cp_pipe_client *client, uint32_t pid, HANDLE *out, char *why,
+                          size_t cap)
 {
     *out = NULL;
+    HANDLE pipe = client->pipe;
     if (pid == 0)
         return snprintf(why, cap, "the client process id is unknown"), false;
-    int64_t began = filetime_now();
+    int64_t began = client->connected_at;
     HANDLE proc = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, pid);
     if (proc == NULL)
         return deny_why(why, cap, "OpenProcess(client)", GetLastError());
@@ -152,7 +150,7 @@ static bool process_token(HANDLE pipe, uint32_t pid, HANDLE *out, char *why, siz
         goto out;
     }
     if ((int64_t)(((uint64_t)created.dwHighDateTime << 32) | created.dwLowDateTime) > began) {
-        snprintf(why, cap, "process %lu was created after the connection: not the client",
+        snprintf(why, cap, "process %lu was created after the connection: not its client",
                  (unsigned long)pid);
         goto out;
     }
@@ -221,7 +219,8 @@ const char *cp_gate_authorize(void *ctx, const cp_service *svc, uint32_t pid, vo
                               char *peer_id, size_t peer_id_cap)
 {
     cp_gate *gt = ctx;
-    HANDLE pipe = *(HANDLE *)os_handle;
+    const cp_pipe_client *client = os_handle;
+    HANDLE pipe = client->pipe;
     const char *group = svc->def->group;
     char pipe_name[96], why[768] = "", caller[CP_SID_STR_MAX] = "";
     snprintf(pipe_name, sizeof(pipe_name), "csi-proxy-%s-%s", group, svc->def->version);
@@ -232,7 +231,7 @@ const char *cp_gate_authorize(void *ctx, const cp_service *svc, uint32_t pid, vo
         return unknown_group;
     }
     HANDLE ptok = NULL, itok = NULL;
-    bool allowed = process_token(pipe, pid, &ptok, why, sizeof(why)) &&
+    bool allowed = process_token(client, pid, &ptok, why, sizeof(why)) &&
                    judge(g, ptok, "process", caller, sizeof(caller), why, sizeof(why)) &&
                    impersonation_token(pipe, &itok, why, sizeof(why));
     if (allowed && itok != NULL) {

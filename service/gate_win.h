@@ -4,7 +4,7 @@
  * On a connection's first bytes, while the client holds it open:
  *   1. the client process: GetNamedPipeClientProcessId -> OpenProcess ->
  *      OpenProcessToken. The process must still be running, must have been
- *      created before the decision began (a recycled pid is not the
+ *      created before the connection was (a recycled pid is not the
  *      client), and must still be the pipe's client afterwards;
  *   2. impersonation, when the client allowed it (SECURITY_IDENTIFICATION
  *      or more; grpc-go clients connect at SECURITY_ANONYMOUS and give none):
@@ -32,7 +32,7 @@ typedef struct cp_gate cp_gate;
  * set on out-of-memory. */
 cp_gate *cp_gate_new(const cp_config *c, cp_audit *audit, cp_error *e);
 
-/* cp_authorize_fn; ctx is the cp_gate, os_handle a HANDLE* (the pipe). */
+/* cp_authorize_fn; ctx is the cp_gate, os_handle a cp_pipe_client*. */
 const char *cp_gate_authorize(void *ctx, const cp_service *svc, uint32_t pid, void *os_handle,
                               char *peer_id, size_t peer_id_cap);
 

@@ -117,6 +117,11 @@ check "per-group policy: the smb group admits BUILTIN\\Users, so the restricted 
 expect "per-group policy: the system group admits only SYSTEM and ContainerAdministrator, so an admin is refused" 7 \
     'not allowed to use the system group' cli system v1alpha1 GetBIOSSerialNumber '{}'
 
+svctest handoff csi-proxy-filesystem-v1
+sleep 1.5
+grep -qE 'audit: denied caller=unknown pid=[0-9]+ group=filesystem pipe=csi-proxy-filesystem-v1: (OpenProcess|the client process [0-9]+ has exited)' "$LOG"
+check "a connection whose opener exited (handed to another process) is refused and audited" $? \
+    "$(grep 'audit: denied' "$LOG" | tail -2)"
 for i in 1 2 3 4 5; do svctest touch csi-proxy-filesystem-v1; done
 expect "clients that connect and leave before saying anything do no harm" 0 '"exists":true' \
     cli filesystem v1 PathExists "{\"path\":\"$K\\\\pods\\\\admin\"}"

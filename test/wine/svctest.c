@@ -14,6 +14,13 @@
  *   svctest touch PIPE
  *       connects and disconnects at once, sending nothing (a client gone
  *       before it could be identified).
+ *   svctest handoff PIPE
+ *       opens the pipe with an inheritable handle, starts "svctest send H"
+ *       with it and exits at once: the connection lives on in a process
+ *       that did not open it, after its opener is gone.
+ *   svctest send HANDLE
+ *       (the child) waits 500 ms, sends the HTTP/2 client preface and an
+ *       empty SETTINGS frame on the inherited handle, reads the answer.
  *   svctest member
  *       prints "admin" or "not admin" for this process's token.
  *   svctest msg EXE TEXT
@@ -221,6 +228,43 @@ static int message(const wchar_t *exe, const wchar_t *text)
     return rc;
 }
 
+static int handoff(const wchar_t *name)
+{
+    wchar_t path[512];
+    swprintf(path, 512, L"\\\\.\\pipe\\%ls", name);
+    SECURITY_ATTRIBUTES sa = {sizeof(sa), NULL, TRUE};
+    HANDLE h = CreateFileW(path, GENERIC_READ | GENERIC_WRITE, 0, &sa, OPEN_EXISTING,
+                           SECURITY_SQOS_PRESENT | SECURITY_ANONYMOUS, NULL);
+    if (h == INVALID_HANDLE_VALUE)
+        return fail("CreateFileW(pipe)");
+    wchar_t self[MAX_PATH], cmd[MAX_PATH + 64];
+    GetModuleFileNameW(NULL, self, MAX_PATH);
+    swprintf(cmd, MAX_PATH + 64, L"\"%ls\" send %llu", self, (unsigned long long)(UINT_PTR)h);
+    STARTUPINFOW si = {sizeof(si)};
+    PROCESS_INFORMATION pi;
+    if (!CreateProcessW(NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi))
+        return fail("CreateProcessW");
+    printf("%lu\n", (unsigned long)pi.dwProcessId);
+    CloseHandle(pi.hThread);
+    CloseHandle(pi.hProcess);
+    return 0; /* and exit: the child holds the connection */
+}
+
+static int send_preface(const wchar_t *hs)
+{
+    HANDLE h = (HANDLE)(UINT_PTR)wcstoull(hs, NULL, 10);
+    Sleep(500);
+    static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\4\0\0\0\0\0";
+    DWORD n = 0;
+    if (!WriteFile(h, preface, sizeof(preface) - 1, &n, NULL))
+        return fail("WriteFile");
+    char buf[256];
+    ReadFile(h, buf, sizeof(buf), &n, NULL);
+    Sleep(300);
+    CloseHandle(h);
+    return 0;
+}
+
 int wmain(int argc, wchar_t **argv)
 {
     if (argc >= 3 && wcscmp(argv[1], L"restricted") == 0)
@@ -238,12 +282,16 @@ int wmain(int argc, wchar_t **argv)
     }
     if (argc == 2 && wcscmp(argv[1], L"member") == 0)
         return member();
+    if (argc == 3 && wcscmp(argv[1], L"handoff") == 0)
+        return handoff(argv[2]);
+    if (argc == 3 && wcscmp(argv[1], L"send") == 0)
+        return send_preface(argv[2]);
     if (argc == 4 && wcscmp(argv[1], L"msg") == 0)
         return message(argv[2], argv[3]);
     if (argc == 3 && wcscmp(argv[1], L"qc") == 0)
         return query_config(argv[2]);
     fprintf(stderr,
             "usage: svctest restricted EXE [ARGS...] | sddl PIPE | norm SDDL | touch PIPE | "
-            "member | msg EXE TEXT | qc SERVICE\n");
+            "handoff PIPE | member | msg EXE TEXT | qc SERVICE\n");
     return 2;
 }
