@@ -176,9 +176,35 @@ fi
 expect "the upstream-installed service answers" 0 '"exists":true' cli filesystem v1 PathExists "{\"path\":\"$K\"}"
 grep -qE '^I[0-9]{4} [0-9:.]+ +[0-9]+ [a-z_]+\.c:[0-9]+\] Starting CSI-Proxy Server' "$C/csi/up.log"
 check "... logging to -log_file=C:\\csi\\up.log in klog format" $? "$(head -3 "$C/csi/up.log" 2>/dev/null)"
+# No -v here (the line is upstream's): the calls are known to be running
+# once their trees start to shrink on the host.
+wait_deleting() {
+    local i t
+    for i in $(seq 1 150); do
+        local all=1
+        for t in $(seq 1 "$1"); do
+            [ "$(find "$C/var/lib/kubelet/pods/t$t" -type f 2>/dev/null | wc -l)" -lt 3000 ] || all=0
+        done
+        [ $all = 1 ] && return 0
+        sleep 0.05
+    done
+}
+N=3
+mk_trees $N
+start_rmdirs $N
+wait_deleting $N
 run sc stop csiproxy
-wait_state csiproxy STOPPED
-check "sc.exe stop csiproxy: STOPPED" $? "$(state csiproxy)"
+wait_state csiproxy STOPPED 300
+stopped=$?
+for p in "${RM[@]}"; do wait "$p"; done
+tally $N
+stop_line=$(grep -n 'service control 1: stopping' "$C/csi/up.log" | head -1 | cut -d: -f1)
+last_rm=$(grep -n 'audit: call /v1.Filesystem/Rmdir' "$C/csi/up.log" | tail -1 | cut -d: -f1)
+if [ $stopped = 0 ] && [ "$TALLY_OK" = $N ] && [ -n "$stop_line" ] && [ "${last_rm:-0}" -gt "$stop_line" ]; then
+    ok "sc.exe stop csiproxy with $N calls in flight: drained (all OK), STOPPED"
+else
+    bad "sc.exe stop csiproxy drains" "stopped=$stopped ok=$TALLY_OK unavailable=$TALLY_UNAV$TALLY_OTHER; stop at ${stop_line:-?}, last Rmdir at ${last_rm:-?}"
+fi
 run sc delete csiproxy
 
 # --- a short drain deadline: calls still running get UNAVAILABLE ---------------------
