@@ -106,8 +106,8 @@ static int register_event_source(const wchar_t *exe)
     return st == ERROR_SUCCESS ? 0 : report("event log source: RegSetValueEx", (DWORD)st);
 }
 
-/* Description, failure actions, preshutdown timeout. */
-static int configure(SC_HANDLE svc)
+/* Description, failure actions, preshutdown timeout (drain_ms + 5 s). */
+static int configure(SC_HANDLE svc, int64_t drain_ms)
 {
     SERVICE_DESCRIPTIONW desc = {(LPWSTR)DESCRIPTION};
     if (!ChangeServiceConfig2W(svc, SERVICE_CONFIG_DESCRIPTION, &desc))
@@ -123,16 +123,27 @@ static int configure(SC_HANDLE svc)
     if (!ChangeServiceConfig2W(svc, SERVICE_CONFIG_FAILURE_ACTIONS_FLAG, &flag))
         fprintf(stderr, "csi-proxy: note: failure actions on non-crash exits not set (error %lu)\n",
                 (unsigned long)GetLastError());
-    SERVICE_PRESHUTDOWN_INFO pre = {CP_CONFIG_DEFAULT_DRAIN_MS + 5000};
+    SERVICE_PRESHUTDOWN_INFO pre = {(DWORD)(drain_ms + 5000)};
     if (!ChangeServiceConfig2W(svc, SERVICE_CONFIG_PRESHUTDOWN_INFO, &pre))
         fprintf(stderr, "csi-proxy: note: preshutdown timeout not set (error %lu)\n",
                 (unsigned long)GetLastError());
     return 0;
 }
 
-/* The flags must be ones the service accepts, and a -config file must
- * load: better refused now than at the next boot. */
-static int validate(int argc, char **argv)
+/* X:\... or \\server\...: the service starts in C:\Windows\system32, where
+ * a relative path would point somewhere else. */
+static bool absolute(const char *p)
+{
+    return p == NULL || p[0] == '\0' ||
+           (((p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= 'a' && p[0] <= 'z')) && p[1] == ':' &&
+            (p[2] == '\\' || p[2] == '/')) ||
+           (p[0] == '\\' && p[1] == '\\');
+}
+
+/* The flags must be ones the service accepts, paths must be absolute, and
+ * a -config file must load: better refused now than at the next boot.
+ * Sets *drain_ms from the config (or the default). */
+static int validate(int argc, char **argv, int64_t *drain_ms)
 {
     char **args = calloc((size_t)argc + 2, sizeof(*args));
     if (args == NULL)
@@ -149,11 +160,17 @@ static int validate(int argc, char **argv)
     } else if (f.n_args > 0) {
         fprintf(stderr, "csi-proxy: install: unexpected argument \"%s\"\n", f.args[0]);
         rc = 2;
+    } else if (!absolute(f.config) || !absolute(f.log_file) || !absolute(f.log_dir)) {
+        fprintf(stderr, "csi-proxy: install: -config, -log_file and -log_dir need absolute paths "
+                        "(the service starts in C:\\Windows\\system32)\n");
+        rc = 2;
     } else if (f.config != NULL) {
         cp_config c;
         if (cp_config_load_file(&c, f.config, cp_win_resolve_account, NULL, &e) != CP_OK) {
             fprintf(stderr, "csi-proxy: install: -config %s\n", e.msg);
             rc = 1;
+        } else {
+            *drain_ms = c.limits.drain_timeout_ms;
         }
         cp_config_free(&c);
     }
@@ -164,7 +181,8 @@ static int validate(int argc, char **argv)
 
 int cp_install(int argc, char **argv)
 {
-    int rc = validate(argc, argv);
+    int64_t drain_ms = CP_CONFIG_DEFAULT_DRAIN_MS;
+    int rc = validate(argc, argv, &drain_ms);
     if (rc != 0)
         return rc;
     if (!elevated_admin())
@@ -203,7 +221,7 @@ int cp_install(int argc, char **argv)
         rc = report("CreateService(csiproxy)", GetLastError());
         goto out;
     }
-    if (configure(svc) != 0 || register_event_source(exe) != 0)
+    if (configure(svc, drain_ms) != 0 || register_event_source(exe) != 0)
         goto out;
     char *p8 = cp_win_wide_to_utf8(path);
     printf("csi-proxy: service csiproxy %s (automatic start, restart on failure): %s\n",

@@ -18,6 +18,8 @@ svctest qc csiproxy
 check "... and created nothing" "$([ "$RC" = 3 ] && echo 0 || echo 1)" "$OUT"
 expect "install refuses an unknown flag (exit 2)" 2 "flag provided but not defined: -nope" \
     proxy install -nope
+expect "install refuses a relative -log_file (the service starts in system32)" 2 "need absolute paths" \
+    proxy install -log_file=csi-proxy.log -logtostderr=false
 printf 'groups:\n  filesystem: {}\n  fylesystem: {}\n' >"$C/csi/typo.yaml"
 expect "install refuses a bad -config, naming file:line" 1 'C:\csi\typo.yaml:3: groups: unknown key "fylesystem"' \
     proxy install -config 'C:\csi\typo.yaml'
