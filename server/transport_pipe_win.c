@@ -204,9 +204,13 @@ static int listen_next(cp_transport *t, listener *l, cp_error *e)
     pc->ops++;
     if (!ConnectNamedPipe(h, &pc->rd.ov)) {
         DWORD err = GetLastError();
-        if (err == ERROR_PIPE_CONNECTED) {
-            /* A client came between create and connect: no packet will be
-             * queued for this, so queue the completion ourselves. */
+        if (err == ERROR_PIPE_CONNECTED || err == ERROR_NO_DATA) {
+            /* A client came between create and connect (ERROR_NO_DATA: and
+             * already closed its end): no packet will be queued for this,
+             * so queue the completion ourselves. The connection then gets
+             * the next instance listening and, for a client already gone,
+             * ends on its first read. Failing here instead would stop the
+             * service at start, or leave the pipe without a listener. */
             pc->rd.ov.Internal = 0;
             if (PostQueuedCompletionStatus(t->iocp, 0, KEY_IO, &pc->rd.ov))
                 return CP_OK;

@@ -10,6 +10,10 @@
  *   -h2       also send the HTTP/2 client preface and an empty SETTINGS and
  *             expect the server's SETTINGS frame back
  *   -hold MS  keep every connection open (idle) for MS ms before closing
+ *   -churn MS open and at once close the first pipe in a tight loop for MS
+ *             ms (no retry on "not found"): exit 1 if it was ever missing
+ *             or opened fewer than 200 times (a server that stops
+ *             re-listening after such a client leaves it busy or absent)
  */
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
@@ -85,10 +89,38 @@ static bool check_h2(HANDLE h, const char *name)
     return true;
 }
 
+/* Opens and closes name as fast as possible for ms; counts the times the
+ * pipe did not exist (busy is fine: clients retry on busy). */
+static int churn(const char *name, long ms)
+{
+    wchar_t wpath[512];
+    char path[512];
+    snprintf(path, sizeof(path), "\\\\.\\pipe\\%s", name);
+    MultiByteToWideChar(CP_UTF8, 0, path, -1, wpath, 512);
+    ULONGLONG end = GetTickCount64() + (ULONGLONG)ms;
+    long opened = 0, busy = 0, missing = 0;
+    while (GetTickCount64() < end) {
+        HANDLE h = CreateFileW(wpath, GENERIC_READ | GENERIC_WRITE, 0, NULL, OPEN_EXISTING,
+                               FILE_FLAG_OVERLAPPED | SECURITY_SQOS_PRESENT | SECURITY_ANONYMOUS,
+                               NULL);
+        if (h != INVALID_HANDLE_VALUE) {
+            opened++;
+            CloseHandle(h);
+        } else if (GetLastError() == ERROR_PIPE_BUSY) {
+            busy++;
+        } else {
+            missing++;
+        }
+    }
+    printf("%s: churn %s: %ld opened, %ld busy, %ld missing\n", missing == 0 && opened >= 200 ? "PASS" : "FAIL",
+           path, opened, busy, missing);
+    return missing == 0 && opened >= 200 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     bool absent = false, h2 = false;
-    long hold_ms = 0;
+    long hold_ms = 0, churn_ms = 0;
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (strcmp(argv[i], "-absent") == 0)
@@ -97,8 +129,10 @@ int main(int argc, char **argv)
             h2 = true;
         else if (strcmp(argv[i], "-hold") == 0 && i + 1 < argc)
             hold_ms = strtol(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "-churn") == 0 && i + 1 < argc)
+            churn_ms = strtol(argv[++i], NULL, 10);
         else {
-            fprintf(stderr, "usage: pipecheck [-absent] [-h2] [-hold MS] [NAME...]\n");
+            fprintf(stderr, "usage: pipecheck [-absent] [-h2] [-hold MS] [-churn MS] [NAME...]\n");
             return 2;
         }
     }
@@ -108,6 +142,10 @@ int main(int argc, char **argv)
         names = upstream;
         n = (int)(sizeof(upstream) / sizeof(upstream[0]));
     }
+    if (n < 1)
+        return 2;
+    if (churn_ms > 0)
+        return churn(names[0], churn_ms);
     HANDLE *open = calloc((size_t)n, sizeof(*open));
     if (open == NULL)
         return 1;

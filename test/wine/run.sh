@@ -174,6 +174,17 @@ else
     bad "32 concurrent clients x 25 calls all OK" "$cfail failed; $(cat "$WINEPREFIX"/c*.out | head -5)"
 fi
 
+# --- clients that open a pipe and close it at once ------------------------
+# (PowerShell's Test-Path on a pipe does this.) The pipe must never be left
+# without a listening instance, and the server must keep running.
+CH=$(wine 'C:\csi\pipecheck.exe' -churn 1500 csi-proxy-filesystem-v1 2>&1 | tr -d '\r')
+if [[ "$CH" == PASS* ]] && kill -0 "$PID" 2>/dev/null; then
+    ok "open-and-close churn: the pipe keeps listening ($CH)"
+else
+    bad "open-and-close churn: the pipe keeps listening" "$CH"
+fi
+expect "served after the churn" 0 '"exists":true' filesystem v1 PathExists "{\"path\":\"$K\\\\pods\"}"
+
 # --- a second instance ----------------------------------------------------
 OUT=$(set -o pipefail; wine 'C:\csi\csi-proxy.exe' 2>&1 | tr -d '\r')
 RC=$?
