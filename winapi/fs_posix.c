@@ -1,5 +1,5 @@
-/* fs_posix.c - the filesystem host ops on a POSIX file system (native
- * build: unit tests, conformance). "C:\a\b" lives at <root>/C/a/b (drive
+/* fs_posix.c - the filesystem host ops on a POSIX file system, for the native
+ * build (unit tests, conformance). "C:\a\b" lives at <root>/C/a/b (drive
  * letter upper-cased). Names are case-sensitive here, unlike Windows.
  *
  * Removal never follows links: directories below the starting point are
