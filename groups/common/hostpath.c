@@ -1,5 +1,5 @@
-/* hostpath.c - see hostpath.h. The same two-step check the filesystem group
- * makes for the entries it acts on. */
+/* hostpath.c - see hostpath.h. The two-step check (rules, then rules again
+ * after link resolution) that the filesystem and volume groups share. */
 #include "hostpath.h"
 
 #include <string.h>
@@ -23,46 +23,50 @@ char *cp_hostpath_parent(cp_call *call, const char *path)
     return parent;
 }
 
+int cp_hostpath_confine(cp_call *call, const cp_pathrules *rules, const cp_fs_host *fs,
+                        const char *path, bool entry, const char **out, cp_error *e)
+{
+    char *norm = cp_call_strdup(call, path);
+    char *resolved = cp_call_alloc(call, RESOLVED_MAX);
+    if (norm == NULL || resolved == NULL)
+        return cp_error_set(e, CP_E_NOMEM, "out of memory");
+    size_t n = strlen(norm);
+    if (n > 3 && norm[n - 1] == '\\')
+        norm[--n] = '\0';
+
+    /* An entry is judged by its parent plus its name; a drive root has no
+     * parent and is resolved itself. */
+    char *parent = entry ? cp_hostpath_parent(call, norm) : NULL;
+    if (entry && parent == NULL && n > 3)
+        return cp_error_set(e, CP_E_NOMEM, "out of memory");
+    int rc = fs->ops->resolve(fs->ctx, parent != NULL ? parent : norm, resolved, RESOLVED_MAX, e);
+    if (rc != CP_OK)
+        return rc;
+    const char *final = resolved;
+    if (parent != NULL) {
+        const char *name = strrchr(norm, '\\') + 1;
+        size_t rlen = strlen(resolved);
+        bool sep = rlen > 0 && resolved[rlen - 1] == '\\';
+        char *joined = cp_call_alloc(call, rlen + strlen(name) + 2);
+        if (joined == NULL)
+            return cp_error_set(e, CP_E_NOMEM, "out of memory");
+        memcpy(joined, resolved, rlen);
+        if (!sep)
+            joined[rlen++] = '\\';
+        strcpy(joined + rlen, name);
+        final = joined;
+    }
+    rc = cp_pathrules_check_resolved(rules, path, final, e);
+    if (rc == CP_OK)
+        *out = norm;
+    return rc;
+}
+
 int cp_hostpath_confine_entry(cp_call *call, const cp_pathrules *rules, const cp_fs_host *fs,
                               const char *path, const char **out, cp_error *e)
 {
     int rc = cp_pathrules_check(rules, path, e);
     if (rc != CP_OK)
         return rc;
-    char *norm = cp_call_strdup(call, path);
-    if (norm == NULL)
-        return cp_error_set(e, CP_E_NOMEM, "out of memory");
-    size_t n = strlen(norm);
-    if (n > 3 && norm[n - 1] == '\\')
-        norm[--n] = '\0';
-
-    char *parent = cp_hostpath_parent(call, norm);
-    if (parent == NULL) { /* a drive root: nothing to resolve */
-        if (n > 3)
-            return cp_error_set(e, CP_E_NOMEM, "out of memory");
-        rc = cp_pathrules_check_resolved(rules, path, norm, e);
-        if (rc == CP_OK)
-            *out = norm;
-        return rc;
-    }
-    char *resolved = cp_call_alloc(call, RESOLVED_MAX);
-    if (resolved == NULL)
-        return cp_error_set(e, CP_E_NOMEM, "out of memory");
-    rc = fs->ops->resolve(fs->ctx, parent, resolved, RESOLVED_MAX, e);
-    if (rc != CP_OK)
-        return rc;
-    const char *name = strrchr(norm, '\\') + 1;
-    size_t rlen = strlen(resolved);
-    bool sep = rlen > 0 && resolved[rlen - 1] == '\\';
-    char *joined = cp_call_alloc(call, rlen + strlen(name) + 2);
-    if (joined == NULL)
-        return cp_error_set(e, CP_E_NOMEM, "out of memory");
-    memcpy(joined, resolved, rlen);
-    if (!sep)
-        joined[rlen++] = '\\';
-    strcpy(joined + rlen, name);
-    rc = cp_pathrules_check_resolved(rules, path, joined, e);
-    if (rc == CP_OK)
-        *out = norm;
-    return rc;
+    return cp_hostpath_confine(call, rules, fs, path, true, out, e);
 }

@@ -1,8 +1,9 @@
-/* hostpath.h - confinement of the host paths the volume group is given
+/* hostpath.h - confinement of host paths after link resolution, shared by
+ * the filesystem group and the volume group. The volume group's paths
  * (MountVolume, UnmountVolume/DismountVolume, GetVolumeIDFromTargetPath/
- * GetVolumeIDFromMount, GetClosestVolumeIDFromTargetPath), with the same
- * rules as the filesystem group (pathrules.h), which upstream does not
- * apply to any volume RPC.
+ * GetVolumeIDFromMount, GetClosestVolumeIDFromTargetPath) get the same
+ * rules as the filesystem group's (pathrules.h); upstream applies none to
+ * any volume RPC.
  *
  * A mount directory is judged as an entry: the rules on the text, then its
  * parent is resolved through links by the file-system host and the result,
@@ -14,11 +15,27 @@
 #ifndef CP_GROUPS_HOSTPATH_H
 #define CP_GROUPS_HOSTPATH_H
 
+#include <stdbool.h>
+
 #include "../../server/method.h"
 #include "../../winapi/fs.h"
 #include "pathrules.h"
 
-/* CP_OK and *out = the normalized path (no trailing '\' except for a drive
+/* The second step alone, for a path whose rules (cp_pathrules_check)
+ * already passed: resolve links - the parent only when entry is true (the
+ * operation acts on the entry itself and never follows it), else the whole
+ * path (the operation follows it) - and check that the result, with the
+ * name appended for an entry, still lies inside (cp_pathrules_check_resolved).
+ * Same results and errors as cp_hostpath_confine_entry below. */
+int cp_hostpath_confine(cp_call *call, const cp_pathrules *rules, const cp_fs_host *fs,
+                        const char *path, bool entry, const char **out, cp_error *e)
+#if defined(__GNUC__)
+    __attribute__((warn_unused_result))
+#endif
+    ;
+
+/* Rules, then cp_hostpath_confine(entry = true).
+ * CP_OK and *out = the normalized path (no trailing '\' except for a drive
  * root "X:\"), allocated in the call's arena; or CP_E_INVALID_ARGUMENT
  * (a rule is broken: e names the path and the rule), CP_E_NOMEM, or what
  * the host's resolve reported (e.g. FAILED_PRECONDITION for a dangling link

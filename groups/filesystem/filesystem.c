@@ -20,13 +20,10 @@
  */
 #include "filesystem.h"
 
+#include "../common/hostpath.h"
+
 #include <stddef.h>
 #include <string.h>
-
-/* Resolved paths may be longer than the 260 bytes a request may carry:
- * room for Windows' 32767 UTF-16 units as UTF-8 would be 96K; links that
- * long are refused by the host with an error instead. */
-#define RESOLVED_MAX 32768
 
 typedef enum resolve_mode { RESOLVE_ENTRY, RESOLVE_ALL } resolve_mode;
 
@@ -56,66 +53,16 @@ static int check_rules(cp_call *call, const char *path)
     return CP_OK;
 }
 
-/* path without its trailing '\' (the rules allow one), except a drive root
- * "X:\", which keeps it. Arena copy; NULL when out of memory. */
-static char *normalized(cp_call *call, const char *path)
-{
-    char *p = cp_call_strdup(call, path);
-    if (p == NULL)
-        return NULL;
-    size_t n = strlen(p);
-    if (n > 3 && p[n - 1] == '\\')
-        p[n - 1] = '\0';
-    return p;
-}
-
-/* Second check after link resolution (see the top of this file). On
- * success *out is the normalized path the host operation is given. Call
- * only after check_rules() passed for path. */
+/* Second check after link resolution (see the top of this file), shared
+ * with the volume group. On success *out is the normalized path the host
+ * operation is given. Call only after check_rules() passed for path. */
 static int confine(cp_call *call, const char *path, resolve_mode mode, const char **out)
 {
     const cp_fs_group_ctx *ctx = group_ctx(call);
-    char *norm = normalized(call, path);
-    char *resolved = cp_call_alloc(call, RESOLVED_MAX);
-    if (norm == NULL || resolved == NULL)
-        return cp_call_fail(call, CP_E_NOMEM, "%s: out of memory", method_name(call));
-
-    const char *name = NULL;
-    const char *subject = norm;
-    char *last = strrchr(norm, '\\');
-    if (mode == RESOLVE_ENTRY && last != NULL && last[1] != '\0') { /* not a drive root */
-        size_t plen = (size_t)(last - norm);
-        char *parent = cp_call_alloc(call, plen + 2);
-        if (parent == NULL)
-            return cp_call_fail(call, CP_E_NOMEM, "%s: out of memory", method_name(call));
-        memcpy(parent, norm, plen);
-        if (plen == 2) /* "X:" -> "X:\" */
-            parent[plen++] = '\\';
-        parent[plen] = '\0';
-        subject = parent;
-        name = last + 1;
-    }
-
     cp_error e;
-    if (ctx->fs.ops->resolve(ctx->fs.ctx, subject, resolved, RESOLVED_MAX, &e) != CP_OK)
+    if (cp_hostpath_confine(call, ctx->rules, &ctx->fs, path, mode == RESOLVE_ENTRY, out, &e) !=
+        CP_OK)
         return fail(call, &e);
-
-    const char *final = resolved;
-    if (name != NULL) {
-        size_t rlen = strlen(resolved);
-        bool sep = rlen > 0 && resolved[rlen - 1] == '\\';
-        char *joined = cp_call_alloc(call, rlen + strlen(name) + 2);
-        if (joined == NULL)
-            return cp_call_fail(call, CP_E_NOMEM, "%s: out of memory", method_name(call));
-        memcpy(joined, resolved, rlen);
-        if (!sep)
-            joined[rlen++] = '\\';
-        strcpy(joined + rlen, name);
-        final = joined;
-    }
-    if (cp_pathrules_check_resolved(ctx->rules, path, final, &e) != CP_OK)
-        return fail(call, &e);
-    *out = norm;
     return CP_OK;
 }
 
