@@ -14,48 +14,20 @@
 #include <windows.h>
 #include <shellapi.h>
 
+#include "server/pipe_util_win.h"
+
 struct cp_dial {
     HANDLE h;
     HANDLE ev; /* manual-reset event for overlapped I/O */
     char *target;
 };
 
-/* The system message for err, UTF-8, without the trailing ".\r\n". */
-static void sys_message(DWORD err, char *out, size_t cap)
-{
-    WCHAR w[512];
-    DWORD n = FormatMessageW(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL,
-                             err, 0, w, sizeof(w) / sizeof(w[0]), NULL);
-    while (n > 0 && (w[n - 1] == L'\r' || w[n - 1] == L'\n' || w[n - 1] == L' ' ||
-                     w[n - 1] == L'.'))
-        n--;
-    int m = n > 0 ? WideCharToMultiByte(CP_UTF8, 0, w, (int)n, out, (int)cap - 1, NULL, NULL)
-                  : 0;
-    if (m <= 0)
-        m = snprintf(out, cap, "Windows error");
-    out[m < (int)cap ? m : (int)cap - 1] = '\0';
-}
-
 /* Sets e from a Win32 error code captured by the caller. */
 static int win_error(cp_error *e, int status, DWORD err, const char *what, const char *target)
 {
     char msg[512];
-    sys_message(err, msg, sizeof(msg));
-    return cp_error_set(e, status, "%s %s: %s (error %lu)", what, target, msg,
-                        (unsigned long)err);
-}
-
-static WCHAR *to_utf16(const char *s)
-{
-    int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, NULL, 0);
-    if (n <= 0)
-        return NULL;
-    WCHAR *w = malloc((size_t)n * sizeof(WCHAR));
-    if (w != NULL && MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, w, n) != n) {
-        free(w);
-        w = NULL;
-    }
-    return w;
+    return cp_error_set(e, status, "%s %s: %s (error %lu)", what, target,
+                        cp_win_errtext(err, msg, sizeof(msg)), (unsigned long)err);
 }
 
 int cp_dial_resolve(cp_arena *a, const char *pipe, const char *socket_dir, const char *group,
@@ -87,7 +59,7 @@ int cp_dial_open(const char *target, cp_dial **out, cp_error *e)
         goto fail;
     }
     d->h = INVALID_HANDLE_VALUE;
-    if ((name = to_utf16(target)) == NULL) {
+    if ((name = cp_win_utf8_to_wide(target)) == NULL) {
         rc = cp_error_set(e, CP_E_UNAVAILABLE, "cannot connect to %s: not valid UTF-8", target);
         goto fail;
     }

@@ -23,6 +23,7 @@
 #include <wchar.h>
 
 #include "fs.h"
+#include "../server/pipe_util_win.h"
 
 #define WIDE_MAX 32768      /* UTF-16 units in the longest Win32 path */
 #define PREFIX_LEN 4        /* L"\\\\?\\" */
@@ -77,31 +78,19 @@ static int win_status(DWORD err)
     }
 }
 
-/* FormatMessageW (winbase.h), FORMAT_MESSAGE_FROM_SYSTEM: the system text
- * for err, as UTF-8. Leaves the thread's last error as it found it. */
+/* The system text for err (cp_win_errtext: FormatMessageW, as UTF-8) in a
+ * message naming the API and the path. Leaves the thread's last error as
+ * it found it. */
 static int win_error(cp_error *e, DWORD err, const char *api, const char *path)
 {
-    char text[512] = "";
-    wchar_t *msg = NULL;
-    DWORD n = FormatMessageW(FORMAT_MESSAGE_ALLOCATE_BUFFER | FORMAT_MESSAGE_FROM_SYSTEM |
-                                 FORMAT_MESSAGE_IGNORE_INSERTS,
-                             NULL, err, 0, (LPWSTR)&msg, 0, NULL);
-    if (n > 0 && msg != NULL) {
-        int len = WideCharToMultiByte(CP_UTF8, 0, msg, (int)n, text, (int)sizeof(text) - 1, NULL,
-                                      NULL);
-        text[len > 0 ? len : 0] = '\0';
-        LocalFree(msg);
-    }
-    size_t len = strlen(text);
-    while (len > 0 && (text[len - 1] == '\r' || text[len - 1] == '\n' || text[len - 1] == ' ' ||
-                       text[len - 1] == '.'))
-        text[--len] = '\0';
+    char text[512];
+    cp_win_errtext(err, text, sizeof(text));
     /* A long path is cut in the middle, so the cause always fits. */
     size_t plen = strlen(path);
     int head = plen > 400 ? 200 : (int)plen;
     const char *tail = plen > 400 ? path + plen - 150 : "";
     int status = cp_error_set(e, win_status(err), "%s %.*s%s%s: %s (error %lu)", api, head, path,
-                              plen > 400 ? "..." : "", tail, len > 0 ? text : "unknown error",
+                              plen > 400 ? "..." : "", tail, text,
                               (unsigned long)err);
     SetLastError(err);
     return status;
