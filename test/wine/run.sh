@@ -27,37 +27,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() {
-    fail=$((fail + 1))
-    echo "not ok - $1"
-    [ -n "${2:-}" ] && printf '    %s\n' "$2" | head -20
-}
-
-# cli ARGS... : runs csi-proxy-cli.exe; sets OUT (stdout+stderr) and RC.
-cli() {
-    OUT=$(set -o pipefail; wine 'C:\csi\csi-proxy-cli.exe' "$@" 2>&1 | tr -d '\r')
-    RC=$?
-    if [ "$RC" = 1 ] && [ -z "$OUT" ]; then
-        # The CLI never exits 1 silently (1 would be CANCELLED, with a
-        # status line): this is the wine launcher failing to start it, seen
-        # rarely on a loaded machine. Say so and try once more.
-        echo "# wine exited 1 with no output; retrying: $*"
-        OUT=$(set -o pipefail; wine 'C:\csi\csi-proxy-cli.exe' "$@" 2>&1 | tr -d '\r')
-        RC=$?
-    fi
-}
-
+. test/wine/lib.sh
 # expect NAME WANT_RC SUBSTRING CLI-ARGS...
 expect() {
     local name=$1 want_rc=$2 sub=$3
     shift 3
-    cli "$@"
-    if [ "$RC" = "$want_rc" ] && [[ "$OUT" == *"$sub"* ]]; then
-        ok "$name"
-    else
-        bad "$name" "exit $RC (want $want_rc), output: $OUT"
-    fi
+    expect_run "$name" "$want_rc" "$sub" cli "$@"
 }
 
 echo "# prefix $WINEPREFIX"
@@ -200,5 +175,4 @@ if kill -0 "$PID" 2>/dev/null; then ok "the server is still running"; else bad "
 
 echo "# server log (tail):"
 tail -5 "$LOG" | sed 's/^/#   /'
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

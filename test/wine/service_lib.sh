@@ -23,33 +23,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() {
-    fail=$((fail + 1))
-    echo "not ok - $1"
-    [ -n "${2:-}" ] && printf '%s\n' "$2" | head -20 | sed 's/^/    /'
-}
-check() { # check NAME CONDITION-STATUS [DETAIL]
-    if [ "$2" = 0 ]; then ok "$1"; else bad "$1" "${3:-}"; fi
-}
-finish() {
-    echo "$pass passed, $fail failed"
-    [ "$fail" = 0 ]
-}
-
-# run ARGS...: a Wine program; sets OUT (stdout+stderr, no CRs) and RC.
-# The wine launcher very rarely fails silently on a loaded machine (exit 1,
-# no output): retried once, as in run.sh.
-run() {
-    OUT=$(set -o pipefail; wine "$@" 2>&1 | tr -d '\r')
-    RC=$?
-    if [ "$RC" = 1 ] && [ -z "$OUT" ]; then
-        echo "# wine exited 1 with no output; retrying: $*"
-        OUT=$(set -o pipefail; wine "$@" 2>&1 | tr -d '\r')
-        RC=$?
-    fi
-}
-cli() { run 'C:\csi\csi-proxy-cli.exe' "$@"; }
+. test/wine/lib.sh
 proxy() { run 'C:\csi\csi-proxy.exe' "$@"; }
 # proxy_bounded ARGS...: the same, ended after 20 s (a csi-proxy.exe that
 # should have refused to start would otherwise serve forever).
@@ -60,16 +34,7 @@ proxy_bounded() {
 svctest() { run 'C:\csi\svctest.exe' "$@"; }
 
 # expect NAME WANT_RC SUBSTRING CMD ARGS... (CMD: cli, proxy, svctest, run)
-expect() {
-    local name=$1 want_rc=$2 sub=$3
-    shift 3
-    "$@"
-    if [ "$RC" = "$want_rc" ] && [[ "$OUT" == *"$sub"* ]]; then
-        ok "$name"
-    else
-        bad "$name" "exit $RC (want $want_rc), output: $OUT"
-    fi
-}
+expect() { expect_run "$@"; }
 
 # state SERVICE: prints RUNNING, STOPPED, ... or NONE.
 state() {

@@ -40,23 +40,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() {
-    fail=$((fail + 1))
-    echo "not ok - $1"
-    [ -n "${2:-}" ] && printf '    %s\n' "$2" | head -20
-}
-
-# cli ARGS... : runs csi-proxy-cli.exe; sets OUT (stdout+stderr) and RC.
-cli() {
-    OUT=$(set -o pipefail; wine 'C:\csi\csi-proxy-cli.exe' "$@" 2>&1 | tr -d '\r')
-    RC=$?
-    if [ "$RC" = 1 ] && [ -z "$OUT" ]; then # the wine launcher, not the CLI (see run.sh)
-        echo "# wine exited 1 with no output; retrying: $*"
-        OUT=$(set -o pipefail; wine 'C:\csi\csi-proxy-cli.exe' "$@" 2>&1 | tr -d '\r')
-        RC=$?
-    fi
-}
+. test/wine/lib.sh
 
 # The JSON line of the last call's output.
 json() { grep -m1 '^{' <<<"$OUT"; }
@@ -65,12 +49,7 @@ json() { grep -m1 '^{' <<<"$OUT"; }
 expect() {
     local name=$1 want_rc=$2 sub=$3
     shift 3
-    cli "$@"
-    if [ "$RC" = "$want_rc" ] && [[ "$OUT" == *"$sub"* ]]; then
-        ok "$name"
-    else
-        bad "$name" "exit $RC (want $want_rc), output: $OUT"
-    fi
+    expect_run "$name" "$want_rc" "$sub" cli "$@"
 }
 
 # Every (group version RPC) called through the sim exe, for the count.
