@@ -606,6 +606,42 @@ static size_t append_piece(wchar_t *dst, size_t len, const wchar_t *piece)
     return len;
 }
 
+/* The fast path of fs_resolve: true when resolving w ("\\?\X:\...") cannot
+ * change it, so it is its own final path. GetFileAttributesW (fileapi.h) on
+ * each existing prefix below the drive root: every way a path can lead
+ * elsewhere - symbolic link, junction, volume mount point, a link left
+ * dangling - is a reparse point and carries FILE_ATTRIBUTE_REPARSE_POINT
+ * (also on SMB, whose client reports the server's links so), and what
+ * follows the first missing component cannot lead anywhere yet. Short 8.3
+ * names and letter case may stay as given: a short name names an entry of
+ * the same directory, and confinement compares case-insensitively.
+ * Anything unusual (an empty, "." or ".." component, an error other than
+ * "missing") is left to the full resolution. Costs one attribute query per
+ * component (~8 us each under Wine) against ~600 us for the full path,
+ * which goes through the mount manager. */
+static bool is_plain_path(wchar_t *w)
+{
+    size_t len = wcslen(w);
+    for (size_t i = PREFIXED_ROOT_LEN, start = i; i <= len; i++) {
+        if (i < len && w[i] != L'\\')
+            continue;
+        size_t n = i - start;
+        if (n == 0 || (w[start] == L'.' && (n == 1 || (n == 2 && w[start + 1] == L'.'))))
+            return false;
+        wchar_t saved = w[i];
+        w[i] = L'\0';
+        DWORD attrs = GetFileAttributesW(w);
+        DWORD err = attrs == INVALID_FILE_ATTRIBUTES ? GetLastError() : ERROR_SUCCESS;
+        w[i] = saved;
+        if (attrs == INVALID_FILE_ATTRIBUTES)
+            return is_missing(err);
+        if (attrs & FILE_ATTRIBUTE_REPARSE_POINT)
+            return false;
+        start = i + 1;
+    }
+    return true;
+}
+
 /* Opens the longest existing prefix of path following every link in it
  * (CreateFileW with FILE_FLAG_BACKUP_SEMANTICS, fileapi.h) and names what
  * was opened with GetFinalPathNameByHandleW (fileapi.h). VOLUME_NAME_GUID
@@ -625,6 +661,16 @@ static int fs_resolve(void *ctx, const char *path, char *out, size_t outlen, cp_
     if (w == NULL)
         return e->status;
     size_t cut = wcslen(w);
+    if (cut > PREFIXED_ROOT_LEN && is_plain_path(w)) {
+        size_t plen = strlen(path);
+        while (plen > 3 && path[plen - 1] == '\\')
+            plen--;
+        if (plen >= outlen)
+            rc = cp_error_set(e, CP_E_INVALID_ARGUMENT, "resolve %s: too long", path);
+        else
+            memcpy(out, path, plen), out[plen] = '\0';
+        goto out;
+    }
     for (;;) {
         wchar_t saved = w[cut];
         w[cut] = L'\0';

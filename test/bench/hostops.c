@@ -14,6 +14,8 @@
  *             "does any component carry FILE_ATTRIBUTE_REPARSE_POINT?" check
  *             would cost)
  *   exists    GetFileAttributesExW on the path (the answer itself)
+ *   drivetype GetDriveTypeW on the path's drive root (how the resolver's
+ *             fast path tells a local fixed drive)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +85,12 @@ static bool op_exists(void)
     return GetFileAttributesExW(path, GetFileExInfoStandard, &fad) != 0;
 }
 
+static bool op_drivetype(void)
+{
+    wchar_t root[4] = {path[0], L':', L'\\', 0};
+    return GetDriveTypeW(root) == DRIVE_FIXED;
+}
+
 static int measure(const char *name, bool (*op)(void), int n)
 {
     bu_samples s;
@@ -126,5 +134,6 @@ int main(int argc, char **argv)
     rc |= measure("host-final-dos", op_final_dos, n);
     rc |= measure("host-attrs", op_attrs, n);
     rc |= measure("host-exists", op_exists, n);
+    rc |= measure("host-drivetype", op_drivetype, n);
     return rc;
 }

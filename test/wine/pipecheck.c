@@ -69,13 +69,13 @@ static bool check_h2(HANDLE h, const char *name)
     static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
                                   "\x00\x00\x00\x04\x00\x00\x00\x00\x00";
     char hdr[9];
-    if (io(h, true, (void *)preface, sizeof(preface) - 1, 2000) != (long)sizeof(preface) - 1) {
+    if (io(h, true, (void *)preface, sizeof(preface) - 1, 10000) != (long)sizeof(preface) - 1) {
         printf("FAIL %s: writing the HTTP/2 preface (error %lu)\n", name, GetLastError());
         return false;
     }
     long got = 0;
     while (got < 9) {
-        long n = io(h, false, hdr + got, (DWORD)(9 - got), 2000);
+        long n = io(h, false, hdr + got, (DWORD)(9 - got), 10000);
         if (n <= 0) {
             printf("FAIL %s: no HTTP/2 frame from the server\n", name);
             return false;

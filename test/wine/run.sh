@@ -80,8 +80,8 @@ wine 'C:\csi\pipecheck.exe' -hold 600000 csi-proxy-filesystem-v1 csi-proxy-files
 IDLE=$!
 sleep 0.3
 
-cli_h2() { wine 'C:\csi\pipecheck.exe' -h2 >/dev/null 2>&1; }
-if cli_h2; then ok "every pipe answers the HTTP/2 preface"; else bad "every pipe answers the HTTP/2 preface"; fi
+run 'C:\csi\pipecheck.exe' -h2
+check "every pipe answers the HTTP/2 preface" "$RC" "$(grep -v '^ok ' <<<"$OUT")"
 
 # --- the 26 filesystem RPCs over the named pipes ------------------------
 K='C:\\var\\lib\\kubelet'
@@ -127,6 +127,21 @@ else
 fi
 expect "working dir is allowed" 0 'status: OK' filesystem v1 Mkdir '{"path":"C:\\csi-work\\w"}'
 [ -d "$C/csi-work/w" ] && ok "working dir Mkdir on the host" || bad "working dir Mkdir on the host"
+
+# --- links planted in the kubelet dir --------------------------------------
+# Wine shows a Unix symlink in the prefix as a Windows link (a reparse
+# point), so these are real attacks on the confinement as the service sees
+# them: one leads out of the kubelet dir, one stays inside.
+mkdir -p "$C/outside/secret" "$C/var/lib/kubelet/pods/real/d"
+ln -s ../../../../outside "$C/var/lib/kubelet/pods/esc"
+ln -s real "$C/var/lib/kubelet/pods/in"
+for m in PathExists Rmdir Mkdir; do
+    expect "a link leading out of the kubelet dir is refused ($m)" 3 'resolves to C:\outside\secret' \
+        filesystem v1 $m "{\"path\":\"$K\\\\pods\\\\esc\\\\secret\"}"
+done
+if [ -d "$C/outside/secret" ]; then ok "the refused calls lost nothing outside"; else bad "the refused calls lost nothing outside"; fi
+expect "a link that stays inside the kubelet dir is followed" 0 '"exists":true' \
+    filesystem v1 PathExists "{\"path\":\"$K\\\\pods\\\\in\\\\d\"}"
 
 # --- errors over the pipes ------------------------------------------------
 expect "unknown method is UNIMPLEMENTED" 12 'unknown method Format for service v1.Filesystem' \
