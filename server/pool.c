@@ -1,4 +1,8 @@
-/* pool.c - worker threads draining a FIFO of tasks. */
+/* pool.c - worker threads draining a FIFO of tasks. One worker starts with
+ * the pool; more start only when a task arrives while every worker is busy,
+ * up to the maximum, so an idle service holds one thread (each costs about
+ * 1 MB under Wine) and a busy one as many as it needs. Workers, once
+ * started, stay until the pool is freed. */
 #include "pool.h"
 
 #include <stdbool.h>
@@ -12,7 +16,8 @@ struct cp_pool {
     cp_task *head, *tail;
     size_t busy; /* queued + running */
     bool stopping;
-    unsigned n;
+    unsigned n, max;   /* started, the most we may start */
+    unsigned starting; /* slots claimed by submitters starting a worker */
     cp_thread **threads;
 };
 
@@ -47,13 +52,13 @@ cp_pool *cp_pool_new(unsigned n)
     p->mu = cp_mutex_new();
     p->cv = cp_cond_new();
     p->threads = calloc(n, sizeof(*p->threads));
+    p->max = n;
     if (p->mu == NULL || p->cv == NULL || p->threads == NULL)
         goto fail;
-    for (; p->n < n; p->n++) {
-        p->threads[p->n] = cp_thread_start(worker, p);
-        if (p->threads[p->n] == NULL)
-            goto fail;
-    }
+    p->threads[0] = cp_thread_start(worker, p);
+    if (p->threads[0] == NULL)
+        goto fail;
+    p->n = 1;
     return p;
 fail:
     cp_pool_free(p);
@@ -70,7 +75,20 @@ void cp_pool_submit(cp_pool *p, cp_task *t)
         p->head = t;
     p->tail = t;
     p->busy++;
+    /* More tasks than workers (started or starting): one more worker. */
+    bool grow = p->busy > p->n + p->starting && p->n + p->starting < p->max;
     cp_cond_signal(p->cv);
+    if (!grow) {
+        cp_mutex_unlock(p->mu);
+        return;
+    }
+    p->starting++;
+    cp_mutex_unlock(p->mu);
+    cp_thread *th = cp_thread_start(worker, p); /* NULL: the running workers carry on */
+    cp_mutex_lock(p->mu);
+    p->starting--;
+    if (th != NULL)
+        p->threads[p->n++] = th;
     cp_mutex_unlock(p->mu);
 }
 

@@ -1,5 +1,5 @@
-/* pool.h - a fixed set of worker threads running queued tasks, so that
- * handlers never run on a connection's I/O thread. */
+/* pool.h - worker threads running queued tasks, so that handlers never run
+ * on a connection's I/O thread. Workers start on demand, up to a maximum. */
 #ifndef CP_POOL_H
 #define CP_POOL_H
 
@@ -13,7 +13,8 @@ struct cp_task {
 
 typedef struct cp_pool cp_pool;
 
-/* Starts n worker threads (n >= 1). NULL on failure. */
+/* Starts one worker thread; up to n (>= 1) run once tasks wait for one.
+ * NULL on failure. */
 cp_pool *cp_pool_new(unsigned n);
 
 /* Queues t; never blocks on a running task. */

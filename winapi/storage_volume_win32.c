@@ -12,7 +12,22 @@
 
 #include "../server/pipe_util_win.h"
 
+#include <ntsecapi.h>
+
 /* --- partitions ---------------------------------------------------------- */
+
+/* A new random (version 4) GUID for a disk or partition, as CoCreateGuid
+ * makes one ("CoCreateGuid function": UuidCreate, RFC 4122 section 4.4),
+ * from RtlGenRandom (ntsecapi.h, in advapi32) so that partitioning needs
+ * no ole32. */
+static int new_guid(GUID *g, const char *obj, cp_error *e)
+{
+    if (!RtlGenRandom(g, sizeof(*g)))
+        return w32s_hr_error(e, HRESULT_FROM_WIN32(GetLastError()), "RtlGenRandom", obj);
+    g->Data3 = (unsigned short)((g->Data3 & 0x0FFF) | 0x4000);
+    g->Data4[0] = (unsigned char)((g->Data4[0] & 0x3F) | 0x80);
+    return CP_OK;
+}
 
 int w32s_need_online(HANDLE h, uint32_t number, cp_error *e)
 {
@@ -25,7 +40,7 @@ int w32s_need_online(HANDLE h, uint32_t number, cp_error *e)
 }
 
 /* "IOCTL_DISK_CREATE_DISK IOCTL" with a GPT CREATE_DISK (a new disk GUID
- * from CoCreateGuid, 128 entries), then IOCTL_DISK_UPDATE_PROPERTIES. */
+ * from new_guid, 128 entries), then IOCTL_DISK_UPDATE_PROPERTIES. */
 int w32_init_gpt(void *ctx, uint32_t number, cp_error *e)
 {
     (void)ctx;
@@ -46,9 +61,8 @@ int w32_init_gpt(void *ctx, uint32_t number, cp_error *e)
     memset(&cd, 0, sizeof(cd));
     cd.PartitionStyle = PARTITION_STYLE_GPT;
     cd.Gpt.MaxPartitionCount = 128;
-    HRESULT hr = rc == CP_OK ? CoCreateGuid(&cd.Gpt.DiskId) : S_OK;
-    if (FAILED(hr))
-        rc = w32s_hr_error(e, hr, "CoCreateGuid", obj);
+    if (rc == CP_OK)
+        rc = new_guid(&cd.Gpt.DiskId, obj, e);
     if (rc == CP_OK)
         rc = IOCTL(h, IOCTL_DISK_CREATE_DISK, &cd, sizeof(cd), NULL, 0, NULL, obj, e);
     if (rc == CP_OK)
@@ -196,11 +210,9 @@ int w32_create_basic_partition(void *ctx, uint32_t number, cp_error *e)
     np->RewritePartition = TRUE;
     if (l->PartitionStyle == PARTITION_STYLE_GPT) {
         np->Gpt.PartitionType = basic_data_guid;
-        HRESULT hr = CoCreateGuid(&np->Gpt.PartitionId);
-        if (FAILED(hr)) {
-            rc = w32s_hr_error(e, hr, "CoCreateGuid", obj);
+        rc = new_guid(&np->Gpt.PartitionId, obj, e);
+        if (rc != CP_OK)
             goto out;
-        }
         np->Gpt.Attributes = GPT_BASIC_DATA_ATTRIBUTE_NO_DRIVE_LETTER;
         wcscpy(np->Gpt.Name, L"Basic data partition");
     } else {
@@ -493,6 +505,7 @@ int w32_flush_volume(void *ctx, const char *id, cp_error *e)
 }
 
 /* "X:\dir" -> L"X:\dir\" (the mount-point functions want the backslash). */
+
 static wchar_t *wide_dir(const char *dir, cp_error *e)
 {
     size_t n = strlen(dir);

@@ -2,7 +2,10 @@
  * through WMI (Windows Storage Management API): MSFT_Volume.Format and
  * MSFT_StorageSetting.UpdateHostStorageCache. One IWbemServices on
  * ROOT\\Microsoft\\Windows\\Storage, connected on first use and kept for the
- * life of the process; in-process COM, no child process. */
+ * life of the process; in-process COM, no child process. ole32 and oleaut32
+ * are loaded on the first WMI call, not at start: most nodes never format
+ * through this service, and under Wine the two pull in user32, gdi32 and
+ * freetype, about 3 MB of resident memory. */
 #include "storage_win32_internal.h"
 
 #include <stdio.h>
@@ -17,6 +20,62 @@ static const CLSID wbem_locator_clsid = {0x4590f811, 0x1d3a, 0x11d0,
 static const IID wbem_locator_iid = {0xdc12a687, 0x737f, 0x11cf,
                                      {0x88, 0x4d, 0x00, 0xaa, 0x00, 0x4b, 0x2e, 0x24}};
 
+/* --- COM entry points, loaded on first use -------------------------------- */
+
+/* The eight functions this file calls, from LoadLibraryExW with
+ * LOAD_LIBRARY_SEARCH_SYSTEM32 (libloaderapi.h: only System32, so a DLL
+ * planted beside the executable is never loaded) and GetProcAddress. */
+static struct {
+    HRESULT(WINAPI *CoIncrementMTAUsage)(CO_MTA_USAGE_COOKIE *);
+    HRESULT(WINAPI *CoDecrementMTAUsage)(CO_MTA_USAGE_COOKIE);
+    HRESULT(WINAPI *CoCreateInstance)(REFCLSID, LPUNKNOWN, DWORD, REFIID, void **);
+    HRESULT(WINAPI *CoSetProxyBlanket)(IUnknown *, DWORD, DWORD, OLECHAR *, DWORD, DWORD,
+                                       RPC_AUTH_IDENTITY_HANDLE, DWORD);
+    BSTR(WINAPI *SysAllocString)(const OLECHAR *);
+    void(WINAPI *SysFreeString)(BSTR);
+    void(WINAPI *VariantInit)(VARIANTARG *);
+    HRESULT(WINAPI *VariantClear)(VARIANTARG *);
+} com;
+static bool com_loaded; /* under the wmi_lock of the (one) host */
+
+static bool com_sym(HMODULE m, const char *name, void (**fn)(void))
+{
+    *fn = m != NULL ? (void (*)(void))GetProcAddress(m, name) : NULL;
+    return *fn != NULL;
+}
+
+/* Called with w->wmi_lock held. A missing DLL or entry point is an error
+ * naming it; the modules stay loaded for the life of the process. */
+static int com_load(cp_error *e)
+{
+    if (com_loaded)
+        return CP_OK;
+    HMODULE ole = LoadLibraryExW(L"ole32.dll", NULL, LOAD_LIBRARY_SEARCH_SYSTEM32);
+    HMODULE aut = LoadLibraryExW(L"oleaut32.dll", NULL, LOAD_LIBRARY_SEARCH_SYSTEM32);
+    const struct {
+        HMODULE m;
+        const char *name;
+        void (**fn)(void);
+    } syms[] = {
+        {ole, "CoIncrementMTAUsage", (void (**)(void))&com.CoIncrementMTAUsage},
+        {ole, "CoDecrementMTAUsage", (void (**)(void))&com.CoDecrementMTAUsage},
+        {ole, "CoCreateInstance", (void (**)(void))&com.CoCreateInstance},
+        {ole, "CoSetProxyBlanket", (void (**)(void))&com.CoSetProxyBlanket},
+        {aut, "SysAllocString", (void (**)(void))&com.SysAllocString},
+        {aut, "SysFreeString", (void (**)(void))&com.SysFreeString},
+        {aut, "VariantInit", (void (**)(void))&com.VariantInit},
+        {aut, "VariantClear", (void (**)(void))&com.VariantClear},
+    };
+    for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+        if (!com_sym(syms[i].m, syms[i].name, syms[i].fn))
+            return cp_error_set(e, CP_E_INTERNAL, "WMI: %s from %s: %s", syms[i].name,
+                                syms[i].m == aut ? "oleaut32.dll" : "ole32.dll",
+                                syms[i].m == NULL ? "the DLL did not load" : "no such entry point");
+    }
+    com_loaded = true;
+    return CP_OK;
+}
+
 /* --- WMI (Format and rescan only) ---------------------------------------- */
 
 /* IWbemLocator::ConnectServer to ROOT\Microsoft\Windows\Storage ("Creating a
@@ -27,28 +86,34 @@ static const IID wbem_locator_iid = {0xdc12a687, 0x737f, 0x11cf,
 static int wmi(w32 *w, IWbemServices **out, cp_error *e)
 {
     AcquireSRWLockExclusive(&w->wmi_lock);
+    int rc = com_load(e);
+    if (rc != CP_OK) {
+        ReleaseSRWLockExclusive(&w->wmi_lock);
+        *out = NULL;
+        return rc;
+    }
     HRESULT hr = S_OK;
     if (w->svc == NULL) {
-        if (!w->have_mta && SUCCEEDED(hr = CoIncrementMTAUsage(&w->mta)))
+        if (!w->have_mta && SUCCEEDED(hr = com.CoIncrementMTAUsage(&w->mta)))
             w->have_mta = true;
         IWbemLocator *loc = NULL;
         if (SUCCEEDED(hr))
-            hr = CoCreateInstance(&wbem_locator_clsid, NULL, CLSCTX_INPROC_SERVER,
+            hr = com.CoCreateInstance(&wbem_locator_clsid, NULL, CLSCTX_INPROC_SERVER,
                                   &wbem_locator_iid, (void **)&loc);
-        BSTR ns = SUCCEEDED(hr) ? SysAllocString(L"ROOT\\Microsoft\\Windows\\Storage") : NULL;
+        BSTR ns = SUCCEEDED(hr) ? com.SysAllocString(L"ROOT\\Microsoft\\Windows\\Storage") : NULL;
         if (SUCCEEDED(hr) && ns == NULL)
             hr = E_OUTOFMEMORY;
         if (SUCCEEDED(hr))
             hr = IWbemLocator_ConnectServer(loc, ns, NULL, NULL, NULL, 0, NULL, NULL, &w->svc);
         if (SUCCEEDED(hr))
-            hr = CoSetProxyBlanket((IUnknown *)w->svc, RPC_C_AUTHN_WINNT, RPC_C_AUTHZ_NONE, NULL,
+            hr = com.CoSetProxyBlanket((IUnknown *)w->svc, RPC_C_AUTHN_WINNT, RPC_C_AUTHZ_NONE, NULL,
                                    RPC_C_AUTHN_LEVEL_CALL, RPC_C_IMP_LEVEL_IMPERSONATE, NULL,
                                    EOAC_NONE);
         if (FAILED(hr) && w->svc != NULL) {
             IWbemServices_Release(w->svc);
             w->svc = NULL;
         }
-        SysFreeString(ns);
+        com.SysFreeString(ns);
         if (loc != NULL)
             IWbemLocator_Release(loc);
     }
@@ -80,7 +145,7 @@ static void wmi_reset(w32 *w, HRESULT hr)
 static HRESULT return_value(IWbemClassObject *out, ULONG *rv)
 {
     VARIANT v;
-    VariantInit(&v);
+    com.VariantInit(&v);
     HRESULT hr = IWbemClassObject_Get(out, L"ReturnValue", 0, &v, NULL, NULL);
     if (SUCCEEDED(hr)) {
         if (V_VT(&v) == VT_I4 || V_VT(&v) == VT_UI4)
@@ -88,7 +153,7 @@ static HRESULT return_value(IWbemClassObject *out, ULONG *rv)
         else
             hr = E_UNEXPECTED;
     }
-    VariantClear(&v);
+    com.VariantClear(&v);
     return hr;
 }
 
@@ -102,8 +167,8 @@ int w32_rescan(void *ctx, cp_error *e)
     int rc = wmi(w, &svc, e);
     if (rc != CP_OK)
         return rc;
-    BSTR cls = SysAllocString(L"MSFT_StorageSetting");
-    BSTR method = SysAllocString(L"UpdateHostStorageCache");
+    BSTR cls = com.SysAllocString(L"MSFT_StorageSetting");
+    BSTR method = com.SysAllocString(L"UpdateHostStorageCache");
     IWbemClassObject *def = NULL, *out = NULL;
     HRESULT hr = cls == NULL || method == NULL ? E_OUTOFMEMORY : S_OK;
     /* The class and its method must exist before ExecMethod is asked to
@@ -133,8 +198,8 @@ int w32_rescan(void *ctx, cp_error *e)
         IWbemClassObject_Release(out);
     if (def != NULL)
         IWbemClassObject_Release(def);
-    SysFreeString(cls);
-    SysFreeString(method);
+    com.SysFreeString(cls);
+    com.SysFreeString(method);
     IWbemServices_Release(svc);
     return rc;
 }
@@ -143,7 +208,7 @@ int w32_rescan(void *ctx, cp_error *e)
 static HRESULT put_param(IWbemClassObject *in, const wchar_t *name, VARIANT *v)
 {
     HRESULT hr = IWbemClassObject_Put(in, name, 0, v, 0);
-    VariantClear(v);
+    com.VariantClear(v);
     return hr;
 }
 
@@ -171,12 +236,12 @@ int w32_format_volume(void *ctx, const char *id, cp_error *e)
     int rc = wmi(w, &svc, e);
     if (rc != CP_OK)
         return rc;
-    BSTR lang = SysAllocString(L"WQL"), q = SysAllocString(query);
-    BSTR cls = SysAllocString(L"MSFT_Volume"), method = SysAllocString(L"Format");
+    BSTR lang = com.SysAllocString(L"WQL"), q = com.SysAllocString(query);
+    BSTR cls = com.SysAllocString(L"MSFT_Volume"), method = com.SysAllocString(L"Format");
     IEnumWbemClassObject *en = NULL;
     IWbemClassObject *vol = NULL, *def = NULL, *in = NULL, *in_def = NULL, *out = NULL;
     VARIANT path;
-    VariantInit(&path);
+    com.VariantInit(&path);
     ULONG got = 0, rv = 0;
     HRESULT hr = lang && q && cls && method ? S_OK : E_OUTOFMEMORY;
     if (SUCCEEDED(hr))
@@ -200,25 +265,25 @@ int w32_format_volume(void *ctx, const char *id, cp_error *e)
         hr = IWbemClassObject_SpawnInstance(in_def, 0, &in);
     VARIANT v;
     if (SUCCEEDED(hr)) {
-        VariantInit(&v);
+        com.VariantInit(&v);
         V_VT(&v) = VT_BSTR;
-        V_BSTR(&v) = SysAllocString(L"NTFS");
+        V_BSTR(&v) = com.SysAllocString(L"NTFS");
         hr = put_param(in, L"FileSystem", &v);
     }
     if (SUCCEEDED(hr)) {
-        VariantInit(&v);
+        com.VariantInit(&v);
         V_VT(&v) = VT_BSTR;
-        V_BSTR(&v) = SysAllocString(L"");
+        V_BSTR(&v) = com.SysAllocString(L"");
         hr = put_param(in, L"FileSystemLabel", &v);
     }
     if (SUCCEEDED(hr)) {
-        VariantInit(&v);
+        com.VariantInit(&v);
         V_VT(&v) = VT_BOOL;
         V_BOOL(&v) = VARIANT_FALSE;
         hr = put_param(in, L"Full", &v);
     }
     if (SUCCEEDED(hr)) {
-        VariantInit(&v);
+        com.VariantInit(&v);
         V_VT(&v) = VT_BOOL;
         V_BOOL(&v) = VARIANT_TRUE;
         hr = put_param(in, L"Force", &v);
@@ -235,7 +300,7 @@ int w32_format_volume(void *ctx, const char *id, cp_error *e)
                           (unsigned long)rv);
     }
 out:
-    VariantClear(&path);
+    com.VariantClear(&path);
     if (out != NULL)
         IWbemClassObject_Release(out);
     if (in != NULL)
@@ -248,10 +313,10 @@ out:
         IWbemClassObject_Release(vol);
     if (en != NULL)
         IEnumWbemClassObject_Release(en);
-    SysFreeString(lang);
-    SysFreeString(q);
-    SysFreeString(cls);
-    SysFreeString(method);
+    com.SysFreeString(lang);
+    com.SysFreeString(q);
+    com.SysFreeString(cls);
+    com.SysFreeString(method);
     IWbemServices_Release(svc);
     return rc;
 }
@@ -262,6 +327,6 @@ void w32s_wmi_release(w32 *w)
         IWbemServices_Release(w->svc);
     w->svc = NULL;
     if (w->have_mta)
-        CoDecrementMTAUsage(w->mta);
+        com.CoDecrementMTAUsage(w->mta);
     w->have_mta = false;
 }
