@@ -20,6 +20,16 @@
  * disconnected at once: UNAVAILABLE, and it retries); connections with no
  * call in flight and no traffic for opts.idle_ms get a GOAWAY and close.
  *
+ * Completions: each instance is set to FILE_SKIP_COMPLETION_PORT_ON_SUCCESS
+ * (SetFileCompletionNotificationModes, winbase.h) when the system allows,
+ * so a ReadFile or WriteFile that completes at once is handled on the spot
+ * instead of by a trip through the port: a response usually fits the pipe
+ * buffer, and a client's next frames are often already there. At most
+ * SYNC_READS reads in a row are handled so; then the read goes through the
+ * port, and other connections get their turn. Answers of finished calls are
+ * written once per batch of packets (the dirty list), so that calls
+ * finishing together leave in one write rather than one write each.
+ *
  * Lifetime: each pipe_conn counts the overlapped operations the kernel owns
  * (ops). Closing a pipe_conn closes its handle (which cancels its I/O) but
  * frees the memory holding the OVERLAPPEDs only when ops is back to zero,
@@ -46,6 +56,7 @@
 #define CLOSE_GRACE_MS 2000        /* final flush before writes are cancelled */
 #define FREE_WAIT_MS 5000          /* cp_transport_free: wait for cancelled I/O */
 #define BATCH 64
+#define SYNC_READS 16              /* reads done at once before the port takes a turn */
 
 enum { KEY_IO = 1, KEY_JOB, KEY_STOP };
 enum { RUNNING, DRAINING, CLOSING };
@@ -67,6 +78,9 @@ struct pipe_conn {
     pipe_op wr;        /* WriteFile */
     unsigned ops;      /* overlapped operations owned by the kernel */
     bool reading, writing;
+    bool skip;         /* FILE_SKIP_COMPLETION_PORT_ON_SUCCESS is set */
+    bool dirty;        /* on t->dirty: answers to write after this batch */
+    pipe_conn *dirty_next;
     bool closing;      /* close as soon as the output is written */
     bool connected;    /* the connect completed (counted in t->nconns) */
     int64_t deadline;  /* cached cp_conn_next_deadline() */
@@ -94,6 +108,7 @@ struct cp_transport {
     listener *ls;
     size_t nls;
     pipe_conn *all;    /* every pipe_conn not yet freed */
+    pipe_conn *dirty;  /* connections with finished calls to write out */
     size_t nconns;     /* connected pipe_conns not yet closed */
     volatile LONG stop_requested;
     volatile LONG64 stop_drain_ms;
@@ -123,7 +138,7 @@ static pipe_conn *pc_new(cp_transport *t, listener *l, HANDLE h)
 
 static void pc_maybe_free(pipe_conn *pc)
 {
-    if (pc->h != INVALID_HANDLE_VALUE || pc->ops > 0)
+    if (pc->h != INVALID_HANDLE_VALUE || pc->ops > 0 || pc->dirty)
         return;
     cp_transport *t = pc->t;
     if (pc->prev != NULL)
@@ -201,12 +216,16 @@ static int listen_next(cp_transport *t, listener *l, cp_error *e)
         return cp_error_set(e, CP_E_NOMEM, "pipe %s: out of memory", l->name);
     }
     l->inst = pc;
+    pc->skip = SetFileCompletionNotificationModes(h, FILE_SKIP_COMPLETION_PORT_ON_SUCCESS |
+                                                         FILE_SKIP_SET_EVENT_ON_HANDLE) != FALSE;
     pc->ops++;
-    if (!ConnectNamedPipe(h, &pc->rd.ov)) {
-        DWORD err = GetLastError();
+    BOOL connected = ConnectNamedPipe(h, &pc->rd.ov);
+    if (!connected || pc->skip) {
+        DWORD err = connected ? ERROR_PIPE_CONNECTED : GetLastError();
         if (err == ERROR_PIPE_CONNECTED || err == ERROR_NO_DATA) {
             /* A client came between create and connect (ERROR_NO_DATA: and
-             * already closed its end): no packet will be queued for this,
+             * already closed its end; or the connect completed at once in
+             * the skip mode): no packet will be queued for this,
              * so queue the completion ourselves. The connection then gets
              * the next instance listening and, for a client already gone,
              * ends on its first read. Failing here instead would stop the
@@ -234,18 +253,29 @@ static void relisten(cp_transport *t, listener *l, int64_t now)
 
 /* ---- connection I/O ------------------------------------------------- */
 
-static bool start_read(pipe_conn *pc)
+enum { IO_FAILED = -1, IO_PENDING, IO_DONE };
+
+/* Starts the connection's read. IO_DONE: it completed at once and the port
+ * gets no packet (pc->skip); *got bytes are in rbuf. IO_PENDING: the port
+ * will deliver it. */
+static int start_read(pipe_conn *pc, DWORD *got)
 {
     memset(&pc->rd.ov, 0, sizeof(pc->rd.ov));
     pc->ops++;
     pc->reading = true;
-    /* With a completion port, success and ERROR_IO_PENDING both queue a packet. */
-    if (!ReadFile(pc->h, pc->rbuf, READ_BUF, NULL, &pc->rd.ov) && GetLastError() != ERROR_IO_PENDING) {
+    if (ReadFile(pc->h, pc->rbuf, READ_BUF, NULL, &pc->rd.ov)) {
+        if (!pc->skip)
+            return IO_PENDING; /* without the skip mode the port gets a packet anyway */
         pc->ops--;
         pc->reading = false;
-        return false;
+        *got = (DWORD)pc->rd.ov.InternalHigh;
+        return IO_DONE;
     }
-    return true;
+    if (GetLastError() == ERROR_IO_PENDING)
+        return IO_PENDING;
+    pc->ops--;
+    pc->reading = false;
+    return IO_FAILED;
 }
 
 /* After anything happened on a connection: writes its output, refreshes its
@@ -255,7 +285,7 @@ static void flush(pipe_conn *pc)
 {
     if (pc->conn == NULL)
         return;
-    if (!pc->writing) {
+    while (!pc->writing) {
         while (pc->wlen < WRITE_BUF) {
             long n = cp_conn_send(pc->conn, pc->wbuf + pc->wlen, WRITE_BUF - pc->wlen);
             if (n < 0) {
@@ -270,14 +300,28 @@ static void flush(pipe_conn *pc)
             memset(&pc->wr.ov, 0, sizeof(pc->wr.ov));
             pc->ops++;
             pc->writing = true;
-            if (!WriteFile(pc->h, pc->wbuf, (DWORD)pc->wlen, NULL, &pc->wr.ov) &&
-                GetLastError() != ERROR_IO_PENDING) {
+            BOOL done = WriteFile(pc->h, pc->wbuf, (DWORD)pc->wlen, NULL, &pc->wr.ov);
+            if (!done && GetLastError() != ERROR_IO_PENDING) {
                 pc->ops--;
                 pc->writing = false;
                 pc_close(pc);
                 return;
             }
+            if (done && pc->skip) { /* written at once, no packet: go on here */
+                pc->ops--;
+                pc->writing = false;
+                DWORD n = (DWORD)pc->wr.ov.InternalHigh;
+                if (n == 0 || n > pc->wlen) {
+                    pc_close(pc);
+                    return;
+                }
+                pc->wlen -= n;
+                if (pc->wlen > 0)
+                    memmove(pc->wbuf, pc->wbuf + n, pc->wlen);
+                continue;
+            }
         }
+        break;
     }
     pc->deadline = cp_conn_next_deadline(pc->conn);
     if (!pc->writing && (pc->closing || !cp_conn_wants_io(pc->conn)))
@@ -297,6 +341,8 @@ static void post_job(void *ctx, cp_job *job)
         Sleep(10);
     }
 }
+
+static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now);
 
 static void on_connect(pipe_conn *pc, bool ok, int64_t now)
 {
@@ -319,11 +365,17 @@ static void on_connect(pipe_conn *pc, bool ok, int64_t now)
     t->nconns++;
     pc->active_at = now;
     pc->rbuf = malloc(READ_BUF + WRITE_BUF);
-    if (pc->rbuf == NULL || !start_read(pc)) {
+    if (pc->rbuf == NULL) {
         pc_close(pc);
         return;
     }
     pc->wbuf = pc->rbuf + READ_BUF;
+    DWORD got = 0;
+    int r = start_read(pc, &got);
+    if (r == IO_FAILED)
+        pc_close(pc);
+    else if (r == IO_DONE) /* the client's first bytes were already there */
+        on_read(pc, true, got, now);
 }
 
 /* On the client's first bytes: who is it, and may it use this group?
@@ -351,23 +403,46 @@ static bool open_conn(pipe_conn *pc)
     return true;
 }
 
+/* n bytes arrived in rbuf; reads on while more are there at once (up to
+ * SYNC_READS), then answers. */
 static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
 {
-    pc->reading = false;
-    pc->active_at = now;
-    if (!ok) { /* ERROR_BROKEN_PIPE and friends: the client is gone */
-        pc_close(pc);
-        return;
-    }
-    if (n > 0 && pc->conn == NULL && (pc->t->phase != RUNNING || !open_conn(pc))) {
-        pc_close(pc);
-        return;
-    }
-    if (n > 0 && cp_conn_recv(pc->conn, pc->rbuf, n) != CP_OK)
-        pc->closing = true; /* protocol error: send the GOAWAY, then close */
-    if (!pc->closing && !start_read(pc)) {
-        pc_close(pc);
-        return;
+    for (int round = 1;; round++) {
+        pc->reading = false;
+        pc->active_at = now;
+        if (!ok) { /* ERROR_BROKEN_PIPE and friends: the client is gone */
+            pc_close(pc);
+            return;
+        }
+        if (n > 0 && pc->conn == NULL && (pc->t->phase != RUNNING || !open_conn(pc))) {
+            pc_close(pc);
+            return;
+        }
+        if (n > 0 && cp_conn_recv(pc->conn, pc->rbuf, n) != CP_OK)
+            pc->closing = true; /* protocol error: send the GOAWAY, then close */
+        if (pc->closing)
+            break;
+        DWORD got = 0;
+        int r = start_read(pc, &got);
+        if (r == IO_FAILED) {
+            pc_close(pc);
+            return;
+        }
+        if (r == IO_PENDING)
+            break;
+        if (round >= SYNC_READS) {
+            /* Enough for one turn: hand the finished read to the port as
+             * if it had queued it, and let other connections in. */
+            pc->ops++;
+            pc->reading = true;
+            pc->rd.ov.Internal = 0; /* STATUS_SUCCESS */
+            pc->rd.ov.InternalHigh = got;
+            if (PostQueuedCompletionStatus(pc->t->iocp, got, KEY_IO, &pc->rd.ov))
+                break;
+            pc->ops--; /* could not post: carry on here */
+            pc->reading = false;
+        }
+        n = got;
     }
     flush(pc);
 }
@@ -392,7 +467,11 @@ static void on_packet(const OVERLAPPED_ENTRY *ev, int64_t now)
         if (c != NULL) {
             pipe_conn *pc = cp_conn_user(c);
             pc->active_at = now;
-            flush(pc);
+            if (!pc->dirty) { /* written by flush_dirty() after this batch */
+                pc->dirty = true;
+                pc->dirty_next = pc->t->dirty;
+                pc->t->dirty = pc;
+            }
         }
         return;
     }
@@ -412,6 +491,21 @@ static void on_packet(const OVERLAPPED_ENTRY *ev, int64_t now)
         on_connect(pc, ok, now);
     else
         on_read(pc, ok, ev->dwNumberOfBytesTransferred, now);
+}
+
+/* After a batch of packets: writes the answers of the calls that finished
+ * in it, one flush per connection. */
+static void flush_dirty(cp_transport *t)
+{
+    while (t->dirty != NULL) {
+        pipe_conn *pc = t->dirty;
+        t->dirty = pc->dirty_next;
+        pc->dirty = false;
+        if (pc->h == INVALID_HANDLE_VALUE)
+            pc_maybe_free(pc); /* closed meanwhile */
+        else
+            flush(pc);
+    }
 }
 
 /* ---- stop ----------------------------------------------------------- */
@@ -597,6 +691,7 @@ int cp_transport_run(cp_transport *t)
         now = cp_now_ms();
         for (ULONG i = 0; i < got; i++)
             on_packet(&ev[i], now);
+        flush_dirty(t);
     }
 }
 
@@ -630,6 +725,7 @@ void cp_transport_free(cp_transport *t)
             break;
         for (ULONG i = 0; i < got; i++)
             on_packet(&ev[i], now);
+        flush_dirty(t);
     }
     if (t->all == NULL) /* else the kernel may still complete into them */
         CloseHandle(t->iocp);

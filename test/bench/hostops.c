@@ -5,17 +5,19 @@
  *   bench-hostops [-n N] PATH      (PATH like C:\csiproxy-test\dir)
  *
  * One JSON result line per group (bench_util.h), name "host-<group>":
- *   resolve   fs_resolve() on the parent as PathExists does it: CreateFileW
- *             (FILE_FLAG_BACKUP_SEMANTICS), GetFinalPathNameByHandleW with
- *             VOLUME_NAME_GUID, GetVolumePathNamesForVolumeNameW, CloseHandle
+ *   resolve   the full resolution fs_resolve() falls back to when a component
+ *             of the path is a link: CreateFileW (FILE_FLAG_BACKUP_SEMANTICS),
+ *             GetFinalPathNameByHandleW with VOLUME_NAME_GUID,
+ *             GetVolumePathNamesForVolumeNameW, CloseHandle
  *   final-dos the same open, GetFinalPathNameByHandleW with VOLUME_NAME_DOS
  *             only (a cheaper variant, for comparison)
- *   attrs     GetFileAttributesW on every component below the drive (what a
- *             "does any component carry FILE_ATTRIBUTE_REPARSE_POINT?" check
- *             would cost)
+ *   attrs     GetFileAttributesW on every component below the drive: the
+ *             "does any component carry FILE_ATTRIBUTE_REPARSE_POINT?" fast
+ *             path fs_resolve() takes for paths without links
  *   exists    GetFileAttributesExW on the path (the answer itself)
- *   drivetype GetDriveTypeW on the path's drive root (how the resolver's
- *             fast path tells a local fixed drive)
+ *   drivetype GetDriveTypeW on the path's drive root: what asking "is this
+ *             a local fixed drive?" on every call would cost (the fast path
+ *             does not ask: a link is a reparse point on any drive)
  */
 #include <stdio.h>
 #include <stdlib.h>

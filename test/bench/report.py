@@ -26,10 +26,11 @@ GRPC_ROWS = [
 FLAT_PCT = 5.0
 
 HOST_LABELS = {
-    "host-resolve": "link resolution as fs_resolve does it (CreateFileW + GUID + names)",
+    "host-resolve": "full link resolution (CreateFileW + GUID + names): only when a component is a link",
     "host-final-dos": "CreateFileW + GetFinalPathNameByHandleW(VOLUME_NAME_DOS)",
-    "host-attrs": "GetFileAttributesW on each path component",
+    "host-attrs": "GetFileAttributesW on each path component (the resolver's fast path)",
     "host-exists": "GetFileAttributesExW (the answer itself)",
+    "host-drivetype": "GetDriveTypeW on the drive root (for comparison; not called)",
 }
 
 

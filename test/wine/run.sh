@@ -147,6 +147,16 @@ expect "a link that stays inside the kubelet dir is followed" 0 '"exists":true' 
 expect "unknown method is UNIMPLEMENTED" 12 'unknown method Format for service v1.Filesystem' \
     --raw-path /v1.Filesystem/Format filesystem v1
 expect "not-yet-implemented group answers UNIMPLEMENTED" 12 'NewSmbGlobalMapping' smb v1 NewSmbGlobalMapping
+# Big requests arrive in hundreds of pipe reads, most of them completing at
+# once (the transport handles a run of those, then lets the port in).
+/usr/bin/python3 -c 'import json,sys; json.dump({"path": "C:\\var\\lib\\kubelet\\" + "a" * int(sys.argv[1])}, open(sys.argv[2], "w"))' \
+    3000000 "$C/csi/big3.json"
+/usr/bin/python3 -c 'import json,sys; json.dump({"path": "C:\\var\\lib\\kubelet\\" + "a" * int(sys.argv[1])}, open(sys.argv[2], "w"))' \
+    5000000 "$C/csi/big5.json"
+expect "a 3 MB path arrives whole and is refused by length (INVALID_ARGUMENT)" 3 'exceeds maximum' \
+    filesystem v1 PathExists '@C:\csi\big3.json'
+expect "a 5 MB request is RESOURCE_EXHAUSTED" 8 'RESOURCE_EXHAUSTED' filesystem v1 PathExists '@C:\csi\big5.json'
+expect "served after the big requests" 0 '"exists":true' filesystem v1 PathExists "{\"path\":\"$K\\\\pods\"}"
 expect "missing pipe is UNAVAILABLE" 14 'csi-proxy-filesystem-v9' --pipe csi-proxy-filesystem-v9 filesystem v1 PathExists '{}'
 
 # --- 32 concurrent clients ------------------------------------------------
