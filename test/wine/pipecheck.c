@@ -196,6 +196,7 @@ int main(int argc, char **argv)
             continue;
         }
         printf("ok   %s\n", path);
+        fflush(stdout); /* a caller may wait for these lines while we hold */
         open[k] = h;
     }
     if (hold_ms > 0)

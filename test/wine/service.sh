@@ -104,8 +104,7 @@ tally() {
 }
 
 # arrived LOG: how many callers were let in so far (logged at -v 2 when
-# their request's first bytes arrive). wait_arrived LOG WANT: until WANT,
-# then a moment for the dispatch.
+# their request's first bytes arrive). wait_arrived LOG WANT: until WANT.
 arrived() { grep -c 'allowed on csi-proxy-filesystem-v1' "$1" 2>/dev/null; }
 wait_arrived() {
     local i
@@ -113,7 +112,19 @@ wait_arrived() {
         [ "$(arrived "$1")" -ge "$2" ] && break
         sleep 0.1
     done
-    sleep 0.3
+}
+# wait_deleting N: until the N calls are known to be running: their trees
+# start to shrink on the host (at most 7.5 s).
+wait_deleting() {
+    local i t
+    for i in $(seq 1 150); do
+        local all=1
+        for t in $(seq 1 "$1"); do
+            [ "$(find "$C/var/lib/kubelet/pods/t$t" -type f 2>/dev/null | wc -l)" -lt 3000 ] || all=0
+        done
+        [ $all = 1 ] && return 0
+        sleep 0.05
+    done
 }
 
 N=4
@@ -121,6 +132,7 @@ mk_trees $N
 base=$(arrived "$C/csi/svc.log")
 start_rmdirs $N
 wait_arrived "$C/csi/svc.log" $((base + N))
+wait_deleting $N
 t0=$(date +%s%N)
 run sc stop csiproxy
 wait_state csiproxy STOPPED 300
@@ -178,19 +190,7 @@ fi
 expect "the upstream-installed service answers" 0 '"exists":true' cli filesystem v1 PathExists "{\"path\":\"$K\"}"
 grep -qE '^I[0-9]{4} [0-9:.]+ +[0-9]+ [a-z_]+\.c:[0-9]+\] Starting CSI-Proxy Server' "$C/csi/up.log"
 check "... logging to -log_file=C:\\csi\\up.log in klog format" $? "$(head -3 "$C/csi/up.log" 2>/dev/null)"
-# No -v here (the line is upstream's): the calls are known to be running
-# once their trees start to shrink on the host.
-wait_deleting() {
-    local i t
-    for i in $(seq 1 150); do
-        local all=1
-        for t in $(seq 1 "$1"); do
-            [ "$(find "$C/var/lib/kubelet/pods/t$t" -type f 2>/dev/null | wc -l)" -lt 3000 ] || all=0
-        done
-        [ $all = 1 ] && return 0
-        sleep 0.05
-    done
-}
+# (No -v here, the line is upstream's: wait_deleting tells the calls run.)
 N=3
 mk_trees $N
 start_rmdirs $N
@@ -219,6 +219,7 @@ mk_trees $N
 base=$(arrived "$C/csi/short.log")
 start_rmdirs $N
 wait_arrived "$C/csi/short.log" $((base + N))
+wait_deleting $N
 run sc stop csiproxy
 wait_state csiproxy STOPPED 300
 stopped=$?
@@ -248,6 +249,7 @@ mk_trees $N
 base=$(arrived "$CLOG")
 start_rmdirs $N
 wait_arrived "$CLOG" $((base + N))
+wait_deleting $N
 kill -INT "$CPID"
 wait "$CPID"
 crc=$?

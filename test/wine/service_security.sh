@@ -118,7 +118,10 @@ expect "per-group policy: the system group admits only SYSTEM and ContainerAdmin
     'not allowed to use the system group' cli system v1alpha1 GetBIOSSerialNumber '{}'
 
 svctest handoff csi-proxy-filesystem-v1
-sleep 1.5
+for _ in $(seq 1 100); do # the audit line, within 10 s
+    grep -qE 'audit: denied caller=unknown pid=[0-9]+ group=filesystem pipe=csi-proxy-filesystem-v1: (OpenProcess|the client process [0-9]+ has exited)' "$LOG" && break
+    sleep 0.1
+done
 grep -qE 'audit: denied caller=unknown pid=[0-9]+ group=filesystem pipe=csi-proxy-filesystem-v1: (OpenProcess|the client process [0-9]+ has exited)' "$LOG"
 check "a connection whose opener exited (handed to another process) is refused and audited" $? \
     "$(grep 'audit: denied' "$LOG" | tail -2)"
@@ -158,10 +161,13 @@ expect "limits.maxMessageBytes 2048: a larger request is RESOURCE_EXHAUSTED" 8 '
     cli filesystem v1 Mkdir "{\"path\":\"$K\\\\$long\"}"
 wine 'C:\csi\pipecheck.exe' -hold 4000 csi-proxy-disk-v1 csi-proxy-disk-v1beta1 csi-proxy-disk-v1beta2 \
     csi-proxy-disk-v1beta3 csi-proxy-volume-v1 csi-proxy-volume-v1beta1 csi-proxy-volume-v1beta2 \
-    csi-proxy-volume-v1beta3 >/dev/null 2>&1 &
+    csi-proxy-volume-v1beta3 >"$WINEPREFIX/hold.out" 2>&1 &
 HOLD=$!
 BG+=($HOLD)
-sleep 1.5
+for _ in $(seq 1 200); do # until all 8 are open (pipecheck says so before it holds them 4 s)
+    [ "$(grep -c '^ok ' "$WINEPREFIX/hold.out")" -ge 8 ] && break
+    sleep 0.1
+done
 expect "limits.maxConnections 8: with 8 held open, another client is turned away (UNAVAILABLE)" 14 '' \
     cli filesystem v1 PathExists "{\"path\":\"$K\"}"
 wait "$HOLD"
