@@ -4,6 +4,7 @@
  * their method tables and the filesystem context (host ops + path rules);
  * disk and volume versions get theirs and the storage context (storage
  * host, per-disk locks, and the same host ops and rules for mount paths);
+ * the system version gets the system host and the allowedServices policy;
  * every other catalog entry gets a definition with no methods, so its pipe
  * exists and the server answers its calls with UNIMPLEMENTED. Each table is
  * checked when the registry is built: a bad table is a start-up error, not
@@ -22,6 +23,7 @@
 #include "common/storagegroup.h"
 #include "disk/disk.h"
 #include "filesystem/filesystem.h"
+#include "system/system.h"
 #include "volume/volume.h"
 
 struct cp_groups {
@@ -29,6 +31,10 @@ struct cp_groups {
     cp_fs_group_ctx fs_ctx;
     cp_storage_group_ctx storage_ctx; /* disk and volume services */
     bool own_storage;                 /* opened the default host: release it */
+    cp_system_group_ctx system_ctx;
+    bool own_system;
+    char **allowed;                   /* copies of the allowed services */
+    char *allowed_text;
     cp_service_def *stub_defs; /* one per catalog entry; used for groups without tables */
     cp_service *services;      /* catalog order */
     size_t n;
@@ -41,6 +47,7 @@ static const cp_service_def *const implemented[] = {
     &cp_disk_v1_def,
     &cp_volume_v1alpha1_def, &cp_volume_v1beta1_def, &cp_volume_v1beta2_def,
     &cp_volume_v1beta3_def, &cp_volume_v1_def, &cp_volume_v2alpha1_def,
+    &cp_system_v1alpha1_def,
 };
 
 static const cp_service_def *implemented_def(const cp_catalog_entry *c)
@@ -88,7 +95,10 @@ static int bind_entry(cp_groups *g, size_t i, cp_error *e)
     void *ctx = NULL;
     if (def != NULL) {
         bool storage = strcmp(c->group, "disk") == 0 || strcmp(c->group, "volume") == 0;
-        ctx = storage ? (void *)&g->storage_ctx : (void *)&g->fs_ctx;
+        if (strcmp(c->group, "system") == 0)
+            ctx = &g->system_ctx;
+        else
+            ctx = storage ? (void *)&g->storage_ctx : (void *)&g->fs_ctx;
     } else {
         cp_service_def *stub = &g->stub_defs[i];
         stub->group = c->group;
@@ -106,6 +116,44 @@ static int bind_entry(cp_groups *g, size_t i, cp_error *e)
                             c->version, err);
     g->services[i].def = def;
     g->services[i].ctx = ctx;
+    return CP_OK;
+}
+
+/* The system group's host and its copy of the allowedServices policy. */
+static int bind_system(cp_groups *g, const cp_groups_config *cfg, cp_error *e)
+{
+    cp_system_group_ctx *sc = &g->system_ctx;
+    if (cfg->system.ops != NULL) {
+        sc->host = cfg->system;
+    } else {
+        if (cp_system_host_open_default(&sc->host, e) != CP_OK)
+            return e->status;
+        g->own_system = true;
+    }
+    sc->restricted = cfg->services_restricted;
+    size_t n = cfg->services_restricted ? cfg->n_allowed_services : 0, text = 3;
+    g->allowed = calloc(n + 1, sizeof(*g->allowed));
+    if (g->allowed == NULL)
+        return cp_error_set(e, CP_E_NOMEM, "groups: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        g->allowed[i] = strdup(cfg->allowed_services[i]);
+        if (g->allowed[i] == NULL)
+            return cp_error_set(e, CP_E_NOMEM, "groups: out of memory");
+        text += strlen(g->allowed[i]) + 2;
+    }
+    g->allowed_text = malloc(text);
+    if (g->allowed_text == NULL)
+        return cp_error_set(e, CP_E_NOMEM, "groups: out of memory");
+    strcpy(g->allowed_text, "[");
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            strcat(g->allowed_text, ", ");
+        strcat(g->allowed_text, g->allowed[i]);
+    }
+    strcat(g->allowed_text, "]");
+    sc->allowed = (const char *const *)g->allowed;
+    sc->n_allowed = n;
+    sc->allowed_text = g->allowed_text;
     return CP_OK;
 }
 
@@ -140,6 +188,8 @@ cp_groups *cp_groups_new(const cp_groups_config *cfg, cp_error *e)
         goto nomem;
     g->storage_ctx.fs = cfg->fs;
     g->storage_ctx.rules = g->rules;
+    if (bind_system(g, cfg, e) != CP_OK)
+        goto fail;
 
     for (size_t i = 0; i < cp_catalog_len; i++)
         if (bind_entry(g, i, e) != CP_OK)
@@ -161,6 +211,12 @@ void cp_groups_free(cp_groups *g)
     if (g->own_storage)
         g->storage_ctx.storage.ops->destroy(g->storage_ctx.storage.ctx);
     cp_disklocks_free(g->storage_ctx.locks);
+    if (g->own_system)
+        g->system_ctx.host.ops->destroy(g->system_ctx.host.ctx);
+    for (size_t i = 0; g->allowed != NULL && g->allowed[i] != NULL; i++)
+        free(g->allowed[i]);
+    free(g->allowed);
+    free(g->allowed_text);
     free(g->services);
     free(g->stub_defs);
     free(g);

@@ -12,6 +12,7 @@
 #include "../server/method.h"
 #include "../winapi/fs.h"
 #include "../winapi/storage.h"
+#include "../winapi/system.h"
 
 #define CP_DEFAULT_KUBELET_PATH "C:\\var\\lib\\kubelet"
 
@@ -24,6 +25,14 @@ typedef struct cp_groups_config {
      * build's default host (cp_storage_host_open_default: Win32 in
      * csi-proxy.exe, the simulator elsewhere) and release it. */
     cp_storage_host storage;
+    /* System group host (borrowed); ops NULL: this build's default
+     * (cp_system_host_open_default), opened and released by the groups. */
+    cp_system_host system;
+    /* groups.system.allowedServices: when services_restricted, the only
+     * services StartService/StopService may touch (copied). */
+    bool services_restricted;
+    const char *const *allowed_services;
+    size_t n_allowed_services;
 } cp_groups_config;
 
 typedef struct cp_groups cp_groups;

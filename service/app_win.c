@@ -121,6 +121,9 @@ int cp_app_start(void *ctx, cp_error *e)
         .working_dirs = (const char *const *)f->working_dirs,
         .n_working_dirs = f->n_working_dirs,
         .fs = cp_fs_host_win32(),
+        .services_restricted = c->allowed_services_given,
+        .allowed_services = (const char *const *)c->allowed_services,
+        .n_allowed_services = c->n_allowed_services,
     };
     a->groups = cp_groups_new(&gc, e);
     if (a->groups == NULL)

@@ -96,6 +96,7 @@ static int group_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yam
     if (strcmp(key, "allowedServices") == 0) {
         if (strcmp(g->name, "system") != 0)
             return cp_yw_errf(w, k, "%s: only the system group starts and stops services", where);
+        gc->c->allowed_services_given = true;
         return cp_yw_strings(w, v, where, &gc->c->allowed_services, &gc->c->n_allowed_services);
     }
     return cp_yw_unknown_key(w, k, where, key,

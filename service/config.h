@@ -86,6 +86,7 @@ typedef struct cp_config {
     cp_config_group groups[CP_CONFIG_N_GROUPS];
     char **allowed_services;    /* system group: services it may start/stop */
     size_t n_allowed_services;
+    bool allowed_services_given; /* the key was there (even as []): enforce the list */
     cp_config_limits limits;
     cp_config_log log;
 } cp_config;
