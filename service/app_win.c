@@ -72,6 +72,16 @@ static void log_security(const cp_config *c)
         CP_LOG_INFO("group %s: pipe security %s, allowed callers [%s]", g->name, g->pipe_sddl,
                     callers);
     }
+    if (c->allowed_services_given) {
+        char list[512] = "";
+        for (size_t k = 0; k < c->n_allowed_services; k++)
+            snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", k > 0 ? " " : "",
+                     c->allowed_services[k]);
+        CP_LOG_INFO("group system: StartService/StopService limited to allowedServices [%s]", list);
+    } else {
+        CP_LOG_INFO("group system: StartService/StopService may touch any service "
+                    "(no allowedServices in the configuration)");
+    }
 }
 
 /* The listeners: the services the configuration serves, each with its

@@ -37,6 +37,9 @@ static int svc_error(cp_error *e, DWORD err, const char *op, const char *name)
     case ERROR_SERVICE_REQUEST_TIMEOUT:
         status = CP_E_DEADLINE_EXCEEDED;
         break;
+    case ERROR_SERVICE_DATABASE_LOCKED: /* another start is in progress: retry later */
+        status = CP_E_UNAVAILABLE;
+        break;
     case ERROR_INVALID_NAME:
         status = CP_E_INVALID_ARGUMENT;
         break;
@@ -276,9 +279,12 @@ static ENUM_SERVICE_STATUSW *running_dependents(SC_HANDLE s, const char *name, D
     return deps;
 }
 
-/* "Stopping a Service": stop the service; if running services depend on
- * it, with force stop them first (in the order EnumDependentServicesW
- * gives), else refuse naming them. */
+/* "Stopping a Service": the running services that depend on this one
+ * (EnumDependentServicesW) are refused by name without force, and stopped
+ * first with it; then the service. Asked up front rather than on the
+ * SCM's ERROR_DEPENDENT_SERVICES_RUNNING, so the answer is the same on
+ * every SCM (Wine's stops a service under running dependents); a
+ * dependent started in between still gets that refusal. */
 static int w32_stop(void *ctx, const char *name, bool force, cp_error *e)
 {
     (void)ctx;
@@ -287,45 +293,39 @@ static int w32_stop(void *ctx, const char *name, bool force, cp_error *e)
                                     "StopService", &scm, e);
     if (s == NULL)
         return e->status;
-    DWORD refused = NO_ERROR;
-    int rc = stop_one(s, name, e, &refused);
-    if (refused == ERROR_DEPENDENT_SERVICES_RUNNING) {
-        DWORD n = 0;
-        ENUM_SERVICE_STATUSW *deps = running_dependents(s, name, &n, e);
-        if (deps == NULL) {
-            rc = e->status;
-        } else if (!force) {
-            char list[512] = "";
-            for (DWORD i = 0; i < n; i++) {
-                char *dn = cp_win_wide_to_utf8(deps[i].lpServiceName);
-                snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
-                         dn != NULL ? dn : "?");
-                free(dn);
-            }
-            rc = cp_error_set(e, CP_E_FAILED_PRECONDITION,
-                              "StopService %s: running services depend on it: %s (stop them first, "
-                              "or set force)",
-                              name, list);
-        } else {
-            rc = CP_OK;
-            for (DWORD i = 0; rc == CP_OK && i < n; i++) {
-                char *dn = cp_win_wide_to_utf8(deps[i].lpServiceName);
-                SC_HANDLE d = OpenServiceW(scm, deps[i].lpServiceName,
-                                           SERVICE_STOP | SERVICE_QUERY_STATUS);
-                DWORD refused_dep = NO_ERROR;
-                if (d == NULL)
-                    rc = svc_error(e, GetLastError(), "StopService (dependent)", dn ? dn : "?");
-                else
-                    rc = stop_one(d, dn != NULL ? dn : "?", e, &refused_dep);
-                if (d != NULL)
-                    CloseServiceHandle(d);
-                free(dn);
-            }
-            if (rc == CP_OK)
-                rc = stop_one(s, name, e, &refused);
+    DWORD n = 0, refused = NO_ERROR;
+    int rc = CP_OK;
+    ENUM_SERVICE_STATUSW *deps = running_dependents(s, name, &n, e);
+    if (deps == NULL) {
+        rc = e->status;
+    } else if (n > 0 && !force) {
+        char list[512] = "";
+        for (DWORD i = 0; i < n; i++) {
+            char *dn = cp_win_wide_to_utf8(deps[i].lpServiceName);
+            snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
+                     dn != NULL ? dn : "?");
+            free(dn);
         }
-        free(deps);
+        rc = cp_error_set(e, CP_E_FAILED_PRECONDITION,
+                          "StopService %s: running services depend on it: %s (stop them first, or "
+                          "set force)",
+                          name, list);
+    } else {
+        for (DWORD i = 0; rc == CP_OK && i < n; i++) {
+            char *dn = cp_win_wide_to_utf8(deps[i].lpServiceName);
+            SC_HANDLE d = OpenServiceW(scm, deps[i].lpServiceName, SERVICE_STOP | SERVICE_QUERY_STATUS);
+            if (d == NULL) {
+                rc = svc_error(e, GetLastError(), "StopService (dependent)", dn != NULL ? dn : "?");
+            } else {
+                rc = stop_one(d, dn != NULL ? dn : "?", e, &refused);
+                CloseServiceHandle(d);
+            }
+            free(dn);
+        }
+        if (rc == CP_OK)
+            rc = stop_one(s, name, e, &refused);
     }
+    free(deps);
     close_service(s, scm);
     return rc;
 }

@@ -317,4 +317,44 @@ fi
 run sc delete csiproxy
 rm -f "$C/ProgramData/csi-proxy/config.yaml"
 
+# --- the system group on Wine's SCM ------------------------------------------------
+# Two stand-in services (svctest.exe's service mode), cpdep depending on
+# cpdummy, and a config that lets Start/StopService touch cpdummy only.
+# (Wine's EnumDependentServicesW lists nothing, so the dependents rule is
+# verified natively: test_system.c, test/conformance/test_system.py.)
+run sc create cpdummy binPath= "C:\\csi\\svctest.exe service cpdummy"
+run sc create cpdep binPath= "C:\\csi\\svctest.exe service cpdep" depend= cpdummy
+printf 'groups:\n  system:\n    allowedServices: [CPDummy]\n' >"$C/csi/sys.yaml"
+wine 'C:\csi\csi-proxy.exe' -config 'C:\csi\sys.yaml' >"$WINEPREFIX/sys.log" 2>&1 &
+SYSPID=$!
+BG+=($SYSPID)
+wait_pipes csi-proxy-system-v1alpha1
+check "system group served alone from a config" $? "$(tail -3 "$WINEPREFIX/sys.log")"
+expect "system GetService: a manual service, stopped (QueryServiceConfigW, QueryServiceStatusEx)" 0 \
+    '"start_type":"MANUAL","status":"STOPPED"' cli --emit-defaults system v1alpha1 GetService '{"name":"cpdummy"}'
+expect "system StartService: started through the SCM and waited for" 0 'status: OK' \
+    cli system v1alpha1 StartService '{"name":"cpdummy"}'
+expect "... the SCM reports it RUNNING" 0 '"status":"RUNNING"' \
+    cli --emit-defaults system v1alpha1 GetService '{"name":"cpdummy"}'
+expect "system StopService: stopped through the SCM and waited for" 0 'status: OK' \
+    cli system v1alpha1 StopService '{"name":"cpdummy"}'
+expect "... the SCM reports it STOPPED" 0 '"status":"STOPPED"' \
+    cli --emit-defaults system v1alpha1 GetService '{"name":"cpdummy"}'
+expect "allowedServices: starting a service not listed is PERMISSION_DENIED" 7 \
+    "service cpdep is not in the system group's allowedServices [CPDummy]" \
+    cli system v1alpha1 StartService '{"name":"cpdep"}'
+expect "... and it was not started" 0 '"status":"STOPPED"' \
+    cli --emit-defaults system v1alpha1 GetService '{"name":"cpdep"}'
+expect "system GetService of an unknown service is NOT_FOUND" 5 'GetService nosuchsvc: ' \
+    cli system v1alpha1 GetService '{"name":"nosuchsvc"}'
+expect "system GetBIOSSerialNumber answers from the SMBIOS table (empty under Wine)" 0 'status: OK' \
+    cli system v1alpha1 GetBIOSSerialNumber
+grep -q 'audit: call /v1alpha1.System/StartService .*args={"name":"cpdummy"} result=OK' "$WINEPREFIX/sys.log"
+check "service starts are audited" $? "$(grep -m3 'audit:' "$WINEPREFIX/sys.log")"
+kill "$SYSPID" 2>/dev/null
+wait "$SYSPID" 2>/dev/null
+wait_gone csi-proxy-system-v1alpha1
+run sc delete cpdep
+run sc delete cpdummy
+
 finish

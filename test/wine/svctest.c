@@ -30,6 +30,10 @@
  *       prints the service's configuration, one "key: value" a line:
  *       start, binpath, display, description, reset, actions (exit 3 when
  *       the service does not exist).
+ *   svctest service NAME
+ *       runs as the Windows service NAME (its binPath is "svctest.exe
+ *       service NAME"): reports RUNNING, and STOPPED on a stop control. A
+ *       stand-in the system group's Start/StopService can work on.
  */
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
@@ -265,6 +269,47 @@ static int send_preface(const wchar_t *hs)
     return 0;
 }
 
+/* --- a minimal service ("Writing a ServiceMain Function") --------------- */
+
+static SERVICE_STATUS_HANDLE dummy_status;
+static HANDLE dummy_stop;
+
+static void dummy_report(DWORD state)
+{
+    SERVICE_STATUS st = {0};
+    st.dwServiceType = SERVICE_WIN32_OWN_PROCESS;
+    st.dwCurrentState = state;
+    st.dwControlsAccepted = state == SERVICE_RUNNING ? SERVICE_ACCEPT_STOP : 0;
+    SetServiceStatus(dummy_status, &st);
+}
+
+static DWORD WINAPI dummy_control(DWORD ctl, DWORD type, void *data, void *ctx)
+{
+    (void)type, (void)data, (void)ctx;
+    if (ctl == SERVICE_CONTROL_STOP) {
+        dummy_report(SERVICE_STOP_PENDING);
+        SetEvent(dummy_stop);
+    }
+    return NO_ERROR;
+}
+
+static void WINAPI dummy_main(DWORD argc, wchar_t **argv)
+{
+    dummy_status = RegisterServiceCtrlHandlerExW(argc > 0 ? argv[0] : L"", dummy_control, NULL);
+    if (dummy_status == NULL)
+        return;
+    dummy_stop = CreateEventW(NULL, TRUE, FALSE, NULL);
+    dummy_report(SERVICE_RUNNING);
+    WaitForSingleObject(dummy_stop, INFINITE);
+    dummy_report(SERVICE_STOPPED);
+}
+
+static int run_service(wchar_t *name)
+{
+    SERVICE_TABLE_ENTRYW table[] = {{name, dummy_main}, {NULL, NULL}};
+    return StartServiceCtrlDispatcherW(table) ? 0 : fail("StartServiceCtrlDispatcherW");
+}
+
 int wmain(int argc, wchar_t **argv)
 {
     if (argc >= 3 && wcscmp(argv[1], L"restricted") == 0)
@@ -290,8 +335,10 @@ int wmain(int argc, wchar_t **argv)
         return message(argv[2], argv[3]);
     if (argc == 3 && wcscmp(argv[1], L"qc") == 0)
         return query_config(argv[2]);
+    if (argc == 3 && wcscmp(argv[1], L"service") == 0)
+        return run_service(argv[2]);
     fprintf(stderr,
             "usage: svctest restricted EXE [ARGS...] | sddl PIPE | norm SDDL | touch PIPE | "
-            "handoff PIPE | member | msg EXE TEXT | qc SERVICE\n");
+            "handoff PIPE | member | msg EXE TEXT | qc SERVICE | service NAME\n");
     return 2;
 }
