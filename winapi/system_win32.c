@@ -313,11 +313,12 @@ static int w32_stop(void *ctx, const char *name, bool force, cp_error *e)
     } else {
         for (DWORD i = 0; rc == CP_OK && i < n; i++) {
             char *dn = cp_win_wide_to_utf8(deps[i].lpServiceName);
+            const char *shown = dn != NULL ? dn : "?";
             SC_HANDLE d = OpenServiceW(scm, deps[i].lpServiceName, SERVICE_STOP | SERVICE_QUERY_STATUS);
             if (d == NULL) {
-                rc = svc_error(e, GetLastError(), "StopService (dependent)", dn != NULL ? dn : "?");
+                rc = svc_error(e, GetLastError(), "StopService (dependent)", shown);
             } else {
-                rc = stop_one(d, dn != NULL ? dn : "?", e, &refused);
+                rc = stop_one(d, shown, e, &refused);
                 CloseServiceHandle(d);
             }
             free(dn);

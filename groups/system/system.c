@@ -3,21 +3,11 @@
 
 #include <stddef.h>
 #include <string.h>
+#include <strings.h>
 
 static const cp_system_group_ctx *group_ctx(cp_call *call)
 {
     return cp_call_ctx(call);
-}
-
-static bool ascii_case_equal(const char *a, const char *b)
-{
-    for (; *a != '\0' && *b != '\0'; a++, b++) {
-        char x = *a >= 'A' && *a <= 'Z' ? (char)(*a + 32) : *a;
-        char y = *b >= 'A' && *b <= 'Z' ? (char)(*b + 32) : *b;
-        if (x != y)
-            return false;
-    }
-    return *a == *b;
 }
 
 bool cp_system_allowed(const cp_system_group_ctx *ctx, const char *name)
@@ -25,7 +15,7 @@ bool cp_system_allowed(const cp_system_group_ctx *ctx, const char *name)
     if (!ctx->restricted)
         return true;
     for (size_t i = 0; i < ctx->n_allowed; i++)
-        if (ascii_case_equal(ctx->allowed[i], name)) /* the SCM's names are case-insensitive */
+        if (strcasecmp(ctx->allowed[i], name) == 0) /* the SCM's names are case-insensitive */
             return true;
     return false;
 }

@@ -149,10 +149,11 @@ expect "unknown method is UNIMPLEMENTED" 12 'unknown method Format for service v
 expect "not-yet-implemented group answers UNIMPLEMENTED" 12 'NewSmbGlobalMapping' smb v1 NewSmbGlobalMapping
 # Big requests arrive in hundreds of pipe reads, most of them completing at
 # once (the transport handles a run of those, then lets the port in).
-/usr/bin/python3 -c 'import json,sys; json.dump({"path": "C:\\var\\lib\\kubelet\\" + "a" * int(sys.argv[1])}, open(sys.argv[2], "w"))' \
-    3000000 "$C/csi/big3.json"
-/usr/bin/python3 -c 'import json,sys; json.dump({"path": "C:\\var\\lib\\kubelet\\" + "a" * int(sys.argv[1])}, open(sys.argv[2], "w"))' \
-    5000000 "$C/csi/big5.json"
+big_request() { # big_request N FILE: a PathExists request whose path is N bytes longer
+    /usr/bin/python3 -c 'import json,sys; json.dump({"path": "C:\\var\\lib\\kubelet\\" + "a" * int(sys.argv[1])}, open(sys.argv[2], "w"))' "$1" "$2"
+}
+big_request 3000000 "$C/csi/big3.json"
+big_request 5000000 "$C/csi/big5.json"
 expect "a 3 MB path arrives whole and is refused by length (INVALID_ARGUMENT)" 3 'exceeds maximum' \
     filesystem v1 PathExists '@C:\csi\big3.json'
 expect "a 5 MB request is RESOURCE_EXHAUSTED" 8 'RESOURCE_EXHAUSTED' filesystem v1 PathExists '@C:\csi\big5.json'
