@@ -3,7 +3,7 @@
 #   * Wine test tools for test/wine/service*.sh.
 
 # --- Event Log message table ------------------------------------------------
-$(WIN)/res/messages.rc: service/messages.mc
+$(WIN)/res/messages.rc: service/messages.mc | $(TOOLS_STAMP)
 	@mkdir -p $(dir $@)
 	cd $(dir $@) && x86_64-w64-mingw32-windmc -h . -r . $(CURDIR)/$<
 $(WIN)/res/messages.o: $(WIN)/res/messages.rc
