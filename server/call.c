@@ -20,6 +20,7 @@ cp_call *cp_call_new(void *ctx, const char *path, uint32_t peer_pid)
     call->ctx = ctx;
     call->path = cp_arena_strdup(a, path != NULL ? path : "");
     call->peer_pid = peer_pid;
+    call->waiter = NULL;
     cp_error_clear(&call->err);
     return call;
 }
@@ -64,6 +65,11 @@ int cp_call_fail_error(cp_call *call, const cp_error *e)
 {
     call->err = *e;
     return e->status;
+}
+
+cp_waiter *cp_call_waiter(const cp_call *call)
+{
+    return call->waiter;
 }
 
 uint32_t cp_call_peer_pid(const cp_call *call)

@@ -15,6 +15,7 @@ struct cp_call {
     void *ctx;
     const char *path;
     uint32_t peer_pid;
+    cp_waiter *waiter; /* set by the worker pool's job; NULL otherwise */
     cp_error err;
 };
 

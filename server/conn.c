@@ -28,6 +28,7 @@ struct cp_stream {
     uint8_t *buf; /* request bytes with prefix */
     size_t len, cap;
     bool job_started;
+    cp_job *job; /* in flight on the pool; cancelled if the stream goes first */
     bool responded;
     bool rst_after_send; /* reset once our END_STREAM is out */
     bool remote_closed;
@@ -105,6 +106,8 @@ static void respond_ok(cp_conn *c, cp_stream *st, uint8_t *resp, size_t len)
 void cp_conn_deliver(cp_conn *c, cp_job *job)
 {
     cp_stream *st = nghttp2_session_get_stream_user_data(c->h2, job->stream_id);
+    if (st != NULL && st->job == job)
+        st->job = NULL;
     if (st == NULL || st->responded)
         return; /* reset by the client, or answered (deadline) already */
     if (job->err.status != CP_OK) {
@@ -197,7 +200,9 @@ static void start_job(cp_conn *c, cp_stream *st, uint32_t len)
         respond_status(c, st, CP_E_RESOURCE_EXHAUSTED, "out of memory for the request");
         return;
     }
+    job->deadline = st->deadline;
     st->job_started = true;
+    st->job = job;
     free(st->buf);
     st->buf = NULL;
     st->len = st->cap = 0;
@@ -397,6 +402,8 @@ static int on_stream_close(nghttp2_session *h2, int32_t id, uint32_t err, void *
     if (st == NULL)
         return 0;
     nghttp2_session_set_stream_user_data(h2, id, NULL);
+    if (st->job != NULL) /* reset by the client (or answered at its deadline) */
+        cp_job_cancel(st->job);
     if (st->prev != NULL)
         st->prev->next = st->next;
     else
@@ -480,6 +487,9 @@ void cp_conn_unref(cp_conn *c)
 
 void cp_conn_close(cp_conn *c)
 {
+    for (cp_stream *st = c->streams; st != NULL; st = st->next)
+        if (st->job != NULL) /* nobody waits for its answer any more */
+            cp_job_cancel(st->job);
     c->closed = true;
     c->out = NULL;
     c->out_len = 0;

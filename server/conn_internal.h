@@ -4,6 +4,7 @@
 #define CP_CONN_INTERNAL_H
 
 #include <nghttp2/nghttp2.h>
+#include <stdatomic.h>
 
 #include "conn.h"
 #include "status.h"
@@ -27,9 +28,21 @@ struct cp_conn {
     void *user;
 };
 
+#define CP_JOB_END_HOOKS 4
+
 struct cp_job {
     cp_task task; /* first: the pool hands us this pointer */
     cp_conn *conn; /* only for cp_job_complete on the I/O thread */
+    cp_pool *pool; /* to be woken after parking */
+    int64_t deadline; /* grpc-timeout, cp_now_ms() time; INT64_MAX: none */
+    /* Set on the I/O thread when the client reset the stream or the
+     * connection closed: a job that has not started yet never will. */
+    atomic_bool cancelled;
+    struct {
+        void (*fn)(void *ctx, cp_waiter *w);
+        void *ctx;
+    } at_end[CP_JOB_END_HOOKS]; /* cp_waiter_at_end; touched by the job's runs only */
+    unsigned n_at_end;
     cp_conn_post_fn post;
     void *post_ctx;
     int32_t stream_id;
@@ -52,6 +65,9 @@ struct cp_job {
 cp_job *cp_job_new(cp_conn *c, int32_t stream_id, const cp_method *m, const char *path,
                    uint8_t *req, size_t req_len);
 void cp_job_free(cp_job *job);
+
+/* I/O thread: the client no longer waits for the job's answer. */
+void cp_job_cancel(cp_job *job);
 
 /* conn.c: answer a stream from a finished job. */
 void cp_conn_deliver(cp_conn *c, cp_job *job);

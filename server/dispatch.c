@@ -51,6 +51,8 @@ int cp_dispatch_run(const cp_service *svc, const cp_method *m, cp_call *call, co
     }
 
     rc = m->handler(call, ireq, iresp);
+    if (rc == CP_PARKED)
+        return rc; /* runs again once woken */
     if (rc != CP_OK) {
         if (call->err.status == CP_OK)
             cp_call_fail(call, rc, "%s failed", call->path);

@@ -13,7 +13,8 @@
 /* Runs m on the protobuf bytes req[0..len). On success returns CP_OK and
  * sets *out (malloc'd; caller frees) to the encoded response, without the
  * 5-byte gRPC prefix. On failure returns a negative status; the message is
- * in cp_call_error(call). */
+ * in cp_call_error(call). CP_PARKED when the handler was queued behind a
+ * lock (see method.h): nothing to answer yet. */
 int cp_dispatch_run(const cp_service *svc, const cp_method *m, cp_call *call, const uint8_t *req,
                     size_t len, uint8_t **out, size_t *out_len);
 

@@ -1,4 +1,8 @@
-/* job.c - a request on its way through the worker pool. */
+/* job.c - a request on its way through the worker pool: checked against
+ * its deadline and a cancel before it starts, run, parked and run again
+ * when a lock queued it, answered. */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,19 +12,77 @@
 #include "grpc_wire.h"
 #include "thread.h"
 
-static void job_run(cp_task *t)
+/* A cp_waiter is the job: the same on every run of its call. */
+static cp_job *job_of(cp_waiter *w)
+{
+    return (cp_job *)w;
+}
+
+void cp_waiter_wake(cp_waiter *w)
+{
+    cp_job *job = job_of(w);
+    cp_pool_wake(job->pool, &job->task);
+}
+
+int cp_waiter_at_end(cp_waiter *w, void (*end)(void *ctx, cp_waiter *w), void *ctx)
+{
+    cp_job *job = job_of(w);
+    for (unsigned i = 0; i < job->n_at_end; i++)
+        if (job->at_end[i].fn == end && job->at_end[i].ctx == ctx)
+            return 0;
+    if (job->n_at_end == CP_JOB_END_HOOKS)
+        return -1;
+    job->at_end[job->n_at_end].fn = end;
+    job->at_end[job->n_at_end].ctx = ctx;
+    job->n_at_end++;
+    return 0;
+}
+
+void cp_job_cancel(cp_job *job)
+{
+    atomic_store(&job->cancelled, true);
+}
+
+/* Whether the job may start (or, after parking, run again): not when the
+ * client gave up on it or its deadline passed while it waited. */
+static bool may_start(cp_job *job)
+{
+    if (atomic_load(&job->cancelled)) {
+        cp_error_set(&job->err, CP_E_CANCELLED, "%s was cancelled by the client before it started",
+                     job->path);
+        return false;
+    }
+    if (job->deadline != INT64_MAX && cp_now_ms() >= job->deadline) {
+        cp_error_set(&job->err, CP_E_DEADLINE_EXCEEDED,
+                     "deadline exceeded (grpc-timeout) before %s started: it waited in the queue "
+                     "and was not run",
+                     job->path);
+        return false;
+    }
+    return true;
+}
+
+static cp_task_result job_run(cp_task *t)
 {
     cp_job *job = (cp_job *)t;
     cp_error_clear(&job->err);
+    if (!may_start(job))
+        goto post;
     cp_call *call = cp_call_new(job->svc->ctx, job->path, job->peer_pid);
     if (call == NULL) {
         cp_error_set(&job->err, CP_E_NOMEM, "%s: out of memory", job->path);
         goto post;
     }
+    call->waiter = (cp_waiter *)job;
     uint8_t *body = NULL;
     size_t body_len = 0;
     int64_t t0 = cp_now_ms();
     int rc = cp_dispatch_run(job->svc, job->method, call, job->req, job->req_len, &body, &body_len);
+    if (rc == CP_PARKED) { /* queued behind a lock: runs again from the start when woken */
+        free(body);
+        cp_call_free(call);
+        return CP_TASK_PARKED;
+    }
     if (job->audit != NULL && (job->method->flags & CP_METHOD_MUTATES)) {
         const cp_error *ce = cp_call_error(call);
         cp_call_record r = {job->svc, job->method, job->path, job->peer_pid, job->peer_id,
@@ -44,9 +106,14 @@ static void job_run(cp_task *t)
     free(body);
     cp_call_free(call);
 post:
+    /* Locks handed to the job that it did not take (or took and kept) go
+     * to the next in line before the answer does. */
+    for (unsigned i = 0; i < job->n_at_end; i++)
+        job->at_end[i].fn(job->at_end[i].ctx, (cp_waiter *)job);
     free(job->req);
     job->req = NULL;
     job->post(job->post_ctx, job);
+    return CP_TASK_DONE;
 }
 
 cp_job *cp_job_new(cp_conn *c, int32_t stream_id, const cp_method *m, const char *path,
@@ -61,7 +128,11 @@ cp_job *cp_job_new(cp_conn *c, int32_t stream_id, const cp_method *m, const char
         return NULL;
     }
     job->task.run = job_run;
+    job->task.group = c->svc->def->group;
     job->conn = c;
+    job->pool = c->pool;
+    job->deadline = INT64_MAX;
+    atomic_init(&job->cancelled, false);
     job->post = c->post;
     job->post_ctx = c->post_ctx;
     job->stream_id = stream_id;

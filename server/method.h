@@ -97,4 +97,32 @@ uint32_t cp_call_peer_pid(const cp_call *call);
 /* Full method path ("/v1.Filesystem/Mkdir"). */
 const char *cp_call_path(const cp_call *call);
 
+/* --- waiting without holding a worker ---------------------------------- */
+
+/* A call waiting for a resource another call holds (a disk's lock) does
+ * not wait on its worker thread. The lock queues the call's waiter and the
+ * handler returns CP_PARKED at once, having changed nothing; when the lock
+ * is handed to the waiter, the call runs again from the start (decode,
+ * converters, handler), and this time the lock is its. */
+typedef struct cp_waiter cp_waiter;
+
+/* What a handler returns when its call was queued behind a lock. Not an
+ * error and never on the wire. */
+#define CP_PARKED 1
+
+/* The call's waiter, the same on every run of the call. NULL when the call
+ * runs outside the worker pool (a unit test calling a handler): a lock must
+ * then block the thread instead. */
+cp_waiter *cp_call_waiter(const cp_call *call);
+
+/* Queues the waiter's call to run again. Thread-safe. */
+void cp_waiter_wake(cp_waiter *w);
+
+/* Has end(ctx, w) called once when w's call is finished (answered, or not
+ * started because of its deadline or a cancel), before its answer goes
+ * out; registering the same (end, ctx) again does nothing. For locks: to
+ * release what was handed to a call that no longer wants it. Only from a
+ * run of w's call. 0, or -1 when w has no room left (4 hooks). */
+int cp_waiter_at_end(cp_waiter *w, void (*end)(void *ctx, cp_waiter *w), void *ctx);
+
 #endif

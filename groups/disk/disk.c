@@ -17,14 +17,15 @@ static const cp_storage_host *host(cp_call *call)
     return &cp_sg_ctx(call)->storage;
 }
 
-static void lock_disk(cp_call *call, uint32_t disk)
+/* CP_OK, or CP_PARKED: return it at once (see disklocks.h). */
+static int lock_disk(cp_call *call, uint32_t disk)
 {
-    cp_disklocks_lock(cp_sg_ctx(call)->locks, disk);
+    return cp_disklocks_lock(cp_sg_ctx(call)->locks, call, disk);
 }
 
 static void unlock_disk(cp_call *call, uint32_t disk)
 {
-    cp_disklocks_unlock(cp_sg_ctx(call)->locks, disk);
+    cp_disklocks_unlock(cp_sg_ctx(call)->locks, call, disk);
 }
 
 static int by_number(const void *a, const void *b)
@@ -111,7 +112,8 @@ int cp_disk_handle_partition(cp_call *call, const void *req, void *resp)
     cp_partition_info *parts = NULL;
     size_t n = 0;
 
-    lock_disk(call, q->disk_number);
+    if (lock_disk(call, q->disk_number) != CP_OK)
+        return CP_PARKED;
     int rc = h->ops->get_disk(h->ctx, q->disk_number, &a, &d, &e);
     if (rc == CP_OK)
         rc = cp_sg_refuse_boot(&d, "partition it", &e);
@@ -193,7 +195,8 @@ static int get_disk(cp_call *call, uint32_t number, cp_disk_info *d)
     const cp_storage_host *h = host(call);
     cp_storage_alloc a = cp_sg_alloc(call);
     cp_error e;
-    lock_disk(call, number);
+    if (lock_disk(call, number) != CP_OK)
+        return CP_PARKED;
     int rc = h->ops->get_disk(h->ctx, number, &a, d, &e);
     unlock_disk(call, number);
     return rc == CP_OK ? CP_OK : cp_sg_fail(call, &e);
@@ -229,7 +232,8 @@ int cp_disk_handle_set_state(cp_call *call, const void *req, void *resp)
     cp_storage_alloc a = cp_sg_alloc(call);
     cp_error e;
     cp_disk_info d;
-    lock_disk(call, q->disk_number);
+    if (lock_disk(call, q->disk_number) != CP_OK)
+        return CP_PARKED;
     int rc = h->ops->get_disk(h->ctx, q->disk_number, &a, &d, &e);
     if (rc == CP_OK && !q->is_online)
         rc = cp_sg_refuse_boot(&d, "take it offline", &e);

@@ -61,14 +61,15 @@ static const cp_storage_host *host(cp_call *call)
     return &cp_sg_ctx(call)->storage;
 }
 
-static void lock_disk(cp_call *call, uint32_t disk)
+/* CP_OK, or CP_PARKED: return it at once (see disklocks.h). */
+static int lock_disk(cp_call *call, uint32_t disk)
 {
-    cp_disklocks_lock(cp_sg_ctx(call)->locks, disk);
+    return cp_disklocks_lock(cp_sg_ctx(call)->locks, call, disk);
 }
 
 static void unlock_disk(cp_call *call, uint32_t disk)
 {
-    cp_disklocks_unlock(cp_sg_ctx(call)->locks, disk);
+    cp_disklocks_unlock(cp_sg_ctx(call)->locks, call, disk);
 }
 
 /* Upstream's "volume id empty" check, then the form of the ID. norm gets
@@ -133,7 +134,8 @@ int cp_volume_handle_list(cp_call *call, const void *req, void *resp)
     char **ids = NULL;
     size_t n = 0;
     cp_error e;
-    lock_disk(call, q->disk_number);
+    if (lock_disk(call, q->disk_number) != CP_OK)
+        return CP_PARKED;
     int rc = h->ops->list_volumes(h->ctx, q->disk_number, q->partition_number, &a, &ids, &n, &e);
     unlock_disk(call, q->disk_number);
     if (rc != CP_OK)
@@ -162,7 +164,8 @@ int cp_volume_handle_mount(cp_call *call, const void *req, void *resp)
         return rc;
 
     cp_error e;
-    lock_disk(call, v.disk_number);
+    if (lock_disk(call, v.disk_number) != CP_OK)
+        return CP_PARKED;
     rc = h->ops->add_mount_point(h->ctx, id, dir, &e);
     if (rc != CP_OK) {
         /* Already mounted here (a retry): success, as upstream. */
@@ -200,7 +203,8 @@ int cp_volume_handle_unmount(cp_call *call, const void *req, void *resp)
 
     cp_error e;
     char there[CP_VOLUME_ID_LEN + 1];
-    lock_disk(call, v.disk_number);
+    if (lock_disk(call, v.disk_number) != CP_OK)
+        return CP_PARKED;
     rc = h->ops->flush_volume(h->ctx, id, &e); /* as upstream: flush first */
     bool mounted = false;
     if (rc == CP_OK) {
@@ -247,7 +251,8 @@ int cp_volume_handle_format(cp_call *call, const void *req, void *resp)
     if (rc != CP_OK)
         return rc;
     cp_error e;
-    lock_disk(call, v.disk_number);
+    if (lock_disk(call, v.disk_number) != CP_OK)
+        return CP_PARKED;
     rc = h->ops->format_volume(h->ctx, id, &e);
     unlock_disk(call, v.disk_number);
     return rc == CP_OK ? CP_OK : efail(call, &e);
@@ -272,7 +277,8 @@ int cp_volume_handle_resize(cp_call *call, const void *req, void *resp)
         return rc;
 
     cp_error e;
-    lock_disk(call, v.disk_number);
+    if (lock_disk(call, v.disk_number) != CP_OK)
+        return CP_PARKED;
     rc = h->ops->get_volume(h->ctx, id, &v, &e); /* sizes as of now, under the lock */
     uint64_t want = q->size_bytes == 0 ? v.partition_max : (uint64_t)q->size_bytes;
     if (rc == CP_OK && want >= v.partition_size && want - v.partition_size >= GROW_MIN) {
@@ -394,7 +400,8 @@ int cp_volume_handle_flush(cp_call *call, const void *req, void *resp)
     if (rc != CP_OK)
         return rc;
     cp_error e;
-    lock_disk(call, v.disk_number);
+    if (lock_disk(call, v.disk_number) != CP_OK)
+        return CP_PARKED;
     rc = h->ops->flush_volume(h->ctx, id, &e);
     unlock_disk(call, v.disk_number);
     return rc == CP_OK ? CP_OK : efail(call, &e);
