@@ -84,14 +84,16 @@ static int check_id(cp_call *call, const char *id, const char *empty_text,
     return CP_OK;
 }
 
-/* Upstream's empty check, the path rules, and the directory must exist. */
-static int check_dir(cp_call *call, const char *path, const char *empty_text, const char **dir)
+/* Upstream's empty check, the path rules, and the directory must exist.
+ * CP_PATH_REPLACE (mount, unmount) refuses a configured directory. */
+static int check_dir(cp_call *call, const char *path, const char *empty_text,
+                     cp_path_intent intent, const char **dir)
 {
     if (path[0] == '\0')
         return vfail(call, CP_E_INVALID_ARGUMENT, "%s", empty_text);
     const cp_storage_group_ctx *ctx = cp_sg_ctx(call);
     cp_error e;
-    if (cp_hostpath_confine_entry(call, ctx->rules, &ctx->fs, path, dir, &e) != CP_OK)
+    if (cp_hostpath_confine_entry(call, ctx->rules, &ctx->fs, path, intent, dir, &e) != CP_OK)
         return efail(call, &e);
     bool exists = false;
     if (ctx->fs.ops->exists(ctx->fs.ctx, *dir, &exists, &e) != CP_OK)
@@ -155,7 +157,7 @@ int cp_volume_handle_mount(cp_call *call, const void *req, void *resp)
     if (rc == CP_OK && q->target_path[0] == '\0')
         rc = vfail(call, CP_E_INVALID_ARGUMENT, "MountVolumeRequest.TargetPath is empty");
     if (rc == CP_OK)
-        rc = check_dir(call, q->target_path, "", &dir);
+        rc = check_dir(call, q->target_path, "", CP_PATH_REPLACE, &dir);
     if (rc == CP_OK)
         rc = get_volume(call, id, &v);
     if (rc != CP_OK)
@@ -192,7 +194,7 @@ int cp_volume_handle_unmount(cp_call *call, const void *req, void *resp)
     if (rc == CP_OK && q->target_path[0] == '\0')
         rc = vfail(call, CP_E_INVALID_ARGUMENT, "target path empty");
     if (rc == CP_OK)
-        rc = check_dir(call, q->target_path, "", &dir);
+        rc = check_dir(call, q->target_path, "", CP_PATH_REPLACE, &dir);
     if (rc == CP_OK)
         rc = get_volume(call, id, &v);
     if (rc != CP_OK)
@@ -326,7 +328,7 @@ int cp_volume_handle_id_from_target(cp_call *call, const void *req, void *resp)
     const cp_volume_request *q = req;
     const cp_storage_host *h = host(call);
     const char *dir;
-    int rc = check_dir(call, q->target_path, "target path is empty", &dir);
+    int rc = check_dir(call, q->target_path, "target path is empty", CP_PATH_READ, &dir);
     if (rc != CP_OK)
         return rc;
     char *id = cp_call_alloc(call, CP_VOLUME_ID_MAX);
@@ -348,7 +350,7 @@ int cp_volume_handle_closest_id(cp_call *call, const void *req, void *resp)
     const cp_volume_request *q = req;
     const cp_storage_host *h = host(call);
     const char *dir;
-    int rc = check_dir(call, q->target_path, "target path is empty", &dir);
+    int rc = check_dir(call, q->target_path, "target path is empty", CP_PATH_READ, &dir);
     if (rc != CP_OK)
         return rc;
     char *id = cp_call_alloc(call, CP_VOLUME_ID_MAX);
