@@ -657,6 +657,95 @@ static void test_confinement_after_links(void **state)
     assert_false(host_exists(t, "C:\\nowhere"));
 }
 
+/* --- the configured directories themselves (issue 8 item 1) ---------------- */
+
+/* The spellings the rules accept for the kubelet root and the working dir. */
+static const char *const root_spellings[] = {
+    K, K "\\", "c:\\VAR\\lib\\Kubelet", "c:\\var\\lib\\KUBELET\\", "C:\\work", "c:\\WORK\\",
+};
+#define N_SPELLINGS (sizeof(root_spellings) / sizeof(root_spellings[0]))
+
+static void expect_root_refused(result r, const char *path)
+{
+    expect_status(r, CP_E_INVALID_ARGUMENT, "is the configured directory");
+    if (strstr(r.msg, path) == NULL || strstr(r.msg, "never removed, emptied, replaced") == NULL)
+        fail_msg("message does not name %s and the rule: %s", path, r.msg);
+}
+
+/* Rmdir (with and without force), RmdirContents and CreateSymlink/LinkPath
+ * onto a root are refused on every version that has them, in every
+ * spelling; nothing inside the roots is lost. */
+static void test_roots_are_kept(void **state)
+{
+    env *t = *state;
+    host_mkdirs(t, K "\\pods\\p1");
+    host_file(t, K "\\pods\\p1\\data");
+    host_mkdirs(t, "C:\\work\\w1");
+    host_file(t, "C:\\work\\w1\\data");
+    for (size_t i = 0; i < N_VERSIONS; i++) {
+        const char *v = fs_versions[i];
+        for (size_t j = 0; j < N_SPELLINGS; j++) {
+            const char *p = root_spellings[j];
+            expect_root_refused(call(t, v, "Rmdir", p, NULL, NULL, true), p);
+            expect_root_refused(call(t, v, "Rmdir", p, NULL, NULL, false), p);
+            expect_root_refused(call(t, v, link_method(v), NULL, K "\\pods", p, false), p);
+            if (strcmp(v, "v2alpha1") == 0)
+                expect_root_refused(call(t, v, "RmdirContents", p, NULL, NULL, false), p);
+        }
+    }
+    assert_true(host_exists(t, K "\\pods\\p1\\data"));
+    assert_true(host_exists(t, "C:\\work\\w1\\data"));
+    assert_true(host_is_dir(t, K));
+    assert_true(host_is_dir(t, "C:\\work"));
+}
+
+/* A root may still be read and created (Mkdir, PathExists, IsSymlink /
+ * IsMountPoint), in every spelling, and a link may point at it. */
+static void test_roots_may_be_read_and_created(void **state)
+{
+    env *t = *state;
+    for (size_t i = 0; i < N_VERSIONS; i++) {
+        const char *v = fs_versions[i];
+        for (size_t j = 0; j < N_SPELLINGS; j++) {
+            const char *p = root_spellings[j];
+            /* fs_posix is case-sensitive: only the exact spellings exist */
+            bool exact = strncmp(p, K, strlen(K)) == 0 || strncmp(p, "C:\\work", 7) == 0;
+            expect_ok(call(t, v, "Mkdir", p, NULL, NULL, false));
+            result r = call(t, v, "PathExists", p, NULL, NULL, false);
+            expect_ok(r);
+            if (exact)
+                assert_true(r.value);
+            if (exact) {
+                r = call(t, v, is_link_method(v), p, NULL, NULL, false);
+                expect_ok(r);
+                assert_false(r.value);
+            }
+        }
+    }
+    assert_true(host_is_dir(t, K));
+    assert_true(host_is_dir(t, "C:\\work"));
+    expect_ok(call(t, "v1", "CreateSymlink", NULL, K, K "\\pods-link", false));
+    assert_true(host_is_symlink(t, K "\\pods-link"));
+}
+
+/* A link inside a root that resolves to the root: removing the link is
+ * fine (it is an entry of its own), emptying what it leads to is not. */
+static void test_link_to_root_is_not_emptied(void **state)
+{
+    env *t = *state;
+    host_mkdirs(t, K "\\pods\\p1");
+    host_file(t, K "\\pods\\p1\\data");
+    assert_int_equal(symlink(host(t, K), host(t, K "\\pods\\up")), 0);
+    result r = call(t, "v2alpha1", "RmdirContents", K "\\pods\\up", NULL, NULL, false);
+    expect_status(r, CP_E_INVALID_ARGUMENT,
+                  "path: " K "\\pods\\up (it resolves to " K ") is the configured directory " K
+                  " (-kubelet-path)");
+    assert_true(host_exists(t, K "\\pods\\p1\\data"));
+    expect_ok(call(t, "v1", "Rmdir", K "\\pods\\up", NULL, NULL, true));
+    assert_false(host_exists(t, K "\\pods\\up"));
+    assert_true(host_exists(t, K "\\pods\\p1\\data"));
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -673,6 +762,9 @@ int main(void)
         T(test_symlinks),
         T(test_symlink_rules),
         T(test_confinement_after_links),
+        T(test_roots_are_kept),
+        T(test_roots_may_be_read_and_created),
+        T(test_link_to_root_is_not_emptied),
     };
     return cmocka_run_group_tests_name("filesystem", tests, NULL, NULL);
 }
