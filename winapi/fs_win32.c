@@ -17,6 +17,7 @@
 #include <windows.h>
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,8 +262,16 @@ static int fs_mkdir_all(void *ctx, const char *path, cp_error *e)
  *     later: "FILE_DISPOSITION_INFO_EX structure"), else FileDispositionInfo
  *     after clearing FILE_ATTRIBUTE_READONLY through the handle
  *     (FileBasicInfo), as Go's os.Remove does for a read-only file.
- * So a directory swapped for a link between listing and descent is opened
- * as the link and deleted as one; its target is never entered. Deleting a
+ * A directory is entered only when both its listing entry (or, at the
+ * start, GetFileAttributesW, which reports a link itself) and its handle
+ * say "a directory, not a reparse point". So a directory swapped for a
+ * link between listing and descent is opened as the link and deleted as
+ * one; its target is never entered. Where the name says "link" but the
+ * handle holds a plain object, the open followed the link regardless of
+ * FILE_OPEN_REPARSE_POINT (Wine 8 does so; Windows honours the flag): the
+ * handle is dropped unused and the entry removed by name with
+ * RemoveDirectoryW/DeleteFileW (fileapi.h), which remove a link itself,
+ * never its target ("Symbolic Link Effects on File Systems Functions"). Deleting a
  * link or junction through a FILE_OPEN_REPARSE_POINT handle removes the
  * link, not its target; a volume mount folder loses its mount point, never
  * the volume's files. */
@@ -390,19 +399,38 @@ static bool is_plain_dir(DWORD attrs)
     return (attrs & FILE_ATTRIBUTE_DIRECTORY) && !(attrs & FILE_ATTRIBUTE_REPARSE_POINT);
 }
 
+/* True when the name reports a link (listed: from a listing or
+ * GetFileAttributesW) but the handle opened with FILE_OPEN_REPARSE_POINT
+ * holds something that is not one: the open followed it anyway. */
+static bool followed_anyway(DWORD listed, DWORD held)
+{
+    return (listed & FILE_ATTRIBUTE_REPARSE_POINT) && !(held & FILE_ATTRIBUTE_REPARSE_POINT);
+}
+
+/* RemoveDirectoryW / DeleteFileW (fileapi.h) on the link w itself (see the
+ * top of this section): both remove a symbolic link or junction, not its
+ * target, and RemoveDirectoryW never removes a non-empty directory. */
+static int remove_by_name(const wchar_t *w, DWORD listed, cp_error *e)
+{
+    bool dir = (listed & FILE_ATTRIBUTE_DIRECTORY) != 0;
+    if (dir ? RemoveDirectoryW(w) : DeleteFileW(w))
+        return CP_OK;
+    return win_error_w(e, GetLastError(), dir ? "RemoveDirectoryW" : "DeleteFileW", w);
+}
+
 /* The names in one directory, listed once through its handle before any
  * is deleted (deleting while listing may skip entries). */
 typedef struct names {
-    wchar_t *text; /* name\0name\0... */
+    wchar_t *text; /* per entry: 2 units of listed attributes, name, '\0' */
     size_t used, cap;
     size_t next; /* offset of the next name to handle */
 } names;
 
-static bool names_add(names *l, const wchar_t *name, size_t n)
+static bool names_add(names *l, DWORD attrs, const wchar_t *name, size_t n)
 {
-    if (l->used + n + 1 > l->cap) {
+    if (l->used + n + 3 > l->cap) {
         size_t ncap = l->cap != 0 ? l->cap * 2 : 1024;
-        while (ncap < l->used + n + 1)
+        while (ncap < l->used + n + 3)
             ncap *= 2;
         wchar_t *t = realloc(l->text, ncap * sizeof(wchar_t));
         if (t == NULL)
@@ -410,6 +438,8 @@ static bool names_add(names *l, const wchar_t *name, size_t n)
         l->text = t;
         l->cap = ncap;
     }
+    l->text[l->used++] = (wchar_t)(attrs & 0xffff);
+    l->text[l->used++] = (wchar_t)(attrs >> 16);
     memcpy(l->text + l->used, name, n * sizeof(wchar_t));
     l->used += n;
     l->text[l->used++] = L'\0';
@@ -436,7 +466,7 @@ static int list_dir(HANDLE dir, names *l, void *buf, const wchar_t *name_for_msg
             size_t n = fi->FileNameLength / sizeof(wchar_t);
             bool dots = (n == 1 && fi->FileName[0] == L'.') ||
                         (n == 2 && fi->FileName[0] == L'.' && fi->FileName[1] == L'.');
-            if (!dots && !names_add(l, fi->FileName, n))
+            if (!dots && !names_add(l, fi->FileAttributes, fi->FileName, n))
                 return cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory listing a directory");
             if (fi->NextEntryOffset == 0)
                 break;
@@ -502,9 +532,11 @@ static int clear_tree(HANDLE top, wbuf *b, cp_error *e)
             }
             continue;
         }
-        const wchar_t *name = cur->list.text + cur->list.next;
+        const wchar_t *entry = cur->list.text + cur->list.next;
+        DWORD listed = (DWORD)(uint16_t)entry[0] | (DWORD)(uint16_t)entry[1] << 16;
+        const wchar_t *name = entry + 2;
         size_t n = wcslen(name);
-        cur->list.next += n + 1;
+        cur->list.next += n + 3;
         if (!wbuf_push(b, name, n)) {
             rc = win_error_w(e, ERROR_FILENAME_EXCED_RANGE, "NtOpenFile", b->s);
             break;
@@ -518,7 +550,12 @@ static int clear_tree(HANDLE top, wbuf *b, cp_error *e)
         }
         FILE_ATTRIBUTE_TAG_INFO ti;
         rc = handle_attrs(h, &ti, b->s, e);
-        if (rc == CP_OK && is_plain_dir(ti.FileAttributes)) {
+        if (rc == CP_OK && followed_anyway(listed, ti.FileAttributes)) {
+            CloseHandle(h);
+            rc = remove_by_name(b->s, listed, e);
+            continue;
+        }
+        if (rc == CP_OK && is_plain_dir(ti.FileAttributes) && is_plain_dir(listed)) {
             HANDLE d = open_for_listing(h, &err);
             CloseHandle(h);
             if (d == INVALID_HANDLE_VALUE) {
@@ -582,9 +619,19 @@ static int fs_remove(void *ctx, const char *path, bool recursive, cp_error *e)
         free(b.s);
         return rc;
     }
+    /* GetFileAttributesW reports a link itself (fileapi.h) */
+    DWORD named = GetFileAttributesW(b.s);
+    if (named == INVALID_FILE_ATTRIBUTES)
+        named = FILE_ATTRIBUTE_REPARSE_POINT; /* unknown: never entered */
     FILE_ATTRIBUTE_TAG_INFO ti;
     rc = handle_attrs(h, &ti, b.s, e);
-    if (rc == CP_OK && recursive && is_plain_dir(ti.FileAttributes)) {
+    if (rc == CP_OK && followed_anyway(named, ti.FileAttributes)) {
+        CloseHandle(h);
+        rc = remove_by_name(b.s, named, e);
+        free(b.s);
+        return rc;
+    }
+    if (rc == CP_OK && recursive && is_plain_dir(ti.FileAttributes) && is_plain_dir(named)) {
         DWORD err;
         HANDLE d = open_for_listing(h, &err);
         if (d == INVALID_HANDLE_VALUE) {
