@@ -21,6 +21,7 @@
 
 #include "storage.h"
 #include "storage_ids.h"
+#include "winutil.h"
 
 /* --- what mingw-w64 does not declare ------------------------------------ */
 
@@ -77,9 +78,7 @@ typedef struct w32 {
 
 /* --- shared by the host's files (storage_win32.c unless said) ------------- */
 
-/* "<api> <object>: <system text> (error <n>)" with err's status; keeps the
- * thread's last error. */
-int w32s_error(cp_error *e, DWORD err, const char *api, const char *object);
+/* Win32 errors: cp_win_error (winutil.h). */
 int w32s_hr_error(cp_error *e, HRESULT hr, const char *what, const char *object);
 int w32s_nomem(cp_error *e);
 
