@@ -5,6 +5,10 @@
 #
 #   1. The executables: csi-proxy.exe links no simulator and
 #      csi-proxy-sim.exe no WMI; neither imports a process-creation API.
+#      The one Win32 error map (winapi/winutil.h, issue 8 item 11):
+#      winutilcheck.exe, linked with libcore.a, checks its codes and message
+#      form (ERROR_NOT_READY UNAVAILABLE, ERROR_DISK_FULL RESOURCE_EXHAUSTED,
+#      a long object cut on a character boundary).
 #   2. csi-proxy.exe (the Win32 storage host) under Wine, as far as Wine
 #      goes: the volume-name functions work; the disk IOCTLs Wine lacks give
 #      an error naming the IOCTL (Wine has no disks to partition or mount).
@@ -21,7 +25,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 W=build/win
-for f in csi-proxy.exe csi-proxy-sim.exe csi-proxy-cli.exe pipecheck.exe; do
+for f in csi-proxy.exe csi-proxy-sim.exe csi-proxy-cli.exe pipecheck.exe winutilcheck.exe; do
     [ -f "$W/$f" ] || { echo "missing $W/$f: run make first"; exit 1; }
 done
 
@@ -88,7 +92,7 @@ wineboot -i >/dev/null 2>&1
 wineserver -p
 C=$WINEPREFIX/drive_c
 mkdir -p "$C/csi" "$C/var/lib/kubelet/plugins" "$C/csi-work"
-cp "$W/csi-proxy.exe" "$W/csi-proxy-sim.exe" "$W/csi-proxy-cli.exe" "$W/pipecheck.exe" "$C/csi/"
+cp "$W/csi-proxy.exe" "$W/csi-proxy-sim.exe" "$W/csi-proxy-cli.exe" "$W/pipecheck.exe" "$W/winutilcheck.exe" "$C/csi/"
 { echo "latency_ms: 150"; cat test/fixtures/storage.yaml; } >"$C/csi/storage.yaml"
 
 # --- 1. the executables ------------------------------------------------------
@@ -110,6 +114,14 @@ if [ "$(strings "$W/csi-proxy-sim.exe" | grep -c 'storage simulator')" -gt 0 ] &
     ok "csi-proxy-sim.exe has the simulator instead of the Win32/WMI host"
 else
     bad "csi-proxy-sim.exe has the simulator instead of the Win32/WMI host"
+fi
+
+# the one Win32 error map, as libcore.a has it
+WU=$(wine 'C:\csi\winutilcheck.exe' 2>&1 | tr -d '\r')
+if grep -q '^[0-9]* passed, 0 failed$' <<<"$WU"; then
+    ok "winapi/winutil.h: one Win32 error map ($(tail -1 <<<"$WU"))"
+else
+    bad "winapi/winutil.h: one Win32 error map" "$(grep '^not ok' <<<"$WU" | head -5)"
 fi
 
 K='C:\\var\\lib\\kubelet'
