@@ -1,6 +1,8 @@
 /* storage_win32.c - the storage host ops on Windows (the product): errors,
  * handles, disks and the ops table here; partitions and volumes in
- * storage_volume_win32.c; WMI in storage_wmi_win32.c.
+ * storage_volume_win32.c; what Windows needs a volume for (system, boot,
+ * page file, crash dump) in storage_roles_win32.c; WMI in
+ * storage_wmi_win32.c.
  *
  * Documented Win32 first, one function per operation, each naming the
  * documentation it follows:
@@ -469,6 +471,7 @@ static const cp_storage_ops w32_ops = {
     .create_basic_partition = w32_create_basic_partition,
     .list_volumes = w32_list_volumes,
     .get_volume = w32_get_volume,
+    .volume_use = w32_volume_use,
     .format_volume = w32_format_volume,
     .grow_volume = w32_grow_volume,
     .flush_volume = w32_flush_volume,

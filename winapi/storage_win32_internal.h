@@ -1,6 +1,7 @@
 /* storage_win32_internal.h - what the Win32 storage host's files share
  * (storage_win32.c: disks, errors, handles, the ops table;
- * storage_volume_win32.c: partitions and volumes; storage_wmi_win32.c: the
+ * storage_volume_win32.c: partitions and volumes; storage_roles_win32.c:
+ * what Windows needs a volume for; storage_wmi_win32.c: the
  * WMI connection, Format and rescan). Windows build only; not for other
  * modules. */
 #ifndef CP_WINAPI_STORAGE_WIN32_INTERNAL_H
@@ -122,6 +123,9 @@ int w32_add_mount_point(void *ctx, const char *id, const char *dir, cp_error *e)
 int w32_remove_mount_point(void *ctx, const char *dir, cp_error *e);
 int w32_volume_at(void *ctx, const char *dir, char *id, size_t idlen, cp_error *e);
 int w32_drive_volume(void *ctx, char letter, char *id, size_t idlen, cp_error *e);
+
+/* storage_roles_win32.c */
+int w32_volume_use(void *ctx, const char *id, cp_volume_use *o, cp_error *e);
 
 /* storage_wmi_win32.c */
 int w32_rescan(void *ctx, cp_error *e);
