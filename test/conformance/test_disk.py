@@ -66,7 +66,7 @@ def disk_arg(v, n):
 def test_list_disk_ids(c, v):
     r, code, msg = c("disk", v, "ListDiskIDs")
     assert code == OK, msg
-    assert len(r.diskIDs) == 15
+    assert len(r.diskIDs) == 17
     for n, (page83, serial) in IDS.items():
         if v in OLD:
             ids = r.diskIDs[str(n)].identifiers
