@@ -79,3 +79,19 @@ int cp_sg_refuse_volume(const char *id, const cp_volume_use *u, const cp_disk_in
     return cp_error_set(e, CP_E_FAILED_PRECONDITION, "volume %s %s: refusing to %s", id, why,
                         what);
 }
+
+int cp_sg_refuse_needed_volumes(const cp_storage_host *h, uint32_t disk,
+                                const cp_storage_alloc *a, const char *what, cp_error *e)
+{
+    char **ids = NULL;
+    size_t n = 0;
+    int rc = h->ops->list_volumes(h->ctx, disk, 0, a, &ids, &n, e);
+    for (size_t i = 0; rc == CP_OK && i < n; i++) {
+        cp_volume_use u;
+        rc = h->ops->volume_use(h->ctx, ids[i], &u, e);
+        u.n_disks = 0; /* the disk itself: the caller's cp_sg_refuse_boot */
+        if (rc == CP_OK)
+            rc = cp_sg_refuse_volume(ids[i], &u, NULL, what, e);
+    }
+    return rc;
+}

@@ -51,4 +51,11 @@ int cp_sg_refuse_boot(const cp_disk_info *d, const char *what, cp_error *e);
 int cp_sg_refuse_volume(const char *id, const cp_volume_use *u, const cp_disk_info *disks,
                         const char *what, cp_error *e);
 
+/* FAILED_PRECONDITION when disk holds a volume Windows needs wherever it
+ * lives (system, boot, page file, crash dump: "volume \\?\Volume{...}\
+ * holds the page file: refusing to take disk 15 offline"), or when the
+ * host cannot tell (its error). `what` says what was refused. */
+int cp_sg_refuse_needed_volumes(const cp_storage_host *h, uint32_t disk,
+                                const cp_storage_alloc *a, const char *what, cp_error *e);
+
 #endif
