@@ -786,30 +786,39 @@ static bool has_method(const env *t, const char *version, const char *method)
     return cp_service_find(service(t, "volume", version)->def, method, strlen(method)) != NULL;
 }
 
-/* Every call of version v that changes volume id, each expected to answer
- * want; in_msg(what) is the text the refusal must hold ("refusing to <what>"
- * appended), NULL for success. */
+/* "volume <id> <reason>: refusing to <what>" in text; NULL when reason is
+ * NULL (the call must succeed). */
+static const char *refusal(char *text, size_t len, const char *id, const char *reason,
+                           const char *what)
+{
+    if (reason == NULL)
+        return NULL;
+    snprintf(text, len, "volume %s %s: refusing to %s", id, reason, what);
+    return text;
+}
+
+/* Every call of version v that changes volume id (dir: the mount
+ * directory), each expected to answer want; a refusal names the volume and
+ * the reason. */
 static void every_change(const env *t, const char *v, const char *id, const char *dir, int want,
                          const char *reason)
 {
     bool old = old_version(v);
+    const char *pathf = old ? "path" : "target_path";
     char text[512];
-#define WHY(what) (reason == NULL ? NULL : (snprintf(text, sizeof(text), "volume %s %s: refusing to %s", id, reason, what), text))
-    expect_status(call(t, "volume", v, "MountVolume", "volume_id", id, old ? "path" : "target_path",
-                       dir, NULL),
-                  want, WHY("mount it"));
+    expect_status(call(t, "volume", v, "MountVolume", "volume_id", id, pathf, dir, NULL), want,
+                  refusal(text, sizeof(text), id, reason, "mount it"));
     expect_status(call(t, "volume", v, old ? "DismountVolume" : "UnmountVolume", "volume_id", id,
-                       old ? "path" : "target_path", dir, NULL),
-                  want, WHY("unmount it"));
+                       pathf, dir, NULL),
+                  want, refusal(text, sizeof(text), id, reason, "unmount it"));
     expect_status(call(t, "volume", v, "FormatVolume", "volume_id", id, NULL), want,
-                  WHY("format it"));
+                  refusal(text, sizeof(text), id, reason, "format it"));
     expect_status(call(t, "volume", v, "ResizeVolume", "volume_id", id,
                        old ? "size" : "size_bytes", "0", NULL),
-                  want, WHY("resize it"));
+                  want, refusal(text, sizeof(text), id, reason, "resize it"));
     if (has_method(t, v, "WriteVolumeCache"))
         expect_status(call(t, "volume", v, "WriteVolumeCache", "volume_id", id, NULL), want,
-                      WHY("flush its cache"));
-#undef WHY
+                      refusal(text, sizeof(text), id, reason, "flush its cache"));
 }
 
 static void test_volumes_windows_needs(void **state)
