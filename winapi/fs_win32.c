@@ -26,7 +26,7 @@
 
 #include "fs.h"
 #include "fs_place.h"
-#include "../server/pipe_util_win.h"
+#include "winutil.h"
 
 #define WIDE_MAX 32768      /* UTF-16 units in the longest Win32 path */
 #define PREFIX_LEN 4        /* L"\\\\?\\" */
@@ -34,69 +34,12 @@
 
 /* --- errors ------------------------------------------------------------- */
 
-static int win_status(DWORD err)
-{
-    switch (err) {
-    case ERROR_FILE_NOT_FOUND:
-    case ERROR_PATH_NOT_FOUND:
-    case ERROR_INVALID_DRIVE:
-    case ERROR_BAD_NETPATH:
-    case ERROR_BAD_NET_NAME:
-        return CP_E_NOT_FOUND;
-    case ERROR_ALREADY_EXISTS:
-    case ERROR_FILE_EXISTS:
-        return CP_E_ALREADY_EXISTS;
-    case ERROR_DIR_NOT_EMPTY:
-    case ERROR_DIRECTORY:
-    case ERROR_CANT_RESOLVE_FILENAME:
-    case ERROR_NOT_A_REPARSE_POINT:
-        return CP_E_FAILED_PRECONDITION;
-    case ERROR_ACCESS_DENIED:
-    case ERROR_PRIVILEGE_NOT_HELD:
-    case ERROR_WRITE_PROTECT:
-        return CP_E_PERMISSION_DENIED;
-    case ERROR_INVALID_NAME:
-    case ERROR_BAD_PATHNAME:
-    case ERROR_FILENAME_EXCED_RANGE:
-    case ERROR_INVALID_PARAMETER:
-    case ERROR_NO_UNICODE_TRANSLATION:
-        return CP_E_INVALID_ARGUMENT;
-    case ERROR_SHARING_VIOLATION:
-    case ERROR_LOCK_VIOLATION:
-    case ERROR_NOT_READY:
-        return CP_E_UNAVAILABLE;
-    case ERROR_NOT_SUPPORTED:
-    case ERROR_CALL_NOT_IMPLEMENTED:
-    case ERROR_INVALID_FUNCTION:
-        return CP_E_UNIMPLEMENTED;
-    case ERROR_DISK_FULL:
-    case ERROR_HANDLE_DISK_FULL:
-    case ERROR_NOT_ENOUGH_MEMORY:
-    case ERROR_OUTOFMEMORY:
-    case ERROR_INSUFFICIENT_BUFFER:
-    case ERROR_MORE_DATA:
-        return CP_E_RESOURCE_EXHAUSTED;
-    default:
-        return CP_E_UNKNOWN;
-    }
-}
-
-/* The system text for err (cp_win_errtext: FormatMessageW, as UTF-8) in a
- * message naming the API and the path. Leaves the thread's last error as
- * it found it. */
+/* cp_win_error (winutil.h): the one Win32 error map and message form,
+ * "<API> <path>: <system message> (error <n>)", a long path cut in the
+ * middle so the cause always fits. Leaves the thread's last error set. */
 static int win_error(cp_error *e, DWORD err, const char *api, const char *path)
 {
-    char text[512];
-    cp_win_errtext(err, text, sizeof(text));
-    /* A long path is cut in the middle, so the cause always fits. */
-    size_t plen = strlen(path);
-    int head = plen > 400 ? 200 : (int)plen;
-    const char *tail = plen > 400 ? path + plen - 150 : "";
-    int status = cp_error_set(e, win_status(err), "%s %.*s%s%s: %s (error %lu)", api, head, path,
-                              plen > 400 ? "..." : "", tail, text,
-                              (unsigned long)err);
-    SetLastError(err);
-    return status;
+    return cp_win_error(e, err, api, path);
 }
 
 /* "Missing" in the sense of Go's os.IsNotExist, plus a parent that is a

@@ -3,8 +3,9 @@
  *
  * Order of checks in each handler: upstream's empty-field checks (its
  * text), the volume ID's form, the path rules, then host lookups (NOT_FOUND
- * names the object), the boot/system refusal, and the operation itself
- * under the lock of the disk that holds the volume.
+ * names the object), the refusal of volumes Windows needs (every call
+ * that changes a volume or its mount points: refuse_system_volume), and
+ * the operation itself under the lock of the disk that holds the volume.
  */
 #include "volume.h"
 
@@ -111,15 +112,25 @@ static int get_volume(cp_call *call, const char *id, cp_volume_info *v)
     return CP_OK;
 }
 
-/* The volume's disk must not be the boot or system disk. */
-static int refuse_boot(cp_call *call, uint32_t disk, const char *what)
+/* Volumes Windows needs are never changed: the system, boot, page-file
+ * and crash-dump volumes wherever they live, and every volume on the boot
+ * or system disk (cp_sg_refuse_volume). `what` is the refused change
+ * ("mount it"). A host that cannot tell refuses too (its error). */
+static int refuse_system_volume(cp_call *call, const char *id, const char *what)
 {
     const cp_storage_host *h = host(call);
     cp_storage_alloc a = cp_sg_alloc(call);
-    cp_disk_info d;
+    cp_volume_use u;
     cp_error e;
-    if (h->ops->get_disk(h->ctx, disk, &a, &d, &e) != CP_OK ||
-        cp_sg_refuse_boot(&d, what, &e) != CP_OK)
+    if (h->ops->volume_use(h->ctx, id, &u, &e) != CP_OK)
+        return efail(call, &e);
+    cp_disk_info *disks = cp_call_alloc(call, (u.n_disks + 1) * sizeof(*disks));
+    if (disks == NULL)
+        return vfail(call, CP_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < u.n_disks && i < CP_VOLUME_DISKS_MAX; i++)
+        if (h->ops->get_disk(h->ctx, u.disks[i], &a, &disks[i], &e) != CP_OK)
+            return efail(call, &e);
+    if (cp_sg_refuse_volume(id, &u, disks, what, &e) != CP_OK)
         return efail(call, &e);
     return CP_OK;
 }
@@ -160,6 +171,8 @@ int cp_volume_handle_mount(cp_call *call, const void *req, void *resp)
         rc = check_dir(call, q->target_path, "", CP_PATH_REPLACE, &dir);
     if (rc == CP_OK)
         rc = get_volume(call, id, &v);
+    if (rc == CP_OK)
+        rc = refuse_system_volume(call, id, "mount it");
     if (rc != CP_OK)
         return rc;
 
@@ -197,6 +210,8 @@ int cp_volume_handle_unmount(cp_call *call, const void *req, void *resp)
         rc = check_dir(call, q->target_path, "", CP_PATH_REPLACE, &dir);
     if (rc == CP_OK)
         rc = get_volume(call, id, &v);
+    if (rc == CP_OK)
+        rc = refuse_system_volume(call, id, "unmount it");
     if (rc != CP_OK)
         return rc;
 
@@ -245,7 +260,7 @@ int cp_volume_handle_format(cp_call *call, const void *req, void *resp)
     if (rc == CP_OK)
         rc = get_volume(call, id, &v);
     if (rc == CP_OK)
-        rc = refuse_boot(call, v.disk_number, "format a volume on it");
+        rc = refuse_system_volume(call, id, "format it");
     if (rc != CP_OK)
         return rc;
     cp_error e;
@@ -269,7 +284,7 @@ int cp_volume_handle_resize(cp_call *call, const void *req, void *resp)
     if (rc == CP_OK)
         rc = get_volume(call, id, &v);
     if (rc == CP_OK)
-        rc = refuse_boot(call, v.disk_number, "resize a volume on it");
+        rc = refuse_system_volume(call, id, "resize it");
     if (rc != CP_OK)
         return rc;
 
@@ -393,6 +408,8 @@ int cp_volume_handle_flush(cp_call *call, const void *req, void *resp)
     int rc = check_id(call, q->volume_id, "volume id empty", id);
     if (rc == CP_OK)
         rc = get_volume(call, id, &v);
+    if (rc == CP_OK)
+        rc = refuse_system_volume(call, id, "flush its cache");
     if (rc != CP_OK)
         return rc;
     cp_error e;
