@@ -1,0 +1,19 @@
+/* pipe_client_win.h - what the pipe transport hands its authorize hook as
+ * os_handle (transport.h). Windows build only. */
+#ifndef CP_PIPE_CLIENT_WIN_H
+#define CP_PIPE_CLIENT_WIN_H
+
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+
+#include <stdint.h>
+
+/* The connected instance and when the connect completed (FILETIME units,
+ * cp_win_filetime_now, for telling the client process from a later one
+ * that reuses its pid). */
+typedef struct cp_pipe_client {
+    HANDLE pipe;
+    int64_t connected_at;
+} cp_pipe_client;
+
+#endif
