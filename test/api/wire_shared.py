@@ -56,13 +56,13 @@ def _origin_path(repo):
     return path if os.path.isdir(path) else None
 
 
-def candidates():
+def candidates(repo_root=REPO_ROOT):
     """[(place, path)] in the order find_wire_doc() tries them."""
     env = os.environ.get("CSI_PROXY_SHARED")
     if env:
         return [("$CSI_PROXY_SHARED", os.path.join(env, DOC))]
-    out = [("beside the repo root", os.path.join(REPO_ROOT, "..", "shared", DOC))]
-    repo, seen = REPO_ROOT, {os.path.realpath(REPO_ROOT)}
+    out = [("beside the repo root", os.path.join(repo_root, "..", "shared", DOC))]
+    repo, seen = repo_root, {os.path.realpath(repo_root)}
     for _ in range(MAX_HOPS):
         origin = _origin_path(repo)
         if origin is None or os.path.realpath(origin) in seen:
@@ -73,10 +73,10 @@ def candidates():
     return out
 
 
-def find_wire_doc():
+def find_wire_doc(repo_root=REPO_ROOT):
     """The path of WIRE-API.md, or None (missing_reason then says why)."""
     global missing_reason
-    tried = candidates()
+    tried = candidates(repo_root)
     for _place, path in tried:
         if os.path.isfile(path):
             missing_reason = None
