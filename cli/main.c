@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli/dial.h"
+#include "cli/entry.h"
 #include "cli/h2client.h"
 #include "cli/json.h"
 #include "groups/catalog.h"
@@ -448,17 +449,12 @@ out:
     return code;
 }
 
-int main(int argc, char **argv)
+int cp_cli_main(int argc, char **argv)
 {
     cp_arena *a = cp_arena_new();
-    cp_error e;
     int code;
     if (a == NULL)
         return fail(8, "out of memory");
-    if (cp_dial_utf8_args(a, &argc, &argv, &e) != CP_OK) {
-        code = fail(8, "%s", e.msg);
-        goto out;
-    }
     opts o = {0};
     if ((code = parse_args(argc, argv, &o)) != 0)
         goto out;
