@@ -113,6 +113,12 @@ test-unit: $(UNIT_BIN)
 test-api: | $(TOOLS_STAMP)
 	$(PY) -m pytest -q test/api
 
+test-conformance: all
+	bash test/run-all.sh conformance
+
+test-wine: all
+	bash test/run-all.sh 'wine*'
+
 clean:
 	rm -rf $(NAT) $(WIN) $(GEN)
 
