@@ -428,7 +428,7 @@ static int run(cp_arena *a, const opts *o)
     }
     cp_h2c_request req = {.path = path, .body = body, .len = body_len,
                           .timeout_ns = o->timeout_ns};
-    cp_h2c_response resp;
+    cp_h2c_response resp = {0}; /* n >= 1: cp_h2c_call fills it at least once */
     long n = o->repeat > 0 ? o->repeat : 1;
     for (long i = 0; i < n; i++) {
         if ((rc = cp_h2c_call(c, &req, a, &resp, &e)) != CP_OK) {
