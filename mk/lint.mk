@@ -5,7 +5,7 @@
 #                 scripts/format-pending.txt, the files lint does not yet
 #                 hold to the format)
 .PHONY: lint format
-lint: | $(TOOLS_STAMP)
+lint: $(GEN_H) | $(TOOLS_STAMP)
 	bash scripts/lint.sh
 
 format: | $(TOOLS_STAMP)

@@ -110,6 +110,9 @@ fi
 # --- 4. cppcheck --------------------------------------------------------------------
 if ! command -v cppcheck >/dev/null; then
     bad "cppcheck is installed" "apt-get install cppcheck (scripts/apt-packages.txt)"
+elif ! ls build/gen/*/*/api.pb-c.h >/dev/null 2>&1; then
+    # without the generated headers cppcheck sees other code (other findings)
+    bad "cppcheck: the generated headers are there" "build/gen/*/*/api.pb-c.h missing: run make first"
 else
     src=$(c_files | grep -E '\.c$' | grep -vE '^test/(captures|fixtures)/')
     out=$(cppcheck -q -j2 --std=c11 --enable=warning,portability,performance --inline-suppr \
