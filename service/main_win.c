@@ -40,13 +40,17 @@ static struct {
 /* The console control handler runs on a thread of its own, which Windows
  * starts at any time while the handler is registered: after a first
  * Ctrl+C, a second one (or a console close) may arrive while serve() tears
- * the app down, and removing the handler does not wait for a handler
- * thread that is already running ("SetConsoleCtrlHandler function",
- * HandlerRoutine: "the system creates a new thread in the process to
- * execute the function"). So the handler reaches the app only through
- * console_app, under console_lock; serve() clears it under the lock (which
- * waits for a handler that is inside cp_app_stop) before the app is
- * freed. The lock and the pointer are static: they outlive the app. */
+ * the app down ("A new thread is started inside the command-line client
+ * process to run the handler routines", learn.microsoft.com/windows/
+ * console/console-control-handlers), and removing the handler does not
+ * wait for a handler thread that already runs. So the handler reaches the
+ * app only through console_app, under console_lock; serve() clears it
+ * under the lock (which waits for a handler inside cp_app_stop) before the
+ * app is freed. The lock and the pointer are static: they outlive the app.
+ * The handler is never removed: with it gone, the default handler (the
+ * same page: it "calls the ExitProcess function") would end a process
+ * that is still tearing down, with STATUS_CONTROL_C_EXIT instead of its
+ * own exit code. */
 static SRWLOCK console_lock = SRWLOCK_INIT;
 static cp_app *console_app;
 /* Reports a start-up failure in the log and, if the log does not reach
@@ -226,10 +230,8 @@ static int serve(void)
     } else {
         code = run_console();
     }
-    /* A handler that starts from here on finds no app (see console_lock).
-     * It stays registered until the app is freed: a second Ctrl+C during
-     * the teardown is answered (ignored) instead of ending the process
-     * through the default handler with STATUS_CONTROL_C_EXIT. */
+    /* A handler that starts from here on finds no app (see console_lock)
+     * and returns TRUE: a late Ctrl+C is ignored, the exit code stays. */
     AcquireSRWLockExclusive(&console_lock);
     console_app = NULL;
     ReleaseSRWLockExclusive(&console_lock);

@@ -56,7 +56,8 @@ for exe in "$@"; do
 
     # 1. DLLs
     dlls=$(awk '/DLL Name:/ {print $3}' <<<"$dump" | sort -u)
-    extra=$(comm -23 <(sort -f <<<"$dlls") <(tr ' ' '\n' <<<"$ALLOWED_DLLS" | sort -f) | tr '\n' ' ')
+    lower() { tr 'A-Z' 'a-z' | LC_ALL=C sort -u; }
+    extra=$(LC_ALL=C comm -23 <(lower <<<"$dlls") <(tr ' ' '\n' <<<"$ALLOWED_DLLS" | lower) | tr '\n' ' ')
     if [ -z "$extra" ]; then
         ok "$name imports only from $(tr '\n' ' ' <<<"$dlls")"
     else
