@@ -89,12 +89,12 @@ $(WIN)/libcore.a: $(WIN_OBJ)
 $(NAT)/csi-proxy: $(call nobj,service/main_posix.c) $(NAT)/libcore.a
 	$(CC) -o $@ $^ $(NLIBS)
 $(WIN)/csi-proxy.exe: $(call wobj,service/main_win.c) $(WIN)/libcore.a
-	$(WINCC) -s -municode -o $@ $^ $(WLIBS)
+	$(WINCC) -s -municode -Wl,-Map=$@.map,--cref -o $@ $^ $(WLIBS)
 
 $(NAT)/csi-proxy-cli: $(call nobj,cli/main.c $(CLI_SRC) $(wildcard cli/*_posix.c)) $(NAT)/libcore.a
 	$(CC) -o $@ $^ $(NLIBS)
 $(WIN)/csi-proxy-cli.exe: $(call wobj,cli/main.c $(CLI_SRC) $(wildcard cli/*_win.c)) $(WIN)/libcore.a
-	$(WINCC) -s -o $@ $^ $(WLIBS)
+	$(WINCC) -s -municode -Wl,-Map=$@.map,--cref -o $@ $^ $(WLIBS)
 
 $(NAT)/test_%: $(call nobj,test/unit/test_%.c) $(NAT)/libcore.a
 	$(CC) -o $@ $^ -lcmocka $(NLIBS)
@@ -112,6 +112,12 @@ test-unit: $(UNIT_BIN)
 
 test-api: | $(TOOLS_STAMP)
 	$(PY) -m pytest -q test/api
+
+test-conformance: all
+	bash test/run-all.sh conformance
+
+test-wine: all
+	bash test/run-all.sh 'wine*'
 
 clean:
 	rm -rf $(NAT) $(WIN) $(GEN)

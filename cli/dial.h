@@ -6,7 +6,7 @@
  *                  so reads can time out);
  *   dial_posix.c - Unix sockets <dir>/csi-proxy-<group>-<version>.sock (the
  *                  native test build of the server).
- * Plus the few other platform bits the CLI needs (clock, UTF-8 argv).
+ * Plus the clock the CLI needs (the UTF-8 command line is entry_*.c's).
  */
 #ifndef CP_CLI_DIAL_H
 #define CP_CLI_DIAL_H
@@ -49,11 +49,5 @@ cp_h2c_io cp_dial_io(cp_dial *d);
 
 /* A monotonic clock in milliseconds. */
 int64_t cp_dial_now_ms(void);
-
-/* The command line as UTF-8: on Windows re-read with GetCommandLineW (the
- * argv main() gets is in the ANSI code page); elsewhere argv unchanged.
- * The strings live in the arena. Returns CP_OK or CP_E_NOMEM. */
-int cp_dial_utf8_args(cp_arena *a, int *argc, char ***argv, cp_error *e)
-    __attribute__((warn_unused_result));
 
 #endif

@@ -150,9 +150,3 @@ cp_h2c_io cp_dial_io(cp_dial *d)
 {
     return (cp_h2c_io){.write = dial_write, .read = dial_read, .now_ms = dial_now, .ctx = d};
 }
-
-int cp_dial_utf8_args(cp_arena *a, int *argc, char ***argv, cp_error *e)
-{
-    (void)a, (void)argc, (void)argv, (void)e;
-    return CP_OK;
-}

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <windows.h>
-#include <shellapi.h>
 
 #include "winapi/winutil.h"
 
@@ -198,28 +197,4 @@ static int64_t dial_now(void *ctx)
 cp_h2c_io cp_dial_io(cp_dial *d)
 {
     return (cp_h2c_io){.write = dial_write, .read = dial_read, .now_ms = dial_now, .ctx = d};
-}
-
-int cp_dial_utf8_args(cp_arena *a, int *argc, char ***argv, cp_error *e)
-{
-    int n = 0;
-    WCHAR **wargv = CommandLineToArgvW(GetCommandLineW(), &n);
-    if (wargv == NULL)
-        return CP_OK; /* keep the ANSI argv */
-    char **out = cp_arena_alloc(a, ((size_t)n + 1) * sizeof(char *));
-    if (out == NULL)
-        goto nomem;
-    for (int i = 0; i < n; i++) {
-        int m = WideCharToMultiByte(CP_UTF8, 0, wargv[i], -1, NULL, 0, NULL, NULL);
-        if (m <= 0 || (out[i] = cp_arena_alloc(a, (size_t)m)) == NULL)
-            goto nomem;
-        WideCharToMultiByte(CP_UTF8, 0, wargv[i], -1, out[i], m, NULL, NULL);
-    }
-    LocalFree(wargv);
-    *argc = n;
-    *argv = out;
-    return CP_OK;
-nomem:
-    LocalFree(wargv);
-    return cp_error_set(e, CP_E_NOMEM, "out of memory");
 }

@@ -447,6 +447,7 @@ int cp_h2c_call(cp_h2c *c, const cp_h2c_request *req, cp_arena *a, cp_h2c_respon
         return cp_error_set(e, sid == NGHTTP2_ERR_NOMEM ? CP_E_NOMEM : CP_E_UNAVAILABLE,
                             "cannot start a stream: %s", nghttp2_strerror(sid));
     k.stream_id = sid;
+    /* cppcheck-suppress autoVariables ; cleared below, before k goes out of scope */
     c->cur = &k;
 
     int rc = CP_OK;

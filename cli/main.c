@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli/dial.h"
+#include "cli/entry.h"
 #include "cli/h2client.h"
 #include "cli/json.h"
 #include "groups/catalog.h"
@@ -427,7 +428,7 @@ static int run(cp_arena *a, const opts *o)
     }
     cp_h2c_request req = {.path = path, .body = body, .len = body_len,
                           .timeout_ns = o->timeout_ns};
-    cp_h2c_response resp;
+    cp_h2c_response resp = {0}; /* n >= 1: cp_h2c_call fills it at least once */
     long n = o->repeat > 0 ? o->repeat : 1;
     for (long i = 0; i < n; i++) {
         if ((rc = cp_h2c_call(c, &req, a, &resp, &e)) != CP_OK) {
@@ -448,17 +449,12 @@ out:
     return code;
 }
 
-int main(int argc, char **argv)
+int cp_cli_main(int argc, char **argv)
 {
     cp_arena *a = cp_arena_new();
-    cp_error e;
     int code;
     if (a == NULL)
         return fail(8, "out of memory");
-    if (cp_dial_utf8_args(a, &argc, &argv, &e) != CP_OK) {
-        code = fail(8, "%s", e.msg);
-        goto out;
-    }
     opts o = {0};
     if ((code = parse_args(argc, argv, &o)) != 0)
         goto out;

@@ -28,15 +28,31 @@
 
 #define CLOSE_WAIT_MS 4500 /* Windows ends a process ~5 s after CTRL_CLOSE_EVENT */
 
-/* The one service state: the console handler reaches the app through it. */
+/* The one service state. */
 static struct {
     cp_flags flags;
     cp_config config;
     cp_app *app;
-    HANDLE done;           /* set once the app is torn down */
+    HANDLE done;           /* set once the app is torn down; never closed */
     cp_error config_error; /* status CP_OK unless the file was refused */
 } svc;
 
+/* The console control handler runs on a thread of its own, which Windows
+ * starts at any time while the handler is registered: after a first
+ * Ctrl+C, a second one (or a console close) may arrive while serve() tears
+ * the app down ("A new thread is started inside the command-line client
+ * process to run the handler routines", learn.microsoft.com/windows/
+ * console/console-control-handlers), and removing the handler does not
+ * wait for a handler thread that already runs. So the handler reaches the
+ * app only through console_app, under console_lock; serve() clears it
+ * under the lock (which waits for a handler inside cp_app_stop) before the
+ * app is freed. The lock and the pointer are static: they outlive the app.
+ * The handler is never removed: with it gone, the default handler (the
+ * same page: it "calls the ExitProcess function") would end a process
+ * that is still tearing down, with STATUS_CONTROL_C_EXIT instead of its
+ * own exit code. */
+static SRWLOCK console_lock = SRWLOCK_INIT;
+static cp_app *console_app;
 /* Reports a start-up failure in the log and, if the log does not reach
  * it, on stderr too. */
 static void startup_error(const char *msg)
@@ -58,21 +74,38 @@ static int start(void *ctx, cp_error *e)
     return cp_app_start(ctx, e);
 }
 
+/* Asks the app, if it is still there, to stop within its drain deadline
+ * capped at cap_ms (< 0: no cap). False once the app is gone. */
+static bool console_stop(const char *why, int64_t cap_ms)
+{
+    bool found = false;
+    AcquireSRWLockShared(&console_lock);
+    if (console_app != NULL) {
+        int64_t drain = cp_app_drain_ms(console_app);
+        if (cap_ms >= 0 && drain > cap_ms)
+            drain = cap_ms;
+        CP_LOG_INFO("%s: stopping (drain up to %lld ms)", why, (long long)drain);
+        cp_app_stop(console_app, drain);
+        found = true;
+    }
+    ReleaseSRWLockShared(&console_lock);
+    return found;
+}
+
 static BOOL WINAPI on_console_ctrl(DWORD type)
 {
-    int64_t drain = cp_app_drain_ms(svc.app);
     switch (type) {
     case CTRL_C_EVENT:
     case CTRL_BREAK_EVENT:
-        CP_LOG_INFO("interrupted: stopping (drain up to %lld ms)", (long long)drain);
-        cp_app_stop(svc.app, drain);
+        if (!console_stop("interrupted", -1))
+            CP_LOG_INFO("interrupted while exiting: nothing left to stop");
         return TRUE;
     case CTRL_CLOSE_EVENT:
     case CTRL_LOGOFF_EVENT:
     case CTRL_SHUTDOWN_EVENT:
-        /* Windows ends the process when this returns: wait for the drain. */
-        CP_LOG_INFO("console closing: stopping");
-        cp_app_stop(svc.app, drain < CLOSE_WAIT_MS - 1000 ? drain : CLOSE_WAIT_MS - 1000);
+        /* Windows ends the process when this returns: wait for the drain
+         * (outside the lock: serve() takes it before it sets done). */
+        console_stop("console closing", CLOSE_WAIT_MS - 1000);
         if (svc.done != NULL)
             WaitForSingleObject(svc.done, CLOSE_WAIT_MS);
         return TRUE;
@@ -81,11 +114,36 @@ static BOOL WINAPI on_console_ctrl(DWORD type)
     }
 }
 
+#ifdef CP_TEST_HOOKS
+/* Test builds only (build/win/csi-proxy-hooks.exe, mk/hooks.mk):
+ * CSI_PROXY_TEST_TEARDOWN_PAUSE_MS=N holds the process N ms after the app
+ * is freed, so that test/wine/console_late.sh can send a Ctrl+C into the
+ * window a late one used to hit. */
+static void test_teardown_pause(void)
+{
+    wchar_t v[16];
+    DWORD n = GetEnvironmentVariableW(L"CSI_PROXY_TEST_TEARDOWN_PAUSE_MS", v, 16);
+    if (n == 0 || n >= 16)
+        return;
+    DWORD ms = (DWORD)wcstoul(v, NULL, 10);
+    CP_LOG_INFO("test hook: app freed, pausing %lu ms", (unsigned long)ms);
+    Sleep(ms);
+    CP_LOG_INFO("test hook: pause over");
+}
+#else
+static void test_teardown_pause(void)
+{
+}
+#endif
+
 static int run_console(void)
 {
     cp_error e;
     cp_error_clear(&e);
     svc.done = CreateEventW(NULL, TRUE, FALSE, NULL);
+    AcquireSRWLockExclusive(&console_lock);
+    console_app = svc.app;
+    ReleaseSRWLockExclusive(&console_lock);
     if (!SetConsoleCtrlHandler(on_console_ctrl, TRUE)) {
         DWORD err = GetLastError();
         char why[256];
@@ -172,7 +230,14 @@ static int serve(void)
     } else {
         code = run_console();
     }
+    /* A handler that starts from here on finds no app (see console_lock)
+     * and returns TRUE: a late Ctrl+C is ignored, the exit code stays. */
+    AcquireSRWLockExclusive(&console_lock);
+    console_app = NULL;
+    ReleaseSRWLockExclusive(&console_lock);
     cp_app_free(svc.app);
+    svc.app = NULL;
+    test_teardown_pause();
     if (svc.done != NULL)
         SetEvent(svc.done);
     return code;

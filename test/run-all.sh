@@ -1,16 +1,48 @@
 #!/usr/bin/env bash
 # Runs every suite of `make test` and ends with one summary line
 # ("N passed, N failed") counting suites. Exit status 0 only if all passed.
+#
+#   test/run-all.sh                 every suite (SKIP_WINE=1: no Wine suites)
+#   test/run-all.sh NAME|GLOB ...   only the suites named, e.g.
+#                                   `test/run-all.sh api 'wine*'`; a NAME
+#                                   that matches no suite is an error
+#   test/run-all.sh --list          the suite names, one a line
 set -u
 cd "$(dirname "$0")/.."
 PY=/usr/bin/python3
 passed=0
 failed=0
 failed_names=()
+LIST=0
+SELECT=()
+declare -A MATCHED=()
+for a in "$@"; do
+    case $a in
+    --list) LIST=1 ;;
+    -*) echo "usage: $0 [--list] [SUITE|GLOB ...]" >&2; exit 2 ;;
+    *) SELECT+=("$a") ;;
+    esac
+done
+
+# selected NAME: true when no names were given or one of them matches.
+selected() {
+    [ ${#SELECT[@]} = 0 ] && return 0
+    local pat hit=1
+    for pat in "${SELECT[@]}"; do
+        # shellcheck disable=SC2053 # a glob on purpose
+        if [[ $1 == $pat ]]; then MATCHED[$pat]=1; hit=0; fi
+    done
+    return $hit
+}
 
 suite() {
     local name=$1
     shift
+    if [ $LIST = 1 ]; then
+        echo "$name"
+        return
+    fi
+    selected "$name" || return 0
     echo "=== suite: $name"
     local t0=$SECONDS
     if "$@"; then
@@ -61,13 +93,27 @@ suite conformance-asan sanitized env CSI_PROXY_SERVER=build/asan/csi-proxy \
 suite fuzz-smoke bash test/fuzz/run.sh smoke
 suite faults sanitized pytest_dir test/faults
 suite load sanitized bash test/load/run.sh short
+# Static checks: the product executables' imports (no process creation,
+# only the DLLs the README names), formatting and cppcheck (make lint).
+suite exe-imports bash test/exe/check_imports.sh
+suite lint bash scripts/lint.sh
 if [ "${SKIP_WINE:-0}" != 1 ]; then
     suite wine bash test/wine/run.sh
     suite wine-storage bash test/wine/storage.sh
     suite wine-service bash test/wine/service.sh
     suite wine-security bash test/wine/service_security.sh
+    suite wine-console-late bash test/wine/console_late.sh
+    suite wine-cli-args bash test/wine/cli_args.sh
 fi
 
+[ $LIST = 1 ] && exit 0
+for pat in "${SELECT[@]}"; do
+    if [ -z "${MATCHED[$pat]:-}" ]; then
+        echo "no suite matches \"$pat\" (test/run-all.sh --list; SKIP_WINE=${SKIP_WINE:-0})"
+        failed=$((failed + 1))
+        failed_names+=("$pat?")
+    fi
+done
 echo
 [ ${#failed_names[@]} -gt 0 ] && echo "failed suites: ${failed_names[*]}"
 echo "suites: $passed passed, $failed failed"

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# lint.sh - the checks of `make lint` (and the "lint" suite of `make test`):
+#
+#   1. make: every .PHONY target has a recipe or prerequisites (a phony
+#      target with neither does nothing and exits 0, as test-wine once did);
+#   2. source rules (STYLE.md): no process-creation call in the product's
+#      source (server/ groups/ service/ winapi/ cli/, comments stripped),
+#      and <windows.h> only in platform files (*_win*.c, *_win*.h);
+#   3. format: clang-format-14 --dry-run -Werror with .clang-format, over
+#      the project's C files except those in scripts/format-pending.txt
+#      (files not yet reformatted; `make format` reformats them and empties
+#      the list);
+#   4. cppcheck: warning, portability and performance checks, zero findings
+#      (known ones, each with its reason, in scripts/cppcheck-suppressions.txt).
+#
+# Usage: scripts/lint.sh            run the checks
+#        scripts/lint.sh --format   only rewrite: clang-format -i on every C
+#                                   file, and empty scripts/format-pending.txt
+# Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+CLANG_FORMAT=${CLANG_FORMAT:-$(command -v clang-format-14 || command -v clang-format)}
+PENDING=scripts/format-pending.txt
+SUPPRESS=scripts/cppcheck-suppressions.txt
+PRODUCT_DIRS=(server groups service winapi cli)
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() {
+    fail=$((fail + 1))
+    echo "not ok - $1"
+    [ -n "${2:-}" ] && printf '%s\n' "$2" | head -40 | sed 's/^/    /'
+}
+
+# The project's C files (tracked or new, not generated, not fuzz corpora).
+c_files() {
+    git ls-files --cached --others --exclude-standard -- '*.c' '*.h' |
+        grep -v -e '^build/' -e '^test/fuzz/corpus/' | sort -u
+}
+
+if [ "${1:-}" = --format ]; then
+    [ -n "$CLANG_FORMAT" ] || { echo "clang-format not found (apt-get install clang-format)"; exit 1; }
+    c_files | xargs -r "$CLANG_FORMAT" --style=file -i
+    printf '# Files clang-format would still change; empty: all are checked.\n' >"$PENDING"
+    echo "reformatted $(c_files | wc -l) files; $PENDING emptied"
+    exit 0
+fi
+
+# --- 1. phony targets -------------------------------------------------------------
+db=$(make -pRrq : 2>/dev/null)
+phony=$(awk '/^\.PHONY:/ {for (i = 2; i <= NF; i++) print $i}' <<<"$db" | sort -u)
+empty=""
+for t in $phony; do
+    # the target's block in the database: "t: prereqs", then comments and
+    # tab-indented recipe lines, up to a blank line
+    block=$(awk -v t="$t" 'index($0, t ":") == 1 && (length($0) == length(t) + 1 || substr($0, length(t) + 2, 1) ~ /[ \t]/) {f = 1}
+                           f && /^$/ {exit} f {print}' <<<"$db")
+    prereqs=$(head -1 <<<"$block" | cut -d: -f2- | tr -d ' \t')
+    if ! grep -q $'^\t' <<<"$block" && [ -z "$prereqs" ]; then
+        empty+="$t "
+    fi
+done
+if [ -z "$phony" ]; then
+    bad "make: .PHONY targets found" "make -pRrq printed no .PHONY line"
+elif [ -z "$empty" ]; then
+    ok "make: all $(wc -w <<<"$phony") .PHONY targets have a recipe or prerequisites"
+else
+    bad "make: every .PHONY target does something" "no recipe and no prerequisites: $empty"
+fi
+
+# --- 2. source rules -----------------------------------------------------------------
+product=$(c_files | grep -E "^($(IFS='|'; echo "${PRODUCT_DIRS[*]}"))/")
+spawn_re='(^|[^A-Za-z0-9_>.])(system|_wsystem|_?w?popen|_?w?spawn[lv]p?e?|_?w?exec[lv]p?e?|fork|vfork|posix_spawnp?'
+spawn_re+='|WinExec|LoadModule|CreateProcess[A-Za-z]*|ShellExecute[A-Za-z]*|(Nt|Zw)CreateUserProcess'
+spawn_re+='|(Nt|Zw)CreateProcess(Ex)?|RtlCreateUserProcess(Ex)?)[ \t]*\('
+hits=""
+for f in $product; do
+    # comments out (gcc's preprocessor, no includes or macros expanded)
+    h=$(gcc -fpreprocessed -dD -E -P -x c "$f" 2>/dev/null | grep -nE "$spawn_re" | sed "s|^|$f: |")
+    [ -n "$h" ] && hits+="$h"$'\n'
+done
+if [ -z "$hits" ]; then
+    ok "source: no process-creation call in ${PRODUCT_DIRS[*]} ($(wc -w <<<"$product") files)"
+else
+    bad "source: no process-creation call in the product" "$hits"
+fi
+win=$(grep -lE '^[ \t]*#[ \t]*include[ \t]*[<"](windows|winsock2|winternl|shellapi)\.h[>"]' $product /dev/null |
+      grep -vE '_win(32)?(_[a-z]+)?\.[ch]$')
+if [ -z "$win" ]; then
+    ok "source: Windows headers only in platform files (*_win*.c, *_win*.h)"
+else
+    bad "source: Windows headers only in platform files" "$win"
+fi
+
+# --- 3. format ------------------------------------------------------------------
+if [ -z "$CLANG_FORMAT" ]; then
+    bad "format: clang-format is installed" "apt-get install clang-format (scripts/apt-packages.txt)"
+else
+    pending=$(grep -v '^#' "$PENDING" 2>/dev/null | sed '/^$/d' | sort -u)
+    checked=$(comm -23 <(c_files) <(printf '%s\n' "$pending" | sed '/^$/d'))
+    out=$(printf '%s\n' "$checked" | xargs -r "$CLANG_FORMAT" --style=file --dry-run -Werror 2>&1)
+    if [ $? = 0 ]; then
+        ok "format: $(wc -l <<<"$checked") files as .clang-format has them ($(printf '%s' "$pending" | grep -c .) pending in $PENDING)"
+    else
+        bad "format: clang-format --dry-run -Werror (make format fixes it)" \
+            "$(grep -E '(error|warning):' <<<"$out" | cut -d: -f1,2 | sort -u)"
+    fi
+fi
+
+# --- 4. cppcheck --------------------------------------------------------------------
+if ! command -v cppcheck >/dev/null; then
+    bad "cppcheck is installed" "apt-get install cppcheck (scripts/apt-packages.txt)"
+elif ! ls build/gen/*/*/api.pb-c.h >/dev/null 2>&1; then
+    # without the generated headers cppcheck sees other code (other findings)
+    bad "cppcheck: the generated headers are there" "build/gen/*/*/api.pb-c.h missing: run make first"
+else
+    src=$(c_files | grep -E '\.c$' | grep -vE '^test/(captures|fixtures)/')
+    out=$(cppcheck -q -j2 --std=c11 --enable=warning,portability,performance --inline-suppr \
+        --suppressions-list="$SUPPRESS" --suppress=missingIncludeSystem -I. -Ibuild/gen \
+        --template='{file}:{line}: {severity}/{id}: {message}' --error-exitcode=3 $src 2>&1)
+    rc=$?
+    if [ $rc = 0 ] && [ -z "$out" ]; then
+        ok "cppcheck: no finding in $(wc -w <<<"$src") files"
+    else
+        bad "cppcheck: no finding (exit $rc)" "$out"
+    fi
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

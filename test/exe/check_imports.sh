@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# check_imports.sh - the product executables start no process and need
+# only the DLLs the README names (issue 8: "No child processes, no command
+# strings, ever"). For build/win/csi-proxy.exe and build/win/csi-proxy-cli.exe:
+#
+#   1. DLLs: the import table names only KERNEL32, ADVAPI32 and msvcrt
+#      (x86_64-w64-mingw32-objdump -p);
+#   2. imports: no process-creation function is imported by name, from any
+#      DLL (Win32, native and msvcrt's: see FORBIDDEN);
+#   3. linked symbols: no such symbol is defined or referenced by anything
+#      linked in, our objects, the deps' archives or mingw's static CRT
+#      (the linker's cross-reference table, <exe>.map, written by the link
+#      with -Wl,-Map=...,--cref). This catches a static implementation that
+#      an import-table check cannot see;
+#   4. strings: no process-creation function name appears in the image as
+#      ASCII or UTF-16 text, the name GetProcAddress would need.
+#
+# Usage: test/exe/check_imports.sh [EXE...]    (default: both products)
+# Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.."
+OBJDUMP=x86_64-w64-mingw32-objdump
+ALLOWED_DLLS='ADVAPI32.dll KERNEL32.dll msvcrt.dll'
+
+# Process creation, by name (anchored, case-sensitive as the linker is):
+#   msvcrt:  system _wsystem _popen _wpopen _spawn* _wspawn* _exec* _wexec*
+#            and the old POSIX names (spawnl, execv, popen, ...);
+#   Win32:   CreateProcess{A,W,AsUser*,WithLogonW,WithTokenW,Internal*},
+#            ShellExecute{A,W,Ex*}, WinExec, LoadModule (runs a program);
+#   native:  NtCreateUserProcess, NtCreateProcess(Ex), ZwCreate..., and
+#            RtlCreateUserProcess(Ex).
+FORBIDDEN='_?w?system|_?w?popen|_?w?spawn[lv]p?e?|_?w?exec[lv]p?e?'
+FORBIDDEN+='|CreateProcess[A-Za-z]*|ShellExecute[A-Za-z]*|WinExec|LoadModule'
+FORBIDDEN+='|(Nt|Zw)CreateUserProcess|(Nt|Zw)CreateProcess(Ex)?|RtlCreateUserProcess(Ex)?'
+# In strings, only the names that are not also ordinary words.
+FORBIDDEN_TEXT='_w?system|_?w?popen|_w?spawn[lv]p?e?|_w?exec[lv]p?e?|CreateProcess|ShellExecute|WinExec'
+FORBIDDEN_TEXT+='|CreateUserProcess|NtCreateProcess|ZwCreateProcess'
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() {
+    fail=$((fail + 1))
+    echo "not ok - $1"
+    [ -n "${2:-}" ] && printf '%s\n' "$2" | head -20 | sed 's/^/    /'
+}
+
+[ $# -gt 0 ] || set -- build/win/csi-proxy.exe build/win/csi-proxy-cli.exe
+for exe in "$@"; do
+    name=$(basename "$exe")
+    if [ ! -f "$exe" ]; then
+        bad "$name exists" "missing $exe: run make first"
+        continue
+    fi
+    dump=$($OBJDUMP -p "$exe") || { bad "$name: objdump -p" "$dump"; continue; }
+
+    # 1. DLLs
+    dlls=$(awk '/DLL Name:/ {print $3}' <<<"$dump" | sort -u)
+    lower() { tr 'A-Z' 'a-z' | LC_ALL=C sort -u; }
+    extra=$(LC_ALL=C comm -23 <(lower <<<"$dlls") <(tr ' ' '\n' <<<"$ALLOWED_DLLS" | lower) | tr '\n' ' ')
+    if [ -z "$extra" ]; then
+        ok "$name imports only from $(tr '\n' ' ' <<<"$dlls")"
+    else
+        bad "$name imports only from $ALLOWED_DLLS" "also: $extra"
+    fi
+
+    # 2. imported functions: "<hint> <name>" lines under each DLL
+    funcs=$(awk '/DLL Name:/ {dll=$3} /^[ \t]+[0-9a-f]+[ \t]+[0-9]+[ \t]+[A-Za-z_]/ && dll {print dll ": " $3}' <<<"$dump")
+    if [ -z "$funcs" ]; then
+        bad "$name: the import table lists functions" "objdump -p printed none"
+    else
+        hits=$(grep -E ": ($FORBIDDEN)\$" <<<"$funcs")
+        if [ -z "$hits" ]; then
+            ok "$name imports no process-creation function ($(wc -l <<<"$funcs") imports checked)"
+        else
+            bad "$name imports no process-creation function" "$hits"
+        fi
+    fi
+
+    # 3. linked symbols (the link map's cross-reference table)
+    map=$exe.map
+    if [ ! -f "$map" ] || [ "$map" -ot "$exe" ]; then
+        bad "$name: link map $map is there and current" "relink: rm $exe && make $exe"
+    else
+        syms=$(awk '/^Cross Reference Table/ {f=1; next} f && /^[^ \t]/ && $1 != "Symbol" {print $1}' "$map")
+        if [ -z "$syms" ]; then
+            bad "$name: $map has a cross-reference table" "link with -Wl,-Map=...,--cref"
+        else
+            hits=$(grep -E "^(__imp_)?($FORBIDDEN)\$" <<<"$syms")
+            if [ -z "$hits" ]; then
+                ok "$name links no process-creation symbol ($(wc -l <<<"$syms") symbols checked)"
+            else
+                refs=$(for s in $hits; do
+                    awk -v s="$s" '/^Cross Reference Table/ {f=1} f && $1 == s {p=1; print; next}
+                                   p && /^[ \t]/ {print; next} {p=0}' "$map"
+                done)
+                bad "$name links no process-creation symbol" "$refs"
+            fi
+        fi
+    fi
+
+    # 4. names in the image's text
+    hits=$( { strings -a "$exe"; strings -a -e l "$exe"; } | grep -oE "\\b($FORBIDDEN_TEXT)\\b" | sort -u)
+    if [ -z "$hits" ]; then
+        ok "$name holds no process-creation function name as text"
+    else
+        bad "$name holds no process-creation function name as text" "$hits"
+    fi
+done
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
