@@ -13,7 +13,7 @@
 #include <string.h>
 #include <windows.h>
 
-#include "winapi/winutil.h"
+#include "winapi/winutil_win32.h"
 
 struct cp_dial {
     HANDLE h;

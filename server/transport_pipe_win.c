@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../winapi/winutil.h"
+#include "../winapi/winutil_win32.h"
 #include "pipe_client_win.h"
 #include "thread.h"
 #include "transport.h"

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../winapi/winutil.h"
+#include "../winapi/winutil_win32.h"
 #include "account_win.h"
 #include "token_win.h"
 

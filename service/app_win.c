@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../groups/groups.h"
-#include "../winapi/winutil.h"
+#include "../winapi/winutil_win32.h"
 #include "../server/pool.h"
 #include "../server/transport.h"
 #include "../winapi/fs.h"

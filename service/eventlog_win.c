@@ -4,7 +4,7 @@
 
 #include <stdlib.h>
 
-#include "../winapi/winutil.h"
+#include "../winapi/winutil_win32.h"
 #include "eventlog_win.h"
 #include "log.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "../server/pipe_client_win.h"
-#include "../winapi/winutil.h"
+#include "../winapi/winutil_win32.h"
 #include "authz.h"
 #include "log.h"
 #include "token_win.h"

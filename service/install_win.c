@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../winapi/winutil.h"
+#include "../winapi/winutil_win32.h"
 #include "account_win.h"
 #include "cmdline.h"
 #include "config.h"

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../winapi/winutil.h"
+#include "../winapi/winutil_win32.h"
 #include "account_win.h"
 #include "app_win.h"
 #include "config.h"

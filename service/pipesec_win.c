@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../winapi/winutil.h"
+#include "../winapi/winutil_win32.h"
 
 struct cp_pipesec {
     const char *group[CP_CONFIG_N_GROUPS];

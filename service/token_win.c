@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../winapi/winutil.h"
+#include "../winapi/winutil_win32.h"
 
 bool cp_win_sid_from(PSID sid, cp_sid *out)
 {

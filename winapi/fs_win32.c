@@ -26,7 +26,7 @@
 
 #include "fs.h"
 #include "fs_place.h"
-#include "winutil.h"
+#include "winutil_win32.h"
 
 #define WIDE_MAX 32768      /* UTF-16 units in the longest Win32 path */
 #define PREFIX_LEN 4        /* L"\\\\?\\" */
@@ -34,7 +34,7 @@
 
 /* --- errors ------------------------------------------------------------- */
 
-/* cp_win_error (winutil.h): the one Win32 error map and message form,
+/* cp_win_error (winutil_win32.h): the one Win32 error map and message form,
  * "<API> <path>: <system message> (error <n>)", a long path cut in the
  * middle so the cause always fits. Leaves the thread's last error set. */
 static int win_error(cp_error *e, DWORD err, const char *api, const char *path)

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "winutil.h"
+#include "winutil_win32.h"
 
 #include <ntsecapi.h>
 

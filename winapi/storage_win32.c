@@ -34,7 +34,7 @@
  *
  * Every Win32 error is captured on the very next line and turned into a
  * cp_status plus "<API> <object>: <system message> (error <n>)" by
- * cp_win_error (winutil.h: the one map, shared with the filesystem host).
+ * cp_win_error (winutil_win32.h: the one map, shared with the filesystem host).
  */
 #include "storage_win32_internal.h"
 
@@ -43,7 +43,7 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "winutil.h"
+#include "winutil_win32.h"
 
 /* --- errors ------------------------------------------------------------- */
 

@@ -22,7 +22,7 @@
 
 #include "storage.h"
 #include "storage_ids.h"
-#include "winutil.h"
+#include "winutil_win32.h"
 
 /* --- what mingw-w64 does not declare ------------------------------------ */
 
@@ -79,7 +79,7 @@ typedef struct w32 {
 
 /* --- shared by the host's files (storage_win32.c unless said) ------------- */
 
-/* Win32 errors: cp_win_error (winutil.h). */
+/* Win32 errors: cp_win_error (winutil_win32.h). */
 int w32s_hr_error(cp_error *e, HRESULT hr, const char *what, const char *object);
 int w32s_nomem(cp_error *e);
 

@@ -8,14 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "winutil.h"
+#include "winutil_win32.h"
 #include "smbios.h"
 #include "system.h"
 
 #define POLL_MS 200
 #define RAW_SMBIOS_HEADER 8 /* RawSMBIOSData: 4 version bytes, DWORD Length */
 
-/* An SCM error: cp_win_error (winutil.h) maps it with the other Win32
+/* An SCM error: cp_win_error (winutil_win32.h) maps it with the other Win32
  * errors ("<op> <service>: <system text> (error <n>)"). */
 static int svc_error(cp_error *e, DWORD err, const char *op, const char *name)
 {

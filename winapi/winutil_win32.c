@@ -1,5 +1,5 @@
-/* winutil_win32.c - see winutil.h. */
-#include "winutil.h"
+/* winutil_win32.c - see winutil_win32.h. */
+#include "winutil_win32.h"
 
 #include <stdio.h>
 #include <stdlib.h>

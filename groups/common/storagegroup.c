@@ -61,7 +61,7 @@ int cp_sg_refuse_volume(const char *id, const cp_volume_use *u, const cp_disk_in
     for (size_t i = 0; i < sizeof(roles) / sizeof(roles[0]); i++)
         if ((u->roles & roles[i].bit) != 0)
             reason[n++] = roles[i].why;
-    for (size_t i = 0; i < u->n_disks && i < CP_VOLUME_DISKS_MAX; i++)
+    for (size_t i = 0; disks != NULL && i < u->n_disks && i < CP_VOLUME_DISKS_MAX; i++)
         if (disks[i].is_boot || disks[i].is_system) {
             snprintf(disk_reason[i], sizeof(disk_reason[i]), "is on disk %u, the %s disk",
                      (unsigned)disks[i].number, disk_kind(&disks[i]));

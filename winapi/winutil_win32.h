@@ -1,4 +1,4 @@
-/* winutil.h - the Win32 helpers every Windows file shares: UTF-8 <-> UTF-16
+/* winutil_win32.h - the Win32 helpers every Windows file shares: UTF-8 <-> UTF-16
  * at the Win32 boundary, the system's text for an error code, the time in
  * FILETIME units, and THE one map from a Win32 error code to a cp_status
  * (winapi/, service/ and cli/ all use this one; no file keeps a private
