@@ -193,9 +193,120 @@ bool cp_sddl_check(const char *s, char *why, size_t cap)
     return true;
 }
 
+/* The SID of an ACE's last field (alias or S-1-...); false when it names
+ * none this machine-independent reading can resolve (domain aliases). */
+static bool ace_sid(const char *p, size_t n, cp_sid *out)
+{
+    char buf[CP_SID_STR_MAX];
+    if (n == 0 || n >= sizeof(buf))
+        return false;
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    return n == 2 ? cp_sid_alias(buf, out) : cp_sid_parse(buf, out);
+}
+
+/* Whether the rights field [p, p+n) is full access. */
+static bool full_access(const char *p, size_t n)
+{
+    if (n > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+        unsigned long m = 0;
+        for (size_t i = 2; i < n; i++)
+            m = m * 16 + (unsigned long)(isdigit((unsigned char)p[i])
+                                             ? p[i] - '0'
+                                             : tolower((unsigned char)p[i]) - 'a' + 10);
+        return (m & 0x10000000ul) != 0 || (m & 0x1F01FFul) == 0x1F01FFul;
+    }
+    for (size_t i = 0; i + 1 < n; i += 2)
+        if (strncmp(p + i, "GA", 2) == 0 || strncmp(p + i, "FA", 2) == 0)
+            return true;
+    return false;
+}
+
+/* Whether the ACE flags [p, p+n) hold IO (inherit only). */
+static bool inherit_only(const char *p, size_t n)
+{
+    for (size_t i = 0; i + 1 < n; i += 2)
+        if (strncmp(p + i, "IO", 2) == 0)
+            return true;
+    return false;
+}
+
+bool cp_sddl_grants(const char *s, const cp_sid *account, const cp_sid *held, size_t n_held,
+                    char *why, size_t cap)
+{
+    char name[CP_SID_STR_MAX];
+    const char *alias = cp_sid_alias_of(account);
+    const char *who = alias != NULL ? alias : cp_sid_format(account, name, sizeof(name));
+    const char *as = alias != NULL && strcmp(alias, "SY") == 0 ? "SYSTEM" : who;
+    bool granted = false;
+    if (cap > 0)
+        why[0] = '\0';
+    /* After cp_sddl_check, every "(A;" / "(D;" entry is a DACL entry (the
+     * SACL holds AU and ML only) with six ';'-separated fields. */
+    for (const char *p = strchr(s, '('); p != NULL; p = strchr(p + 1, '(')) {
+        const char *f[6];
+        size_t len[6];
+        const char *q = p + 1;
+        int k = 0;
+        for (; k < 6; k++) {
+            size_t m = strcspn(q, ";)");
+            f[k] = q;
+            len[k] = m;
+            q += m;
+            if (*q != ';')
+                break;
+            q++;
+        }
+        if (k != 5 || len[0] != 1 || (f[0][0] != 'A' && f[0][0] != 'D') ||
+            inherit_only(f[1], len[1]))
+            continue;
+        cp_sid sid;
+        if (!ace_sid(f[5], len[5], &sid))
+            continue;
+        bool mine = cp_sid_equal(&sid, account);
+        bool held_group = false;
+        for (size_t i = 0; i < n_held && !mine; i++)
+            held_group = held_group || cp_sid_equal(&sid, &held[i]);
+        if (f[0][0] == 'D' && (mine || held_group)) {
+            snprintf(why, cap,
+                     "it denies %.*s, which %s: csi-proxy, running as %s, must create each "
+                     "instance of the pipe (FILE_CREATE_PIPE_INSTANCE), or the group serves one "
+                     "connection at a time",
+                     (int)len[5], f[5], mine ? "is the service's account" : "the service's account holds",
+                     as);
+            return false;
+        }
+        if (f[0][0] == 'A' && mine && full_access(f[2], len[2]))
+            granted = true;
+    }
+    if (!granted)
+        snprintf(why, cap,
+                 "it does not give %s full access: csi-proxy, running as %s, must create each "
+                 "instance of the pipe (FILE_CREATE_PIPE_INSTANCE), or the group serves one "
+                 "connection at a time; add (A;;GA;;;%s)",
+                 who, as, who);
+    return granted;
+}
+
+bool cp_sddl_grants_system(const char *s, char *why, size_t cap)
+{
+    cp_sid sy, held[3];
+    if (!cp_sid_parse("S-1-5-18", &sy) || !cp_sid_parse("S-1-1-0", &held[0]) ||
+        !cp_sid_parse("S-1-5-11", &held[1]) || !cp_sid_parse("S-1-5-32-544", &held[2])) {
+        snprintf(why, cap, "internal error: well-known SIDs");
+        return false;
+    }
+    return cp_sddl_grants(s, &sy, held, 3, why, cap);
+}
+
 size_t cp_sddl_for_sids(const cp_sid *sids, size_t n, char *out, size_t cap)
 {
-    size_t len = (size_t)snprintf(out, cap, "D:P");
+    cp_sid sy;
+    bool has_sy = false;
+    if (cp_sid_parse("S-1-5-18", &sy))
+        for (size_t i = 0; i < n; i++)
+            has_sy = has_sy || cp_sid_equal(&sids[i], &sy);
+    size_t len = (size_t)snprintf(out, cap, has_sy ? "D:P" : "D:P(A;;GA;;;SY)");
     for (size_t i = 0; i < n && len < cap; i++) {
         char buf[CP_SID_STR_MAX];
         const char *a = cp_sid_alias_of(&sids[i]);

@@ -371,7 +371,8 @@ static int load_disk(loader *l, const yaml_node_t *n, sim_disk *d)
 {
     static const char *const keys[] = {"number", "size", "grow_to", "online", "boot", "system",
                                        "style", "vendor", "product", "serial", "bus_type",
-                                       "page83", "scsi", "location", "partitions", NULL};
+                                       "page83", "scsi", "location", "partitions", "not_ready",
+                                       NULL};
     static const char *const styles[] = {"raw", "mbr", "gpt", NULL};
     static const uint32_t style_vals[] = {CP_PART_STYLE_RAW, CP_PART_STYLE_MBR, CP_PART_STYLE_GPT};
     int rc = only_keys(l, n, keys);
@@ -387,6 +388,7 @@ static int load_disk(loader *l, const yaml_node_t *n, sim_disk *d)
         (rc = get_bool(l, n, "online", &d->online)) != CP_OK ||
         (rc = get_bool(l, n, "boot", &d->boot)) != CP_OK ||
         (rc = get_bool(l, n, "system", &d->system)) != CP_OK ||
+        (rc = get_bool(l, n, "not_ready", &d->not_ready)) != CP_OK ||
         (rc = lookup(l, n, "style", styles, style_vals, &style)) != CP_OK)
         return rc;
     d->style = (cp_part_style)style;

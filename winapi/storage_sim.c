@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../service/log.h"
 #include "storage_sim_internal.h"
 
 static const cp_storage_ops sim_ops;
@@ -228,20 +229,44 @@ static int copy_disk(const sim_disk *d, const cp_storage_alloc *a, cp_disk_info 
     return CP_OK;
 }
 
+/* Describes d as the Win32 host's IOCTLs would: a not_ready disk fails as
+ * its IOCTL_DISK_GET_LENGTH_INFO does there (ERROR_NOT_READY). */
+static int describe_disk(const sim_disk *d, const cp_storage_alloc *a, cp_disk_info *o,
+                         cp_error *e)
+{
+    if (d->not_ready)
+        return cp_error_set(e, CP_E_UNAVAILABLE,
+                            "IOCTL_DISK_GET_LENGTH_INFO disk %u: The device is not ready. "
+                            "(error 21)",
+                            (unsigned)d->number);
+    return copy_disk(d, a, o, e);
+}
+
+/* A disk that does not answer is left out (and logged), as the Win32 host
+ * does: one unreadable disk must not fail ListDiskIDs for all. */
 static int sim_list_disks(void *ctx, const cp_storage_alloc *a, cp_disk_info **disks, size_t *n,
                           cp_error *e)
 {
     sim *s = ctx;
     cp_mutex_lock(s->mu);
     int rc = CP_OK;
+    size_t k = 0;
     cp_disk_info *out = sim_alloc(a, s->n_disks * sizeof(*out));
     if (out == NULL)
         rc = nomem(e);
-    for (size_t i = 0; rc == CP_OK && i < s->n_disks; i++)
-        rc = copy_disk(&s->disks[i], a, &out[i], e);
+    for (size_t i = 0; rc == CP_OK && i < s->n_disks; i++) {
+        cp_error e2;
+        int r = describe_disk(&s->disks[i], a, &out[k], &e2);
+        if (r == CP_OK)
+            k++;
+        else if (r == CP_E_NOMEM)
+            rc = nomem(e);
+        else
+            CP_LOG_WARN("storage: listing disks: skipping %s", e2.msg);
+    }
     if (rc == CP_OK) {
         *disks = out;
-        *n = s->n_disks;
+        *n = k;
     }
     cp_mutex_unlock(s->mu);
     return rc;
@@ -253,7 +278,7 @@ static int sim_get_disk(void *ctx, uint32_t number, const cp_storage_alloc *a, c
     sim *s = ctx;
     cp_mutex_lock(s->mu);
     sim_disk *d = find_disk(s, number);
-    int rc = d == NULL ? not_found_disk(e, number) : copy_disk(d, a, out, e);
+    int rc = d == NULL ? not_found_disk(e, number) : describe_disk(d, a, out, e);
     cp_mutex_unlock(s->mu);
     return rc;
 }

@@ -36,6 +36,8 @@ typedef struct sim_disk {
     uint64_t size;
     uint64_t grow_to; /* size after the next rescan; 0 = none */
     bool online, boot, system;
+    bool not_ready; /* answers nothing: ERROR_NOT_READY (an empty virtual-media
+                       drive, a disk vanishing mid-detach) */
     cp_part_style style;
     uint8_t id_desc[DESC_MAX];
     size_t id_desc_len;

@@ -115,15 +115,21 @@ int cp_disk_handle_partition(cp_call *call, const void *req, void *resp)
     if (lock_disk(call, q->disk_number) != CP_OK)
         return CP_PARKED;
     int rc = h->ops->get_disk(h->ctx, q->disk_number, &a, &d, &e);
-    if (rc == CP_OK)
-        rc = cp_sg_refuse_boot(&d, "partition it", &e);
-    if (rc == CP_OK && d.style == CP_PART_STYLE_RAW)
-        rc = h->ops->init_gpt(h->ctx, q->disk_number, &e);
-    if (rc == CP_OK)
+    bool raw = rc == CP_OK && d.style == CP_PART_STYLE_RAW;
+    if (rc == CP_OK && !raw)
         rc = h->ops->list_partitions(h->ctx, q->disk_number, &a, &parts, &n, &e);
     bool basic = false;
     for (size_t i = 0; rc == CP_OK && i < n; i++)
         basic = basic || parts[i].kind == CP_PART_BASIC;
+    /* A boot or system disk is refused only when this would change it: an
+     * initialised disk that already has a basic partition (a restored
+     * boot-disk snapshot attached as data, with its ESP) is left as it
+     * is, and PartitionDisk succeeds as on any other such disk (issue 9
+     * item 13). */
+    if (rc == CP_OK && (raw || !basic))
+        rc = cp_sg_refuse_boot(&d, "partition it", &e);
+    if (rc == CP_OK && raw)
+        rc = h->ops->init_gpt(h->ctx, q->disk_number, &e);
     if (rc == CP_OK && !basic)
         rc = h->ops->create_basic_partition(h->ctx, q->disk_number, &e);
     unlock_disk(call, q->disk_number);

@@ -185,6 +185,50 @@ static void test_sddl_for_sids(void **state)
     char why[128];
     assert_true(cp_sddl_check(out, why, sizeof(why)));
     assert_int_equal(cp_sddl_for_sids(s, 3, out, 20), 0); /* does not fit */
+    /* without SYSTEM in the list: SY first all the same (issue 9 item 6) */
+    assert_int_not_equal(cp_sddl_for_sids(s + 1, 2, out, sizeof(out)), 0);
+    assert_string_equal(out, "D:P(A;;GA;;;SY)(A;;GA;;;BA)(A;;GA;;;S-1-5-21-1-2-3-1104)");
+    assert_true(cp_sddl_grants_system(out, why, sizeof(why)));
+}
+
+/* Issue 9 item 6: a pipe DACL that does not let SYSTEM (the service's
+ * account) create pipe instances leaves one instance per pipe on Windows:
+ * one connection at a time. Refused, saying why and what to add. */
+static void test_sddl_grants_system(void **state)
+{
+    (void)state;
+    const char *good[] = {"D:P(A;;GA;;;SY)",
+                          "D:P(A;;GA;;;BA)(A;;FA;;;SY)",
+                          "D:P(A;;GRGWGA;;;S-1-5-18)",
+                          "D:P(A;;0x10000000;;;SY)",
+                          "D:P(A;;0x001F01FF;;;SY)(A;;GRGW;;;BU)",
+                          "D:P(D;;GA;;;AN)(A;;GA;;;SY)(D;;GA;;;BG)",
+                          "O:SYG:SYD:P(A;OICI;GA;;;SY)S:(ML;;NW;;;LW)"};
+    char why[512];
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+        if (!cp_sddl_grants_system(good[i], why, sizeof(why)))
+            fail_msg("refused \"%s\": %s", good[i], why);
+    struct {
+        const char *sddl, *why;
+    } bad[] = {
+        {"D:P(A;;GA;;;BA)", "does not give SY full access"},
+        {"D:P(A;;GRGW;;;SY)(A;;GA;;;BA)", "does not give SY full access"},
+        {"D:P(A;;0x12019f;;;SY)", "does not give SY full access"},
+        {"D:P(A;IO;GA;;;SY)(A;;GA;;;BA)", "does not give SY full access"},
+        {"O:SYD:P(A;;GA;;;S-1-5-93-2-2)", "add (A;;GA;;;SY)"},
+        {"D:P(D;;GA;;;SY)(A;;GA;;;SY)", "it denies SY, which is the service's account"},
+        {"D:P(A;;GA;;;SY)(D;;WD;;;WD)", "it denies WD, which the service's account holds"},
+        {"D:P(D;;GA;;;S-1-5-32-544)(A;;GA;;;SY)", "denies S-1-5-32-544"},
+        {"D:P(D;;GA;;;AU)(A;;GA;;;SY)", "denies AU"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (cp_sddl_grants_system(bad[i].sddl, why, sizeof(why)))
+            fail_msg("accepted \"%s\"", bad[i].sddl);
+        if (strstr(why, bad[i].why) == NULL)
+            fail_msg("\"%s\": want \"%s\" in \"%s\"", bad[i].sddl, bad[i].why, why);
+        if (strstr(why, "FILE_CREATE_PIPE_INSTANCE") == NULL)
+            fail_msg("\"%s\": the reason is not given: %s", bad[i].sddl, why);
+    }
 }
 
 /* ---- config: defaults and the example -------------------------------------- */
@@ -319,7 +363,9 @@ static void test_security_precedence(void **state)
     const cp_config_group *smb = cp_config_group_of(&c, "smb");
     assert_int_equal(smb->n_allowed, 1);
     assert_string_equal(sid_str(&smb->allowed[0]), "S-1-5-93-2-2");
-    assert_string_equal(smb->pipe_sddl, "D:P(A;;GA;;;S-1-5-93-2-2)");
+    /* derived without SYSTEM among the callers: SYSTEM still gets its ACE
+     * (issue 9 item 6: it creates every pipe instance) */
+    assert_string_equal(smb->pipe_sddl, "D:P(A;;GA;;;SY)(A;;GA;;;S-1-5-93-2-2)");
     const cp_config_group *iscsi = cp_config_group_of(&c, "iscsi");
     assert_int_equal(iscsi->n_allowed, 2); /* security:'s callers */
     assert_string_equal(iscsi->pipe_sddl, "D:P(A;;GA;;;SY)");
@@ -458,6 +504,16 @@ static void test_errors(void **state)
     expect_error("groups:\n  smb:\n    pipeSecurity: 'D:NO_ACCESS_CONTROL'\n", 3,
                  "NO_ACCESS_CONTROL");
     expect_error("security:\n  pipeSecurity: 'D:P(A;;GA;;;WX)'\n", 2, "unknown SID alias \"WX\"");
+    /* issue 9 item 6: the service's account must be able to create every
+     * pipe instance; refused at file:line, not widened */
+    expect_error("groups:\n  disk: {}\n  volume:\n    pipeSecurity: 'D:P(A;;GA;;;BA)'\n", 4,
+                 "groups.volume.pipeSecurity: pipe security \"D:P(A;;GA;;;BA)\" cannot work: it "
+                 "does not give SY full access: csi-proxy, running as SYSTEM, must create each "
+                 "instance of the pipe (FILE_CREATE_PIPE_INSTANCE), or the group serves one "
+                 "connection at a time; add (A;;GA;;;SY)");
+    expect_error("security:\n  pipeSecurity: 'D:P(D;;GA;;;SY)(A;;GA;;;SY)'\n", 2,
+                 "security.pipeSecurity: pipe security \"D:P(D;;GA;;;SY)(A;;GA;;;SY)\" cannot "
+                 "work: it denies SY");
     expect_error("limits:\n  maxMessageBytes: 10\n", 2, "out of range [1024, 67108864]");
     expect_error("limits:\n  maxConnections: -1\n", 2, "expected a whole number");
     expect_error("limits:\n  workerThreads: 99999999999999999999999\n", 2, "too large");
@@ -512,6 +568,7 @@ int main(void)
         cmocka_unit_test(test_sid_names_and_aliases),
         cmocka_unit_test(test_sddl_check),
         cmocka_unit_test(test_sddl_for_sids),
+        cmocka_unit_test(test_sddl_grants_system),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_example_file),
         cmocka_unit_test(test_missing_file),
