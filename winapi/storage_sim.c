@@ -327,6 +327,10 @@ static int sim_init_gpt(void *ctx, uint32_t number, cp_error *e)
     int rc = begin_disk(s, number, &d, e);
     if (rc != CP_OK)
         return rc;
+    /* A RAW disk is brought online first, as the Win32 host does: it has
+     * no volume to expose, and drivers partition before SetDiskState. */
+    if (d->style == CP_PART_STYLE_RAW)
+        d->online = true;
     rc = need_online(d, e);
     if (rc == CP_OK && d->style != CP_PART_STYLE_RAW)
         rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "disk %u is already initialized (%s)",

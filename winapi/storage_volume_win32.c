@@ -40,7 +40,14 @@ int w32s_need_online(HANDLE h, uint32_t number, cp_error *e)
 }
 
 /* "IOCTL_DISK_CREATE_DISK IOCTL" with a GPT CREATE_DISK (a new disk GUID
- * from new_guid, 128 entries), then IOCTL_DISK_UPDATE_PROPERTIES. */
+ * from new_guid, 128 entries), then IOCTL_DISK_UPDATE_PROPERTIES.
+ *
+ * A RAW disk that is offline (a SAN policy of OfflineShared/OfflineAll
+ * keeps new disks offline) is brought online first: an offline disk
+ * refuses writes, and drivers call PartitionDisk before SetDiskState
+ * (issue 9 item 9). A RAW disk has no volume, so this exposes nothing.
+ * "IOCTL_DISK_SET_DISK_ATTRIBUTES IOCTL" clears DISK_ATTRIBUTE_OFFLINE,
+ * persisted, as SetDiskState(online) does. */
 int w32_init_gpt(void *ctx, uint32_t number, cp_error *e)
 {
     (void)ctx;
@@ -49,14 +56,25 @@ int w32_init_gpt(void *ctx, uint32_t number, cp_error *e)
     HANDLE h = w32s_open_disk(number, GENERIC_READ | GENERIC_WRITE, e);
     if (h == INVALID_HANDLE_VALUE)
         return e->status;
-    int rc = w32s_need_online(h, number, e);
-    DRIVE_LAYOUT_INFORMATION_EX *l = rc == CP_OK ? w32s_get_layout(h, obj, e) : NULL;
-    if (rc == CP_OK && l == NULL)
-        rc = e->status;
+    DRIVE_LAYOUT_INFORMATION_EX *l = w32s_get_layout(h, obj, e);
+    int rc = l == NULL ? e->status : CP_OK;
     if (rc == CP_OK && l->PartitionStyle != PARTITION_STYLE_RAW)
         rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "disk %u is already initialized",
                           (unsigned)number);
     free(l);
+    cp_error e2;
+    if (rc == CP_OK && w32s_need_online(h, number, &e2) != CP_OK) {
+        cp_set_disk_attributes s;
+        memset(&s, 0, sizeof(s));
+        s.Version = sizeof(s);
+        s.Persist = TRUE;
+        s.AttributesMask = DISK_ATTRIBUTE_OFFLINE; /* Attributes 0: online */
+        rc = IOCTL(h, IOCTL_DISK_SET_DISK_ATTRIBUTES, &s, sizeof(s), NULL, 0, NULL, obj, e);
+        if (rc == CP_OK)
+            rc = IOCTL(h, IOCTL_DISK_UPDATE_PROPERTIES, NULL, 0, NULL, 0, NULL, obj, e);
+        if (rc == CP_OK)
+            rc = w32s_need_online(h, number, e);
+    }
     CREATE_DISK cd;
     memset(&cd, 0, sizeof(cd));
     cd.PartitionStyle = PARTITION_STYLE_GPT;
@@ -225,31 +243,9 @@ int w32_create_basic_partition(void *ctx, uint32_t number, cp_error *e)
     rc = IOCTL(h, IOCTL_DISK_SET_DRIVE_LAYOUT_EX, nl, (DWORD)size, NULL, 0, NULL, obj, e);
     if (rc == CP_OK)
         rc = IOCTL(h, IOCTL_DISK_UPDATE_PROPERTIES, NULL, 0, NULL, 0, NULL, obj, e);
-    if (rc == CP_OK) {
-        /* The volume device appears asynchronously (PnP). */
-        cp_storage_alloc ha = {w32s_heap_alloc, NULL};
-        ULONGLONG until = GetTickCount64() + NEW_VOLUME_WAIT_MS;
-        for (;;) {
-            char **ids = NULL;
-            size_t n = 0;
-            cp_error e2;
-            bool seen = w32s_volumes_on(number, max_num + 1, &ha, &ids, &n, &e2) == CP_OK && n > 0;
-            for (size_t i = 0; ids != NULL && i < n; i++)
-                free(ids[i]);
-            free(ids);
-            if (seen)
-                break;
-            if (GetTickCount64() > until) {
-                rc = cp_error_set(e, CP_E_DEADLINE_EXCEEDED,
-                                  "disk %u: partition %lu created but its volume did not appear "
-                                  "within %d s",
-                                  (unsigned)number, (unsigned long)(max_num + 1),
-                                  NEW_VOLUME_WAIT_MS / 1000);
-                break;
-            }
-            Sleep(100);
-        }
-    }
+    if (rc == CP_OK)
+        rc = w32s_wait_volume(number, max_num + 1, GetTickCount64() + NEW_VOLUME_WAIT_MS,
+                              "created", e);
 out:
     free(nl);
     free(l);
@@ -257,15 +253,51 @@ out:
     return rc;
 }
 
+/* Waits until the volume of partition `partition` of disk `number` exists:
+ * the volume device appears asynchronously (PnP) after
+ * IOCTL_DISK_UPDATE_PROPERTIES or an online. DEADLINE_EXCEEDED past
+ * `until` (GetTickCount64), naming the disk, the partition and what was
+ * done to it (`done`: "created", "brought online"). */
+int w32s_wait_volume(uint32_t number, uint32_t partition, ULONGLONG until, const char *done,
+                     cp_error *e)
+{
+    cp_storage_alloc ha = {w32s_heap_alloc, NULL};
+    for (;;) {
+        char **ids = NULL;
+        size_t n = 0;
+        cp_error e2;
+        bool seen = w32s_volumes_on(number, partition, &ha, &ids, &n, &e2) == CP_OK && n > 0;
+        for (size_t i = 0; ids != NULL && i < n; i++)
+            free(ids[i]);
+        free(ids);
+        if (seen)
+            return CP_OK;
+        if (GetTickCount64() > until)
+            return cp_error_set(e, CP_E_DEADLINE_EXCEEDED,
+                                "disk %u: partition %lu %s but its volume did not appear within "
+                                "%d s",
+                                (unsigned)number, (unsigned long)partition, done,
+                                NEW_VOLUME_WAIT_MS / 1000);
+        Sleep(100);
+    }
+}
+
 /* --- volumes ------------------------------------------------------------- */
 
 /* IOCTL_STORAGE_GET_DEVICE_NUMBER on a volume handle ("IOCTL_STORAGE_GET_
- * DEVICE_NUMBER IOCTL"): for a basic volume, its disk and partition. */
+ * DEVICE_NUMBER IOCTL"): for a basic volume, its disk and partition.
+ * DeviceNumber counts per device type ("STORAGE_DEVICE_NUMBER structure":
+ * DeviceType is the FILE_DEVICE_* of the device, DeviceNumber its number
+ * among them), so the volume of CD-ROM 0 (FILE_DEVICE_CD_ROM, or _DVD)
+ * also says DeviceNumber 0: only FILE_DEVICE_DISK volumes live on
+ * \\.\PhysicalDriveN (issue 9 item 8). */
 bool w32s_volume_place(HANDLE v, uint32_t *disk, uint32_t *partition)
 {
     STORAGE_DEVICE_NUMBER sdn;
     DWORD n;
     if (!DeviceIoControl(v, IOCTL_STORAGE_GET_DEVICE_NUMBER, NULL, 0, &sdn, sizeof(sdn), &n, NULL))
+        return false;
+    if (sdn.DeviceType != FILE_DEVICE_DISK)
         return false;
     *disk = sdn.DeviceNumber;
     *partition = sdn.PartitionNumber;
@@ -383,7 +415,23 @@ int w32_get_volume(void *ctx, const char *id, cp_volume_info *o, cp_error *e)
 
     char obj[32];
     snprintf(obj, sizeof(obj), "disk %u", (unsigned)o->disk_number);
-    HANDLE h = w32s_open_disk(o->disk_number, GENERIC_READ, e);
+    /* The disk may have grown since the disk driver last looked (a cloud
+     * volume expanded): IOCTL_DISK_GET_LENGTH_INFO answers the length
+     * cached in the device extension until "IOCTL_DISK_UPDATE_DRIVE_SIZE
+     * IOCTL" ("Updates device extension with drive size information for
+     * current media"; used "in conjunction with IOCTL_DISK_GROW_PARTITION"
+     * to extend a disk) refreshes it. Without it ResizeVolume(0) reads a
+     * stale partition_max and does nothing (issue 9 item 12). The IOCTL
+     * needs read and write access; a handle without write access skips it
+     * (best effort: the length read then is what the driver has). */
+    HANDLE h = w32s_open_disk(o->disk_number, GENERIC_READ | GENERIC_WRITE, e);
+    if (h != INVALID_HANDLE_VALUE) {
+        DISK_GEOMETRY g;
+        DWORD n;
+        (void)DeviceIoControl(h, IOCTL_DISK_UPDATE_DRIVE_SIZE, NULL, 0, &g, sizeof(g), &n, NULL);
+    } else if (e->status == CP_E_PERMISSION_DENIED) {
+        h = w32s_open_disk(o->disk_number, GENERIC_READ, e);
+    }
     if (h == INVALID_HANDLE_VALUE)
         return e->status;
     GET_LENGTH_INFORMATION len;

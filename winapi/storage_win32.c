@@ -43,6 +43,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "../service/log.h"
 #include "winutil_win32.h"
 
 /* --- errors ------------------------------------------------------------- */
@@ -413,12 +414,24 @@ static int w32_list_disks(void *ctx, const cp_storage_alloc *a, cp_disk_info **d
         uint32_t number = (uint32_t)wcstoul(p + 13, NULL, 10);
         cp_error e2;
         HANDLE h = w32s_open_disk(number, GENERIC_READ, &e2);
-        if (h == INVALID_HANDLE_VALUE)
-            continue; /* removed meanwhile */
-        rc = describe_disk(h, number, mask, high, a, &out[k], e);
+        if (h == INVALID_HANDLE_VALUE) {
+            if (e2.status != CP_E_NOT_FOUND) /* NOT_FOUND: removed meanwhile */
+                CP_LOG_WARN("storage: listing disks: skipping %s", e2.msg);
+            continue;
+        }
+        /* One disk that does not answer (ERROR_NOT_READY from an empty
+         * virtual-media drive, ERROR_NO_SUCH_DEVICE or ERROR_FILE_NOT_FOUND
+         * from a disk vanishing mid-detach: "System Error Codes") must not
+         * fail the listing for every other disk: it is left out and logged
+         * (issue 9 item 7; the simulator's fixture disk 18 does the same). */
+        int r = describe_disk(h, number, mask, high, a, &out[k], &e2);
         CloseHandle(h);
-        if (rc == CP_OK)
+        if (r == CP_OK)
             k++;
+        else if (r == CP_E_NOMEM)
+            rc = w32s_nomem(e);
+        else
+            CP_LOG_WARN("storage: listing disks: skipping %s", e2.msg);
     }
     free(names);
     (void)ctx;
@@ -429,11 +442,52 @@ static int w32_list_disks(void *ctx, const cp_storage_alloc *a, cp_disk_info **d
     return CP_OK;
 }
 
+/* Whether the disk says DISK_ATTRIBUTE_OFFLINE ("IOCTL_DISK_GET_DISK_
+ * ATTRIBUTES IOCTL"); a disk that cannot say is online, as describe_disk. */
+static bool offline_attr(HANDLE h)
+{
+    cp_get_disk_attributes attrs = {.Version = sizeof(attrs)};
+    DWORD n;
+    return DeviceIoControl(h, IOCTL_DISK_GET_DISK_ATTRIBUTES, NULL, 0, &attrs, sizeof(attrs), &n,
+                           NULL) &&
+           (attrs.Attributes & DISK_ATTRIBUTE_OFFLINE) != 0;
+}
+
+/* After a disk came online: waits for the volume of each of its basic
+ * partitions, as create_basic_partition does, so that ListVolumesOnDisk
+ * right after SetDiskState(online) sees them (issue 9 item 9). */
+static int wait_basic_volumes(HANDLE h, uint32_t number, const char *obj, cp_error *e)
+{
+    DRIVE_LAYOUT_INFORMATION_EX *l = w32s_get_layout(h, obj, e);
+    if (l == NULL)
+        return e->status;
+    ULONGLONG until = GetTickCount64() + NEW_VOLUME_WAIT_MS;
+    int rc = CP_OK;
+    for (DWORD i = 0; rc == CP_OK && i < l->PartitionCount; i++)
+        if (w32s_used_entry(l, i) && w32s_part_kind(l, &l->PartitionEntry[i]) == CP_PART_BASIC)
+            rc = w32s_wait_volume(number, l->PartitionEntry[i].PartitionNumber, until,
+                                  "brought online", e);
+    free(l);
+    return rc;
+}
+
 /* "IOCTL_DISK_SET_DISK_ATTRIBUTES IOCTL": DISK_ATTRIBUTE_OFFLINE, persisted,
- * then "IOCTL_DISK_UPDATE_PROPERTIES IOCTL" so the partition manager sees it. */
+ * then "IOCTL_DISK_UPDATE_PROPERTIES IOCTL" so the partition manager sees it.
+ *
+ * Online: the attribute is read back, because clearing it does not bring
+ * every offline disk online. A disk kept offline for a collision
+ * ("VDS_DISK_OFFLINE_REASON enumeration": VDSDiskOfflineReasonCollision,
+ * MSFT_Disk.OfflineReason 4 - an MBR signature, or a GPT disk or partition
+ * GUID, equal to another online disk's: a snapshot restored beside its
+ * source) stays offline until it gets new identifiers; Windows does that
+ * when the disk is brought online through the Storage Management API
+ * ("Online method of the MSFT_Disk class"; Disk Management and diskpart
+ * "online disk" replace the duplicate signature/GUIDs), so a disk still
+ * offline is brought online that way, then checked again. Then the call
+ * waits for the volumes of its basic partitions. */
 static int w32_set_disk_online(void *ctx, uint32_t number, bool online, cp_error *e)
 {
-    (void)ctx;
+    w32 *w = ctx;
     char obj[32];
     snprintf(obj, sizeof(obj), "disk %u", (unsigned)number);
     HANDLE h = w32s_open_disk(number, GENERIC_READ | GENERIC_WRITE, e);
@@ -448,6 +502,18 @@ static int w32_set_disk_online(void *ctx, uint32_t number, bool online, cp_error
     int rc = IOCTL(h, IOCTL_DISK_SET_DISK_ATTRIBUTES, &s, sizeof(s), NULL, 0, NULL, obj, e);
     if (rc == CP_OK)
         rc = IOCTL(h, IOCTL_DISK_UPDATE_PROPERTIES, NULL, 0, NULL, 0, NULL, obj, e);
+    if (rc == CP_OK && online && offline_attr(h)) {
+        rc = w32s_disk_online_wmi(w, number, e);
+        if (rc == CP_OK)
+            rc = IOCTL(h, IOCTL_DISK_UPDATE_PROPERTIES, NULL, 0, NULL, 0, NULL, obj, e);
+        if (rc == CP_OK && offline_attr(h))
+            rc = cp_error_set(e, CP_E_FAILED_PRECONDITION,
+                              "disk %u is still offline after MSFT_Disk.Online (see its "
+                              "OfflineReason: Get-Disk -Number %u)",
+                              (unsigned)number, (unsigned)number);
+    }
+    if (rc == CP_OK && online)
+        rc = wait_basic_volumes(h, number, obj, e);
     CloseHandle(h);
     return rc;
 }

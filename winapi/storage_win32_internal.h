@@ -106,6 +106,8 @@ void *w32s_alloc(const cp_storage_alloc *a, size_t n);
 int w32s_need_online(HANDLE h, uint32_t number, cp_error *e);
 uint32_t w32s_sector_size(HANDLE h);
 bool w32s_volume_place(HANDLE v, uint32_t *disk, uint32_t *partition);
+int w32s_wait_volume(uint32_t number, uint32_t partition, ULONGLONG until, const char *done,
+                     cp_error *e);
 int w32s_volumes_on(uint32_t disk, uint32_t partition, const cp_storage_alloc *a, char ***ids,
                     size_t *n, cp_error *e);
 void *w32s_heap_alloc(void *actx, size_t n);
@@ -130,6 +132,7 @@ int w32_volume_use(void *ctx, const char *id, cp_volume_use *o, cp_error *e);
 /* storage_wmi_win32.c */
 int w32_rescan(void *ctx, cp_error *e);
 int w32_format_volume(void *ctx, const char *id, cp_error *e);
+int w32s_disk_online_wmi(w32 *w, uint32_t number, cp_error *e);
 void w32s_wmi_release(w32 *w);
 
 #endif

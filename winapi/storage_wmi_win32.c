@@ -1,6 +1,7 @@
-/* storage_wmi_win32.c - the two storage operations Windows documents only
- * through WMI (Windows Storage Management API): MSFT_Volume.Format and
- * MSFT_StorageSetting.UpdateHostStorageCache. One IWbemServices on
+/* storage_wmi_win32.c - the storage operations Windows documents only
+ * through WMI (Windows Storage Management API): MSFT_Volume.Format,
+ * MSFT_StorageSetting.UpdateHostStorageCache, and MSFT_Disk.Online for a
+ * disk that clearing DISK_ATTRIBUTE_OFFLINE left offline. One IWbemServices on
  * ROOT\\Microsoft\\Windows\\Storage, connected on first use and kept for the
  * life of the process; in-process COM, no child process. ole32 and oleaut32
  * are loaded on the first WMI call, not at start: most nodes never format
@@ -78,11 +79,31 @@ static int com_load(cp_error *e)
 
 /* --- WMI (Format and rescan only) ---------------------------------------- */
 
+/* The security blanket of every WMI proxy this file holds (issue 9 item
+ * 10). "Setting the Security on IWbemServices and Other Proxies": a client
+ * sets security either process-wide with CoInitializeSecurity before
+ * connecting, or per proxy with CoSetProxyBlanket; the blanket is not
+ * inherited by the proxies a call returns, such as the
+ * IEnumWbemClassObject of ExecQuery, so each gets its own. Per proxy is
+ * chosen here: CoInitializeSecurity may be called once per process, before
+ * any marshalling ("CoInitializeSecurity function": RPC_E_TOO_LATE
+ * otherwise), and this service loads COM only on its first WMI call, on a
+ * pool thread. Packet privacy (RPC_C_AUTHN_LEVEL_PKT_PRIVACY: every packet
+ * authenticated and encrypted) and impersonation level
+ * RPC_C_IMP_LEVEL_IMPERSONATE, which the Storage Management provider needs
+ * to act as the caller ("Setting the Default Process Security Level Using
+ * C++"). */
+static HRESULT blanket(IUnknown *proxy)
+{
+    return com.CoSetProxyBlanket(proxy, RPC_C_AUTHN_WINNT, RPC_C_AUTHZ_NONE, NULL,
+                                 RPC_C_AUTHN_LEVEL_PKT_PRIVACY, RPC_C_IMP_LEVEL_IMPERSONATE, NULL,
+                                 EOAC_NONE);
+}
+
 /* IWbemLocator::ConnectServer to ROOT\Microsoft\Windows\Storage ("Creating a
- * WMI Application Using C++", steps 3-5), once; CoSetProxyBlanket at
- * impersonation level. CoIncrementMTAUsage ("CoIncrementMTAUsage function")
- * keeps the multithreaded apartment alive, so any pool thread may call the
- * proxy (it is in the implicit MTA). */
+ * WMI Application Using C++", steps 3-5), once; then blanket(). CoIncrementMTAUsage
+ * ("CoIncrementMTAUsage function") keeps the multithreaded apartment alive,
+ * so any pool thread may call the proxy (it is in the implicit MTA). */
 static int wmi(w32 *w, IWbemServices **out, cp_error *e)
 {
     AcquireSRWLockExclusive(&w->wmi_lock);
@@ -106,9 +127,7 @@ static int wmi(w32 *w, IWbemServices **out, cp_error *e)
         if (SUCCEEDED(hr))
             hr = IWbemLocator_ConnectServer(loc, ns, NULL, NULL, NULL, 0, NULL, NULL, &w->svc);
         if (SUCCEEDED(hr))
-            hr = com.CoSetProxyBlanket((IUnknown *)w->svc, RPC_C_AUTHN_WINNT, RPC_C_AUTHZ_NONE, NULL,
-                                   RPC_C_AUTHN_LEVEL_CALL, RPC_C_IMP_LEVEL_IMPERSONATE, NULL,
-                                   EOAC_NONE);
+            hr = blanket((IUnknown *)w->svc);
         if (FAILED(hr) && w->svc != NULL) {
             IWbemServices_Release(w->svc);
             w->svc = NULL;
@@ -212,6 +231,57 @@ static HRESULT put_param(IWbemClassObject *in, const wchar_t *name, VARIANT *v)
     return hr;
 }
 
+/* The __PATH of the first object `query` (WQL) returns, into *path (a
+ * VT_BSTR the caller clears). S_FALSE when there is none. The enumerator
+ * gets its own blanket (issue 9 item 10). */
+static HRESULT first_path(IWbemServices *svc, const wchar_t *query, VARIANT *path)
+{
+    BSTR lang = com.SysAllocString(L"WQL"), q = com.SysAllocString(query);
+    IEnumWbemClassObject *en = NULL;
+    IWbemClassObject *obj = NULL;
+    ULONG got = 0;
+    HRESULT hr = lang != NULL && q != NULL ? S_OK : E_OUTOFMEMORY;
+    if (SUCCEEDED(hr))
+        hr = IWbemServices_ExecQuery(svc, lang, q,
+                                     WBEM_FLAG_FORWARD_ONLY | WBEM_FLAG_RETURN_IMMEDIATELY, NULL,
+                                     &en);
+    if (SUCCEEDED(hr))
+        hr = blanket((IUnknown *)en);
+    if (SUCCEEDED(hr))
+        hr = IEnumWbemClassObject_Next(en, WBEM_INFINITE, 1, &obj, &got);
+    if (SUCCEEDED(hr) && got == 0)
+        hr = S_FALSE;
+    else if (SUCCEEDED(hr))
+        hr = IWbemClassObject_Get(obj, L"__PATH", 0, path, NULL, NULL);
+    if (hr == S_OK && V_VT(path) != VT_BSTR)
+        hr = E_UNEXPECTED;
+    if (obj != NULL)
+        IWbemClassObject_Release(obj);
+    if (en != NULL)
+        IEnumWbemClassObject_Release(en);
+    com.SysFreeString(lang);
+    com.SysFreeString(q);
+    return hr;
+}
+
+/* first_path; on a miss, once, MSFT_StorageSetting.UpdateHostStorageCache
+ * and the query again. The Storage Management provider answers from its
+ * cache of disks, partitions and volumes ("UpdateHostStorageCache method
+ * of the MSFT_StorageSetting class": "Updates the internal cache of
+ * software objects (that is, Disks, Partitions, Volumes)"), which does not
+ * yet hold a volume or disk changed through IOCTLs a moment ago (issue 9
+ * item 11). */
+static HRESULT find_path(w32 *w, IWbemServices *svc, const wchar_t *query, VARIANT *path)
+{
+    HRESULT hr = first_path(svc, query, path);
+    if (hr == S_FALSE) {
+        cp_error ignored;
+        if (w32_rescan(w, &ignored) == CP_OK)
+            hr = first_path(svc, query, path);
+    }
+    return hr;
+}
+
 /* MSFT_Volume.Format(FileSystem "NTFS", FileSystemLabel "", Full false,
  * Force true) on the volume whose UniqueId is id ("Format method of the
  * MSFT_Volume class"): Windows documents no other way to format. The ID
@@ -236,27 +306,21 @@ int w32_format_volume(void *ctx, const char *id, cp_error *e)
     int rc = wmi(w, &svc, e);
     if (rc != CP_OK)
         return rc;
-    BSTR lang = com.SysAllocString(L"WQL"), q = com.SysAllocString(query);
     BSTR cls = com.SysAllocString(L"MSFT_Volume"), method = com.SysAllocString(L"Format");
-    IEnumWbemClassObject *en = NULL;
-    IWbemClassObject *vol = NULL, *def = NULL, *in = NULL, *in_def = NULL, *out = NULL;
+    IWbemClassObject *def = NULL, *in = NULL, *in_def = NULL, *out = NULL;
     VARIANT path;
     com.VariantInit(&path);
-    ULONG got = 0, rv = 0;
-    HRESULT hr = lang && q && cls && method ? S_OK : E_OUTOFMEMORY;
+    ULONG rv = 0;
+    HRESULT hr = cls && method ? S_OK : E_OUTOFMEMORY;
     if (SUCCEEDED(hr))
-        hr = IWbemServices_ExecQuery(svc, lang, q, WBEM_FLAG_FORWARD_ONLY | WBEM_FLAG_RETURN_IMMEDIATELY,
-                                     NULL, &en);
-    if (SUCCEEDED(hr))
-        hr = IEnumWbemClassObject_Next(en, WBEM_INFINITE, 1, &vol, &got);
-    if (SUCCEEDED(hr) && got == 0) {
-        rc = cp_error_set(e, CP_E_NOT_FOUND, "volume %s not found (MSFT_Volume)", id);
+        hr = find_path(w, svc, query, &path);
+    if (hr == S_FALSE) {
+        rc = cp_error_set(e, CP_E_NOT_FOUND,
+                          "volume %s not found (MSFT_Volume, after updating the host storage "
+                          "cache)",
+                          id);
         goto out;
     }
-    if (SUCCEEDED(hr))
-        hr = IWbemClassObject_Get(vol, L"__PATH", 0, &path, NULL, NULL);
-    if (SUCCEEDED(hr) && V_VT(&path) != VT_BSTR)
-        hr = E_UNEXPECTED;
     if (SUCCEEDED(hr))
         hr = IWbemServices_GetObject(svc, cls, 0, NULL, &def, NULL);
     if (SUCCEEDED(hr))
@@ -309,13 +373,52 @@ out:
         IWbemClassObject_Release(in_def);
     if (def != NULL)
         IWbemClassObject_Release(def);
-    if (vol != NULL)
-        IWbemClassObject_Release(vol);
-    if (en != NULL)
-        IEnumWbemClassObject_Release(en);
-    com.SysFreeString(lang);
-    com.SysFreeString(q);
     com.SysFreeString(cls);
+    com.SysFreeString(method);
+    IWbemServices_Release(svc);
+    return rc;
+}
+
+/* MSFT_Disk.Online() on the disk whose Number is `number` ("Online method
+ * of the MSFT_Disk class": "Brings the disk online"; returns 0 on
+ * success). Used when clearing DISK_ATTRIBUTE_OFFLINE left a disk offline:
+ * a disk offline for a signature or GUID collision gets new identifiers
+ * when brought online this way (see w32_set_disk_online). */
+int w32s_disk_online_wmi(w32 *w, uint32_t number, cp_error *e)
+{
+    wchar_t query[96];
+    swprintf(query, sizeof(query) / sizeof(query[0]),
+             L"SELECT __PATH FROM MSFT_Disk WHERE Number = %u", (unsigned)number);
+    char obj[32];
+    snprintf(obj, sizeof(obj), "disk %u", (unsigned)number);
+    IWbemServices *svc;
+    int rc = wmi(w, &svc, e);
+    if (rc != CP_OK)
+        return rc;
+    BSTR method = com.SysAllocString(L"Online");
+    IWbemClassObject *out = NULL;
+    VARIANT path;
+    com.VariantInit(&path);
+    ULONG rv = 0;
+    HRESULT hr = method != NULL ? S_OK : E_OUTOFMEMORY;
+    if (SUCCEEDED(hr))
+        hr = find_path(w, svc, query, &path);
+    if (hr == S_FALSE)
+        rc = cp_error_set(e, CP_E_NOT_FOUND, "disk %u not found (MSFT_Disk)", (unsigned)number);
+    else if (SUCCEEDED(hr))
+        hr = IWbemServices_ExecMethod(svc, V_BSTR(&path), method, 0, NULL, NULL, &out, NULL);
+    if (hr == S_OK)
+        hr = return_value(out, &rv);
+    if (FAILED(hr)) {
+        wmi_reset(w, hr);
+        rc = w32s_hr_error(e, hr, "WMI: MSFT_Disk.Online", obj);
+    } else if (rc == CP_OK && rv != 0) {
+        rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "WMI: MSFT_Disk.Online %s returned %lu",
+                          obj, (unsigned long)rv);
+    }
+    com.VariantClear(&path);
+    if (out != NULL)
+        IWbemClassObject_Release(out);
     com.SysFreeString(method);
     IWbemServices_Release(svc);
     return rc;

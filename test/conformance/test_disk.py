@@ -249,14 +249,7 @@ def test_partition_disk_refusals(c, v):
     assert "PartitionDisk: disk 14 is the system disk: refusing to partition it" == msg
     r, _, _ = c("volume", "v1", "ListVolumesOnDisk", disk_number=14)
     assert len(r.volume_ids) == 1
-    # an offline blank disk cannot be initialized; an offline partitioned
-    # one needs nothing
-    _, code, _ = c("disk", "v1", "SetDiskState", disk_number=8, is_online=False)
-    assert code == OK
-    _, code, msg = c("disk", v, "PartitionDisk", **disk_arg(v, 8))
-    assert code == PRECONDITION and msg == "PartitionDisk: disk 8 is offline"
-    _, code, _ = c("disk", "v1", "SetDiskState", disk_number=8, is_online=True)
-    assert code == OK
+    # an offline partitioned disk needs nothing
     _, code, msg = c("disk", v, "PartitionDisk", **disk_arg(v, 10))
     assert code == OK, msg
     _, code, msg = c("disk", v, "PartitionDisk", **disk_arg(v, 4242))
@@ -267,6 +260,24 @@ def test_partition_disk_refusals(c, v):
         assert code == OK, msg
         r, _, _ = c("volume", "v1", "ListVolumesOnDisk", disk_number=n)
         assert len(r.volume_ids) == 1
+
+
+# Issue 9 item 9: drivers call PartitionDisk before SetDiskState(online),
+# and a SAN policy may keep a new disk offline. A RAW offline disk is
+# brought online (it has no volume to expose) and partitioned; the
+# SetDiskState(online) that follows is a no-op.
+@pytest.mark.parametrize("v,n", list(zip(VERSIONS, [6, 7, 8, 12])))
+def test_partition_disk_raw_offline(c, v, n):
+    _, code, _ = c("disk", "v1", "SetDiskState", disk_number=n, is_online=False)
+    assert code == OK
+    _, code, msg = c("disk", v, "PartitionDisk", **disk_arg(v, n))
+    assert code == OK, msg
+    r, code, _ = c("disk", "v1", "GetDiskState", disk_number=n)
+    assert code == OK and r.is_online
+    _, code, _ = c("disk", "v1", "SetDiskState", disk_number=n, is_online=True)
+    assert code == OK
+    r, _, _ = c("volume", "v1", "ListVolumesOnDisk", disk_number=n)
+    assert len(r.volume_ids) == 1
 
 
 # Issue 9 item 13: a boot or system disk is refused only when PartitionDisk
