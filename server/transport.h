@@ -43,6 +43,12 @@ typedef struct cp_transport_opts {
     const void *security;   /* windows: SECURITY_ATTRIBUTES* for pipes, or NULL */
     uint32_t max_conns;     /* windows: open connections at most (0: no limit) */
     int64_t idle_ms;        /* windows: close connections idle this long (0: never) */
+    /* windows: a listener could not create its next pipe instance (it
+     * retries), or listens again; msg names the pipe and the cause. Called
+     * on the I/O thread, at the first failure, then once a minute, and on
+     * recovery. May be NULL. */
+    void (*listen_error)(void *ctx, const char *msg);
+    void *listen_error_ctx;
 } cp_transport_opts;
 
 typedef struct cp_transport cp_transport;

@@ -101,6 +101,8 @@ struct listener {
     bool created;      /* first instance made: later ones omit FIRST_PIPE_INSTANCE */
     pipe_conn *inst;   /* the listening instance; NULL while none */
     int64_t retry_at;  /* when inst is NULL: next attempt */
+    DWORD last_err;    /* of the last failed CreateNamedPipeW (0: none) */
+    unsigned failures; /* failed attempts in a row to create the next instance */
 };
 
 struct cp_transport {
@@ -189,6 +191,7 @@ static int listen_next(cp_transport *t, listener *l, cp_error *e)
                                 l->sa);
     if (h == INVALID_HANDLE_VALUE) {
         DWORD err = GetLastError();
+        l->last_err = err;
         if (!l->created && (err == ERROR_ACCESS_DENIED || err == ERROR_PIPE_BUSY))
             return cp_error_set(e, CP_E_ALREADY_EXISTS,
                                 "pipe %s already exists: is another csi-proxy running?", l->name);
@@ -246,10 +249,51 @@ static int listen_next(cp_transport *t, listener *l, cp_error *e)
     return CP_OK;
 }
 
+/* Failed attempts between two reports of the same failure (a minute). */
+#define RELISTEN_REPORT_EVERY (60000 / RELISTEN_RETRY_MS)
+
+/* Creates the listener's next instance; on failure retries in
+ * RELISTEN_RETRY_MS, and reports it through opts.listen_error at the first
+ * failure, then once a minute, and when it recovers: a listener without an
+ * instance serves no new client. ERROR_ACCESS_DENIED on an instance after
+ * the first is the pipe's own DACL refusing this process
+ * FILE_CREATE_PIPE_INSTANCE ("Named Pipe Security and Access Rights": "In
+ * addition to the requested access rights, the DACL must allow the calling
+ * thread FILE_CREATE_PIPE_INSTANCE access to the named pipe"): it will not
+ * pass by retrying, and it leaves the group one connection at a time, so
+ * it is named as such (issue 9 item 6; the configuration refuses such a
+ * DACL, this is the last line). */
 static void relisten(cp_transport *t, listener *l, int64_t now)
 {
-    if (listen_next(t, l, NULL) != CP_OK)
-        l->retry_at = now + RELISTEN_RETRY_MS;
+    cp_error e;
+    e.msg[0] = '\0';
+    if (listen_next(t, l, &e) == CP_OK) {
+        if (l->failures > 0 && t->opts.listen_error != NULL) {
+            char msg[CP_ERROR_MSG_MAX];
+            snprintf(msg, sizeof(msg), "pipe %s: listening again after %u failed attempts",
+                     l->name, l->failures);
+            t->opts.listen_error(t->opts.listen_error_ctx, msg);
+        }
+        l->failures = 0;
+        return;
+    }
+    l->retry_at = now + RELISTEN_RETRY_MS;
+    if (l->failures++ % RELISTEN_REPORT_EVERY != 0 || t->opts.listen_error == NULL)
+        return;
+    char msg[CP_ERROR_MSG_MAX + 256];
+    if (l->created && l->last_err == ERROR_ACCESS_DENIED)
+        snprintf(msg, sizeof(msg),
+                 "pipe %s: cannot create another instance: access denied: the pipe's DACL does "
+                 "not give this service's account FILE_CREATE_PIPE_INSTANCE, so the group "
+                 "serves one connection at a time (grant the account full access, e.g. "
+                 "(A;;GA;;;SY)); retrying every %d ms (%u attempts)",
+                 l->name, RELISTEN_RETRY_MS, l->failures);
+    else
+        snprintf(msg, sizeof(msg),
+                 "pipe %s: cannot create another instance: %s; no new client is accepted "
+                 "until it can; retrying every %d ms (%u attempts)",
+                 l->name, e.msg, RELISTEN_RETRY_MS, l->failures);
+    t->opts.listen_error(t->opts.listen_error_ctx, msg);
 }
 
 /* ---- connection I/O ------------------------------------------------- */

@@ -86,6 +86,14 @@ static void log_security(const cp_config *c)
 
 /* The listeners: the services the configuration serves, each with its
  * group's security attributes. */
+/* The transport's listen_error: a pipe that cannot take new clients is an
+ * error an operator must see (issue 9 item 6). */
+static void listen_error(void *ctx, const char *msg)
+{
+    (void)ctx;
+    CP_LOG_ERROR("%s", msg);
+}
+
 static int listen_specs(cp_app *a, cp_listen_spec **out, char (**names)[96], size_t *n_out,
                         cp_error *e)
 {
@@ -173,6 +181,7 @@ int cp_app_start(void *ctx, cp_error *e)
         .authorize_ctx = a->gate,
         .max_conns = c->limits.max_connections,
         .idle_ms = c->limits.idle_timeout_ms,
+        .listen_error = listen_error,
     };
     cp_transport *t = cp_transport_new(&to, specs, n, e);
     if (t == NULL) {

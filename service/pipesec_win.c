@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../winapi/winutil_win32.h"
+#include "log.h"
 
 struct cp_pipesec {
     const char *group[CP_CONFIG_N_GROUPS];
@@ -23,22 +24,100 @@ static void origin(const cp_config *c, const cp_config_group *g, char *buf, size
         snprintf(buf, cap, "%s pipe security (derived from allowedCallers)", g->name);
 }
 
-static int build(const cp_config *c, const cp_config_group *g, PSECURITY_DESCRIPTOR *out,
-                 cp_error *e)
+/* Whether the DACL lets this process create further instances of the
+ * pipe. "Named Pipe Security and Access Rights": for every instance after
+ * the first, CreateNamedPipe is access-checked against the existing pipe's
+ * DACL for the requested rights (PIPE_ACCESS_DUPLEX: FILE_GENERIC_READ and
+ * FILE_GENERIC_WRITE) and FILE_CREATE_PIPE_INSTANCE, which has the value
+ * of FILE_APPEND_DATA and so is part of FILE_GENERIC_WRITE. Needed: those
+ * rights granted by allow entries for SIDs the process token holds
+ * (CheckTokenMembership with no token: the process's own; generic rights
+ * mapped as for files, "MapGenericMask function"), and none of them denied
+ * to such a SID. Without it the group serves one connection at a time
+ * (issue 9 item 6). */
+static bool lets_me_create_instances(PACL dacl)
 {
-    char where[300], why[256];
-    origin(c, g, where, sizeof(where));
-    wchar_t *w = cp_win_utf8_to_wide(g->pipe_sddl);
+    const DWORD need = FILE_GENERIC_READ | FILE_GENERIC_WRITE | FILE_CREATE_PIPE_INSTANCE;
+    GENERIC_MAPPING map = {FILE_GENERIC_READ, FILE_GENERIC_WRITE, FILE_GENERIC_EXECUTE,
+                           FILE_ALL_ACCESS};
+    ACL_SIZE_INFORMATION info;
+    if (!GetAclInformation(dacl, &info, sizeof(info), AclSizeInformation))
+        return false;
+    DWORD granted = 0;
+    for (DWORD i = 0; i < info.AceCount; i++) {
+        void *ace;
+        if (!GetAce(dacl, i, &ace))
+            return false;
+        ACE_HEADER *h = ace;
+        if (h->AceFlags & INHERIT_ONLY_ACE)
+            continue;
+        if (h->AceType != ACCESS_DENIED_ACE_TYPE && h->AceType != ACCESS_ALLOWED_ACE_TYPE)
+            continue;
+        /* ACCESS_ALLOWED_ACE and ACCESS_DENIED_ACE share one layout */
+        ACCESS_ALLOWED_ACE *a = ace;
+        DWORD mask = a->Mask;
+        MapGenericMask(&mask, &map);
+        BOOL member = FALSE;
+        if (!CheckTokenMembership(NULL, (PSID)&a->SidStart, &member) || !member)
+            continue;
+        if (h->AceType == ACCESS_DENIED_ACE_TYPE && (mask & need) != 0)
+            return false;
+        if (h->AceType == ACCESS_ALLOWED_ACE_TYPE)
+            granted |= mask;
+    }
+    return (granted & need) == need;
+}
+
+/* "S-1-..." of the process token's user ("GetTokenInformation function",
+ * TokenUser; "ConvertSidToStringSidW function"), or "" when it cannot be
+ * read. */
+static void my_sid(char *out, size_t cap)
+{
+    out[0] = '\0';
+    HANDLE tok;
+    if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &tok))
+        return;
+    union {
+        TOKEN_USER u;
+        BYTE b[sizeof(TOKEN_USER) + SECURITY_MAX_SID_SIZE];
+    } tu;
+    DWORD n;
+    wchar_t *ws = NULL;
+    if (GetTokenInformation(tok, TokenUser, &tu, sizeof(tu), &n) &&
+        ConvertSidToStringSidW(tu.u.User.Sid, &ws)) {
+        char *u8 = cp_win_wide_to_utf8(ws);
+        if (u8 != NULL && strlen(u8) < cap)
+            strcpy(out, u8);
+        free(u8);
+        LocalFree(ws);
+    }
+    CloseHandle(tok);
+}
+
+static int convert(const char *sddl, PSECURITY_DESCRIPTOR *sd, const char *where, cp_error *e)
+{
+    char why[256];
+    wchar_t *w = cp_win_utf8_to_wide(sddl);
     if (w == NULL)
         return cp_error_set(e, CP_E_NOMEM, "%s: out of memory", where);
-    PSECURITY_DESCRIPTOR sd = NULL;
-    BOOL ok = ConvertStringSecurityDescriptorToSecurityDescriptorW(w, SDDL_REVISION_1, &sd, NULL);
+    BOOL ok = ConvertStringSecurityDescriptorToSecurityDescriptorW(w, SDDL_REVISION_1, sd, NULL);
     DWORD err = ok ? 0 : GetLastError();
     free(w);
     if (!ok)
         return cp_error_set(e, CP_E_INVALID_ARGUMENT, "%s: Windows refuses \"%s\": %s (error %lu)",
-                            where, g->pipe_sddl, cp_win_errtext(err, why, sizeof(why)),
-                            (unsigned long)err);
+                            where, sddl, cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
+    return CP_OK;
+}
+
+static int build(const cp_config *c, const cp_config_group *g, PSECURITY_DESCRIPTOR *out,
+                 cp_error *e)
+{
+    char where[300];
+    origin(c, g, where, sizeof(where));
+    PSECURITY_DESCRIPTOR sd = NULL;
+    int rc = convert(g->pipe_sddl, &sd, where, e);
+    if (rc != CP_OK)
+        return rc;
     /* Fail closed on what the syntax check may have missed: the descriptor
      * itself must carry a real, protected DACL. */
     SECURITY_DESCRIPTOR_CONTROL ctl = 0;
@@ -51,6 +130,37 @@ static int build(const cp_config *c, const cp_config_group *g, PSECURITY_DESCRIP
         LocalFree(sd);
         return cp_error_set(e, CP_E_INVALID_ARGUMENT, "%s: \"%s\" does not give a protected DACL",
                             where, g->pipe_sddl);
+    }
+    /* The service's own account must be able to create every instance.
+     * The configuration already requires SYSTEM (cp_sddl_grants_system);
+     * this checks the account the process really runs as. A DACL derived
+     * from allowedCallers gets an entry for it (who may call is decided per
+     * connection, from allowedCallers: gate_win.h); a DACL the operator
+     * wrote is refused, not widened. */
+    if (!lets_me_create_instances(dacl)) {
+        char sid[CP_SID_STR_MAX];
+        my_sid(sid, sizeof(sid));
+        LocalFree(sd);
+        if (g->pipe_sddl_line > 0 || sid[0] == '\0')
+            return cp_error_set(e, CP_E_INVALID_ARGUMENT,
+                                "%s: \"%s\" does not give this process's account (%s) read, "
+                                "write and FILE_CREATE_PIPE_INSTANCE access: it could create "
+                                "only the first instance of each pipe, and the group would "
+                                "serve one connection at a time",
+                                where, g->pipe_sddl, sid[0] != '\0' ? sid : "unknown");
+        size_t len = strlen(g->pipe_sddl) + strlen(sid) + 16;
+        char *wider = malloc(len);
+        if (wider == NULL)
+            return cp_error_set(e, CP_E_NOMEM, "%s: out of memory", where);
+        snprintf(wider, len, "%s(A;;GA;;;%s)", g->pipe_sddl, sid);
+        sd = NULL;
+        rc = convert(wider, &sd, where, e);
+        free(wider);
+        if (rc != CP_OK)
+            return rc;
+        CP_LOG_INFO("%s: added full access for this process's account %s (it creates each pipe "
+                    "instance)",
+                    where, sid);
     }
     *out = sd;
     return CP_OK;

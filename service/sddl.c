@@ -272,8 +272,8 @@ bool cp_sddl_grants(const char *s, const cp_sid *account, const cp_sid *held, si
                      "it denies %.*s, which %s: csi-proxy, running as %s, must create each "
                      "instance of the pipe (FILE_CREATE_PIPE_INSTANCE), or the group serves one "
                      "connection at a time",
-                     (int)len[5], f[5], mine ? "is the service's account" : "the service's account holds",
-                     as);
+                     (int)len[5], f[5],
+                     mine ? "is the service's account" : "the service's account holds", as);
             return false;
         }
         if (f[0][0] == 'A' && mine && full_access(f[2], len[2]))

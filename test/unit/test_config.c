@@ -172,9 +172,11 @@ static void test_sddl_check(void **state)
     }
 }
 
+static void test_sddl_grants_system(void **state);
+
 static void test_sddl_for_sids(void **state)
 {
-    (void)state;
+    test_sddl_grants_system(state); /* issue 9 item 6, below */
     cp_sid s[3];
     assert_true(cp_sid_parse("S-1-5-18", &s[0]));
     assert_true(cp_sid_parse("S-1-5-32-544", &s[1]));
@@ -568,7 +570,6 @@ int main(void)
         cmocka_unit_test(test_sid_names_and_aliases),
         cmocka_unit_test(test_sddl_check),
         cmocka_unit_test(test_sddl_for_sids),
-        cmocka_unit_test(test_sddl_grants_system),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_example_file),
         cmocka_unit_test(test_missing_file),

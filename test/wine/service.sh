@@ -276,6 +276,19 @@ expect "bad SID: refused with file:line" 1 'C:\csi\bad3.yaml:4: security.allowed
 cfg bad4.yaml 'groups:\n  filesystem:\n    pipeSecurity: "D:(A;;GA;;;WD)"\n'
 expect "unprotected SDDL: refused with file:line" 1 'C:\csi\bad4.yaml:3: groups.filesystem.pipeSecurity: invalid pipe security "D:(A;;GA;;;WD)"' \
     proxy_bounded -config 'C:\csi\bad4.yaml'
+# issue 9 item 6: the service's account must be able to create every pipe
+# instance. The config refuses a DACL that does not give SYSTEM full access;
+# the Windows side (pipesec_win.c) refuses one that does not give the account
+# the process really runs as (here the Wine user) read, write and
+# FILE_CREATE_PIPE_INSTANCE.
+cfg bad4b.yaml 'groups:\n  disk:\n    pipeSecurity: "D:P(A;;GA;;;BA)"\n'
+expect "SDDL not granting SYSTEM: refused with file:line and why" 1 \
+    'C:\csi\bad4b.yaml:3: groups.disk.pipeSecurity: pipe security "D:P(A;;GA;;;BA)" cannot work: it does not give SY full access' \
+    proxy_bounded -config 'C:\csi\bad4b.yaml'
+cfg bad4c.yaml 'groups:\n  disk:\n    pipeSecurity: "D:P(A;;GA;;;SY)(A;;GA;;;S-1-5-93-2-1)"\n'
+expect "SDDL not granting the process's own account: refused with file:line" 1 \
+    "C:\\csi\\bad4c.yaml:3: disk pipe security: \"D:P(A;;GA;;;SY)(A;;GA;;;S-1-5-93-2-1)\" does not give this process's account" \
+    proxy_bounded -config 'C:\csi\bad4c.yaml'
 cfg bad5.yaml 'security:\n  allowedCallers: [SYSTEM, "NoSuchDomain\\\\nobody"]\n'
 expect "unknown account name: refused with file:line and LookupAccountName's reason" 1 \
     'C:\csi\bad5.yaml:2: security.allowedCallers[1]: "NoSuchDomain\nobody" is neither a SID' proxy_bounded -config 'C:\csi\bad5.yaml'
