@@ -392,25 +392,6 @@ static int on_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t 
     return 0;
 }
 
-/* A regular header field nghttp2's HTTP checks found invalid (a character
- * RFC 9113 section 8.2.1 forbids in a name, CR, LF or NUL in a value,
- * whitespace around a value). nghttp2 would drop the field and go on;
- * RFC 9113 calls such a request malformed, so the stream is reset with
- * PROTOCOL_ERROR (section 8.1.1). No client in test/captures sends one. */
-static int on_invalid_header(nghttp2_session *h2, const nghttp2_frame *f, nghttp2_rcbuf *name,
-                             nghttp2_rcbuf *value, uint8_t flags, void *ud)
-{
-    (void)name;
-    (void)value;
-    (void)flags;
-    (void)ud;
-    (void)h2;
-    (void)f;
-    /* nghttp2 then resets the stream as for an invalid pseudo-header:
-     * RST_STREAM PROTOCOL_ERROR (nghttp2_session.c, inflate_header_block). */
-    return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-}
-
 static int on_data_chunk(nghttp2_session *h2, uint8_t flags, int32_t id, const uint8_t *data,
                          size_t len, void *ud)
 {
@@ -506,12 +487,15 @@ cp_conn *cp_conn_new(const cp_service *svc, cp_pool *pool, const cp_conn_opts *o
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
     nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
-    nghttp2_session_callbacks_set_on_invalid_header_callback2(cb, on_invalid_header);
-    /* nghttp2's HTTP messaging checks stay on (the default): pseudo-header
-     * set and syntax, lowercase names, no connection-specific fields, te:
-     * trailers only, content-length. Every real client capture passes them,
-     * :authority included: grpc-go percent-encodes the pipe path's
-     * backslashes (%5C; test/captures/README.md, files 01-09). */
+    /* nghttp2's HTTP messaging checks stay on (the default): the pseudo-
+     * header set, order and syntax (:authority per RFC 3986, :path), names
+     * lowercase and RFC 9113 values (no CR, LF, NUL, no surrounding
+     * whitespace), no connection-specific fields, te: trailers only. A
+     * request failing one is reset with PROTOCOL_ERROR (RFC 9113 8.1.1);
+     * nghttp2 1.52 resets for a bad regular field too when no
+     * on_invalid_header callback is set. Every real client capture passes
+     * them, :authority included: grpc-go 1.83 percent-encodes the pipe
+     * path's backslashes (%5C; test/captures/README.md, files 01-09). */
     if (nghttp2_session_server_new(&c->h2, cb, c) != 0)
         goto fail;
     nghttp2_settings_entry iv[] = {
