@@ -563,6 +563,16 @@ void cp_conn_abort_calls(cp_conn *c, const char *why)
         respond_status(c, st, CP_E_UNAVAILABLE, why);
 }
 
+void cp_conn_deny(cp_conn *c, const char *message)
+{
+    c->opts.deny_message = message;
+}
+
+const char *cp_conn_peer_id(const cp_conn *c)
+{
+    return c->opts.peer_id;
+}
+
 void cp_conn_set_user(cp_conn *c, void *user)
 {
     c->user = user;

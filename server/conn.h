@@ -101,6 +101,14 @@ void cp_conn_shutdown(cp_conn *c);
 void cp_conn_abort_calls(cp_conn *c, const char *why);
 
 /* The transport's data. */
+/* From now on every new call gets PERMISSION_DENIED with message (which
+ * must outlive c); calls already running finish. For a connection whose
+ * authorization ended (the transport's revoke hook). */
+void cp_conn_deny(cp_conn *c, const char *message);
+
+/* opts.peer_id as the connection keeps it ("" when unknown). */
+const char *cp_conn_peer_id(const cp_conn *c);
+
 void cp_conn_set_user(cp_conn *c, void *user);
 void *cp_conn_user(cp_conn *c);
 

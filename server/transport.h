@@ -25,7 +25,7 @@ typedef struct cp_listen_spec {
     const void *security; /* windows: SECURITY_ATTRIBUTES* for this listener; NULL: opts.security */
 } cp_listen_spec;
 
-/* Decides, once per connection at connect, whether the caller may use the
+/* Decides, once per connection on its first bytes, whether the caller may use the
  * service (per-group authorization). Returns NULL to allow, or a deny
  * message that outlives the transport. pid is the client process id (0 if
  * unknown); os_handle is the platform's connection (windows: a
@@ -34,12 +34,22 @@ typedef struct cp_listen_spec {
 typedef const char *(*cp_authorize_fn)(void *ctx, const cp_service *svc, uint32_t pid,
                                        void *os_handle, char *peer_id, size_t peer_id_cap);
 
+/* Windows: called on the I/O thread, once, when the process that opened an
+ * allowed connection (cp_pipe_client.process) is found to have exited as
+ * the connection's next bytes arrive: whoever writes now holds a handle it
+ * was given. Audits and returns the deny message (outliving the transport)
+ * every later call of the connection gets. ctx is authorize_ctx. May be
+ * NULL: a fixed message. */
+typedef const char *(*cp_revoke_fn)(void *ctx, const cp_service *svc, uint32_t pid,
+                                    const char *peer_id);
+
 typedef struct cp_transport_opts {
     const char *dir;        /* posix: socket directory; windows: unused */
     cp_pool *pool;
     cp_conn_opts conn;      /* per-connection limits */
     cp_authorize_fn authorize;
     void *authorize_ctx;
+    cp_revoke_fn revoke;    /* windows */
     const void *security;   /* windows: SECURITY_ATTRIBUTES* for pipes, or NULL */
     uint32_t max_conns;     /* windows: open connections at most (0: no limit) */
     int64_t idle_ms;        /* windows: close connections idle this long (0: never) */

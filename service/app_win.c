@@ -171,6 +171,7 @@ int cp_app_start(void *ctx, cp_error *e)
                  .audit_ctx = a->audit},
         .authorize = cp_gate_authorize,
         .authorize_ctx = a->gate,
+        .revoke = cp_gate_revoke,
         .max_conns = c->limits.max_connections,
         .idle_ms = c->limits.idle_timeout_ms,
     };

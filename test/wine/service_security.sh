@@ -125,6 +125,22 @@ done
 grep -qE 'audit: denied caller=unknown pid=[0-9]+ group=filesystem pipe=csi-proxy-filesystem-v1: (OpenProcess|the client process [0-9]+ has exited)' "$LOG"
 check "a connection whose opener exited (handed to another process) is refused and audited" $? \
     "$(grep 'audit: denied' "$LOG" | tail -2)"
+# The attack itself: an admin opens, sends one byte (it is identified on
+# it and allowed), hands the handle to a child whose token has
+# Administrators deny-only, and exits; the child then calls Mkdir.
+svctest handoff-call csi-proxy-filesystem-v1 "$K\\pods\\handed"
+if [[ "$OUT" == *"status: 7 csi-proxy: the process that opened this connection to the filesystem group has exited"* ]] &&
+    [ ! -e "$C/var/lib/kubelet/pods/handed" ]; then
+    ok "a connection an allowed opener handed to a restricted child before exiting: the child's Mkdir is PERMISSION_DENIED, nothing created"
+else
+    bad "a handed-on connection keeps no rights" "$OUT; $(ls "$C/var/lib/kubelet/pods")"
+fi
+opener=$(grep -oE 'caller S-1-5-21-[0-9-]+ \(pid [0-9]+\) allowed on csi-proxy-filesystem-v1' "$LOG" | tail -1 | sed -E 's/.*pid ([0-9]+).*/\1/')
+grep -qE "audit: denied caller=unknown pid=$opener group=filesystem pipe=csi-proxy-filesystem-v1: the process that opened this connection \(pid $opener, allowed as S-1-5-21-[0-9-]+\) has exited; the connection was handed to another process" "$LOG"
+check "... audited as what happened: opener pid $opener exited, the connection was handed on" $? \
+    "$(grep 'audit: denied' "$LOG" | tail -2)"
+grep -q 'audit: call /v1.Filesystem/Mkdir .*handed' "$LOG"
+check "... and no Mkdir is audited as done under the opener's name" "$([ $? != 0 ] && echo 0 || echo 1)"
 for i in 1 2 3 4 5; do svctest touch csi-proxy-filesystem-v1; done
 expect "clients that connect and leave before saying anything do no harm" 0 '"exists":true' \
     cli filesystem v1 PathExists "{\"path\":\"$K\\\\pods\\\\admin\"}"
