@@ -4,7 +4,6 @@
  * ignored. */
 #include "config.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 #include <yaml.h>
 
 #include "../groups/catalog.h"
+#include "regfile.h"
 #include "sddl.h"
 #include "yamlwalk.h"
 
@@ -396,10 +396,9 @@ int cp_config_load_file(cp_config *c, const char *path, cp_config_resolve_fn res
     cp_error_clear(e);
     if (cp_config_defaults(c) != CP_OK)
         return cp_error_set(e, CP_E_NOMEM, "config: out of memory");
-    FILE *fp = fopen(path, "rb");
+    FILE *fp = cp_regfile_open(path, "rb", e); /* a regular file, not NUL, CON, a pipe, ... */
     if (fp == NULL)
-        return cp_error_set(e, errno == ENOENT ? CP_E_NOT_FOUND : CP_E_IO, "%s: %s", path,
-                            strerror(errno));
+        return e->status;
     char *buf = malloc(CP_CONFIG_MAX_FILE + 1);
     if (buf == NULL) {
         fclose(fp);

@@ -12,7 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "service/config.h"
+#include "service/log.h"
 #include "service/sddl.h"
 #include "service/sid.h"
 
@@ -483,6 +487,59 @@ static void test_errors(void **state)
     expect_error("kubeletPath: \"C:\\u0000x\"\n", 1, "NUL");
 }
 
+/* Issue 8 item 6: the config file must be a regular file. A device
+ * (/dev/null reads empty: the default policy), a directory or a FIFO (the
+ * open would block) is refused, naming the file and what it is; so is a
+ * log file that is a device. */
+static void expect_not_regular(const char *path, const char *what)
+{
+    cp_config c;
+    cp_error e;
+    int rc = cp_config_load_file(&c, path, NULL, NULL, &e);
+    char want[256];
+    snprintf(want, sizeof(want), "%s: not a regular file: %s", path, what);
+    if (rc != CP_E_FAILED_PRECONDITION || strcmp(e.msg, want) != 0)
+        fail_msg("%s: want FAILED_PRECONDITION \"%s\"; got rc %d: %s", path, want, rc, e.msg);
+    cp_config_free(&c);
+}
+
+static void test_config_file_must_be_regular(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/cp-cfg-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char fifo[64], file[64];
+    snprintf(fifo, sizeof(fifo), "%s/fifo.yaml", dir);
+    snprintf(file, sizeof(file), "%s/ok.yaml", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    expect_not_regular("/dev/null", "a character device");
+    expect_not_regular(dir, "a directory");
+    expect_not_regular(fifo, "a pipe (FIFO)"); /* and it did not block */
+    FILE *fp = fopen(file, "w");
+    assert_non_null(fp);
+    fputs("groups:\n  filesystem: {}\n", fp);
+    fclose(fp);
+    cp_config c;
+    cp_error e;
+    assert_int_equal(cp_config_load_file(&c, file, NULL, NULL, &e), CP_OK);
+    assert_false(cp_config_serves(&c, "disk", "v1"));
+    cp_config_free(&c);
+    /* The same rule for every file opened by name: the log file. */
+    cp_flags f;
+    cp_flags_init(&f);
+    f.logtostderr = false;
+    f.log_file = "/dev/null";
+    assert_int_equal(cp_log_init(&f, 1, &e), CP_E_FAILED_PRECONDITION);
+    assert_string_equal(e.msg, "open log file /dev/null: not a regular file: a character device");
+    f.log_file = fifo;
+    assert_int_equal(cp_log_init(&f, 1, &e), CP_E_FAILED_PRECONDITION);
+    assert_non_null(strstr(e.msg, "not a regular file: a pipe (FIFO)"));
+    cp_log_close();
+    unlink(fifo);
+    unlink(file);
+    rmdir(dir);
+}
+
 static void test_too_large_and_binary(void **state)
 {
     (void)state;
@@ -522,6 +579,7 @@ int main(void)
         cmocka_unit_test(test_flags_override_file),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_too_large_and_binary),
+        cmocka_unit_test(test_config_file_must_be_regular),
     };
     return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

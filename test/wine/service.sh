@@ -280,6 +280,19 @@ cfg bad5.yaml 'security:\n  allowedCallers: [SYSTEM, "NoSuchDomain\\\\nobody"]\n
 expect "unknown account name: refused with file:line and LookupAccountName's reason" 1 \
     'C:\csi\bad5.yaml:2: security.allowedCallers[1]: "NoSuchDomain\nobody" is neither a SID' proxy_bounded -config 'C:\csi\bad5.yaml'
 expect "a missing -config file is refused" 1 '-config: C:\csi\nope.yaml: No such file' proxy_bounded -config 'C:\csi\nope.yaml'
+# Names that are not regular files (issue 8 item 6): a device read as the
+# file gave an empty config, i.e. the default policy. nul.yaml exists as a
+# file with a narrower policy; Win32 opens the device NUL all the same.
+mkdir -p "$C/cfg/adir"
+printf 'groups:\n  filesystem: {versions: [v1]}\n' >"$C/cfg/nul.yaml"
+expect "-config C:\\cfg\\nul.yaml (the device NUL) is refused, naming it" 1 \
+    '-config: C:\cfg\nul.yaml: not a regular file: a character device' proxy_bounded -config 'C:\cfg\nul.yaml'
+expect "-config CON is refused" 1 '-config: CON: not a regular file' proxy_bounded -config CON
+expect "-config COM1 is refused" 1 '-config: COM1: ' proxy_bounded -config COM1
+expect "-config of a directory is refused" 1 '-config: C:\cfg\adir: not a regular file: a directory' \
+    proxy_bounded -config 'C:\cfg\adir'
+expect "-log_file NUL is refused (every file opened by name)" 1 'open log file NUL: not a regular file' \
+    proxy_bounded -logtostderr=false -log_file NUL
 wine 'C:\csi\pipecheck.exe' -absent >/dev/null 2>&1
 check "... and none of them served a pipe" $?
 

@@ -56,6 +56,10 @@ else
     exit 1
 fi
 
+expect "-config naming a pipe (here a live csi-proxy pipe) is refused, not read" 1 \
+    '-config: \\.\pipe\csi-proxy-disk-v1: not a regular file: a pipe' \
+    proxy_bounded -config '\\.\pipe\csi-proxy-disk-v1'
+
 # --- the pipes' security descriptors, read back --------------------------------------
 want_of() {
     case $1 in
