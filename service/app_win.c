@@ -71,6 +71,11 @@ static void log_security(const cp_config *c)
                      k > 0 ? " " : "", cp_sid_format(&g->allowed[k], sid, sizeof(sid)));
         CP_LOG_INFO("group %s: pipe security %s, allowed callers [%s]", g->name, g->pipe_sddl,
                     callers);
+        char which[512];
+        if (cp_config_group_broad(g, which, sizeof(which))) /* only with allowBroadCallers */
+            CP_LOG_WARN("group %s admits a broad group (%s): security.allowBroadCallers is true; "
+                        "its members can make csi-proxy act as SYSTEM",
+                        g->name, which);
     }
     if (c->allowed_services_given) {
         char list[512] = "";

@@ -279,6 +279,14 @@ expect "unprotected SDDL: refused with file:line" 1 'C:\csi\bad4.yaml:3: groups.
 cfg bad5.yaml 'security:\n  allowedCallers: [SYSTEM, "NoSuchDomain\\\\nobody"]\n'
 expect "unknown account name: refused with file:line and LookupAccountName's reason" 1 \
     'C:\csi\bad5.yaml:2: security.allowedCallers[1]: "NoSuchDomain\nobody" is neither a SID' proxy_bounded -config 'C:\csi\bad5.yaml'
+cfg broad1.yaml 'security:\n  allowedCallers: [SYSTEM, Everyone]\n'
+expect "allowedCallers: [Everyone] is refused with file:line (issue 8 item 10)" 1 \
+    'C:\csi\broad1.yaml:2: security.allowedCallers: S-1-1-0 (Everyone) admits a broad group' \
+    proxy_bounded -config 'C:\csi\broad1.yaml'
+cfg broad2.yaml 'groups:\n  filesystem:\n    pipeSecurity: "D:P(A;;GA;;;WD)"\n'
+expect "pipeSecurity D:P(A;;GA;;;WD) is refused with file:line" 1 \
+    'C:\csi\broad2.yaml:3: groups.filesystem.pipeSecurity: "D:P(A;;GA;;;WD)" grants WD (Everyone)' \
+    proxy_bounded -config 'C:\csi\broad2.yaml'
 expect "a missing -config file is refused" 1 '-config: C:\csi\nope.yaml: No such file' proxy_bounded -config 'C:\csi\nope.yaml'
 # Names that are not regular files (issue 8 item 6): a device read as the
 # file gave an empty config, i.e. the default policy. nul.yaml exists as a

@@ -25,6 +25,7 @@ SECRET_MUTUAL='S3cr3t-mutual-1234'
 cat >"$C/csi/sec.yaml" <<'EOF'
 security:
   allowedCallers: [SYSTEM, 'BUILTIN\Administrators']
+  allowBroadCallers: true   # for the smb group below
 groups:
   filesystem: {}
   disk: {}
@@ -59,6 +60,11 @@ fi
 expect "-config naming a pipe (here a live csi-proxy pipe) is refused, not read" 1 \
     '-config: \\.\pipe\csi-proxy-disk-v1: not a regular file: a pipe' \
     proxy_bounded -config '\\.\pipe\csi-proxy-disk-v1'
+
+grep -q "W.*group smb admits a broad group (allowed callers: S-1-5-32-545 (BUILTIN\\\\Users)): security.allowBroadCallers is true" "$LOG"
+check "allowBroadCallers: true admits BUILTIN\\Users for smb, with a warning at start" $? "$(grep -m3 'broad' "$LOG")"
+grep -q "group filesystem admits a broad" "$LOG"
+check "... and no warning for the groups that admit none" "$([ $? != 0 ] && echo 0 || echo 1)"
 
 # --- the pipes' security descriptors, read back --------------------------------------
 want_of() {
