@@ -18,6 +18,7 @@
 #include "gate_win.h"
 #include "log.h"
 #include "pipesec_win.h"
+#include "roots.h"
 
 struct cp_app {
     const cp_flags *flags;
@@ -130,6 +131,13 @@ int cp_app_start(void *ctx, cp_error *e)
     const cp_config *c = a->config;
     if (f->socket_dir != NULL || f->root != NULL)
         CP_LOG_WARN("-socket-dir and -root are for the native build; ignored on Windows");
+
+    /* Roots that would hand callers the system: refused (roots.h). */
+    int rrc = cp_roots_check("-kubelet-path", f->kubelet_path, e);
+    for (size_t i = 0; rrc == CP_OK && i < f->n_working_dirs; i++)
+        rrc = cp_roots_check("-working-dir", f->working_dirs[i], e);
+    if (rrc != CP_OK)
+        return rrc;
 
     cp_groups_config gc = {
         .kubelet_path = f->kubelet_path,

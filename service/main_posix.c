@@ -18,6 +18,7 @@
 #include "server/transport.h"
 #include "service/flags.h"
 #include "service/regfile.h"
+#include "service/roots.h"
 #include "winapi/storage_sim.h"
 
 #define DRAIN_MS 10000
@@ -84,6 +85,12 @@ int main(int argc, char **argv)
     cp_fs_host fs = {0};
     cp_storage_host storage = {0}; /* -sim-fixture; else the groups' default */
 
+    /* Roots that would hand callers the system (roots.h). */
+    if (cp_roots_check("-kubelet-path", f.kubelet_path, &e) != CP_OK)
+        goto out;
+    for (size_t i = 0; i < f.n_working_dirs; i++)
+        if (cp_roots_check("-working-dir", f.working_dirs[i], &e) != CP_OK)
+            goto out;
     if (cp_fs_host_posix_new(f.root, &fs, &e) != CP_OK)
         goto out;
     if (f.sim_fixture != NULL) { /* a regular file, not a FIFO or a device (regfile.h) */

@@ -287,6 +287,20 @@ cfg broad2.yaml 'groups:\n  filesystem:\n    pipeSecurity: "D:P(A;;GA;;;WD)"\n'
 expect "pipeSecurity D:P(A;;GA;;;WD) is refused with file:line" 1 \
     'C:\csi\broad2.yaml:3: groups.filesystem.pipeSecurity: "D:P(A;;GA;;;WD)" grants WD (Everyone)' \
     proxy_bounded -config 'C:\csi\broad2.yaml'
+# Roots that would hand callers the system (issue 8 item 10).
+expect "-kubelet-path C:\\ (a drive root) is refused" 1 \
+    '-kubelet-path C:\: refused as a root: a drive root' proxy_bounded -kubelet-path 'C:\'
+expect "-working-dir C:\\ is refused" 1 '-working-dir C:\: refused as a root: a drive root' \
+    proxy_bounded -working-dir 'C:\'
+expect "-working-dir C:\\Windows\\Temp (below %SystemRoot%, asked of the system) is refused" 1 \
+    'refused as a root: within C:\windows (%SystemRoot%)' proxy_bounded -working-dir 'C:\Windows\Temp'
+expect "-working-dir 'C:\\Program Files\\x' is refused" 1 'refused as a root: within C:\Program Files' \
+    proxy_bounded -working-dir 'C:\Program Files\x'
+expect "-working-dir C:\\csi-work\\..\\users is refused (. and .. resolved)" 1 \
+    '(the user profiles directory), a system directory' proxy_bounded -working-dir 'C:\csi-work\..\users'
+echo "kubeletPath: 'C:\\'" >"$C/csi/roots.yaml"
+expect "kubeletPath: 'C:\\' in the config file is refused too" 1 '-kubelet-path C:\: refused as a root' \
+    proxy_bounded -config 'C:\csi\roots.yaml'
 expect "a missing -config file is refused" 1 '-config: C:\csi\nope.yaml: No such file' proxy_bounded -config 'C:\csi\nope.yaml'
 # Names that are not regular files (issue 8 item 6): a device read as the
 # file gave an empty config, i.e. the default policy. nul.yaml exists as a
