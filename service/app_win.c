@@ -18,6 +18,7 @@
 #include "gate_win.h"
 #include "log.h"
 #include "pipesec_win.h"
+#include "redact.h"
 #include "roots.h"
 
 struct cp_app {
@@ -132,6 +133,15 @@ int cp_app_start(void *ctx, cp_error *e)
     if (f->socket_dir != NULL || f->root != NULL)
         CP_LOG_WARN("-socket-dir and -root are for the native build; ignored on Windows");
 
+    if (!cp_redact_set_extra(c->log.redact_fields, c->log.n_redact_fields))
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "log.redactFields: too many or too long");
+    if (c->log.n_redact_fields > 0) {
+        char list[512] = "";
+        for (size_t i = 0; i < c->log.n_redact_fields; i++)
+            snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i > 0 ? " " : "",
+                     c->log.redact_fields[i]);
+        CP_LOG_INFO("audit: also redacting request fields [%s]", list);
+    }
     /* Roots that would hand callers the system: refused (roots.h). */
     int rrc = cp_roots_check("-kubelet-path", f->kubelet_path, e);
     for (size_t i = 0; rrc == CP_OK && i < f->n_working_dirs; i++)

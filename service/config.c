@@ -12,6 +12,7 @@
 
 #include "../groups/catalog.h"
 #include "broad.h"
+#include "redact.h"
 #include "regfile.h"
 #include "sddl.h"
 #include "yamlwalk.h"
@@ -187,6 +188,17 @@ static int limits_pair(cp_yw *w, const char *key, const yaml_node_t *k, const ya
         "maxMessageBytes, maxConnections, idleTimeout, drainTimeout, workerThreads");
 }
 
+/* What cp_redact_set_extra takes. */
+static bool redact_fits(char *const *names, size_t n)
+{
+    if (n > CP_REDACT_MAX_EXTRA)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (strlen(names[i]) >= 64)
+            return false;
+    return true;
+}
+
 static int log_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yaml_node_t *v,
                     void *ctx)
 {
@@ -215,6 +227,13 @@ static int log_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yaml_
             l->file_max_size_mb = (int64_t)u;
         return rc;
     }
+    if (strcmp(key, "redactFields") == 0) {
+        int rc = cp_yw_strings(w, v, "log.redactFields", &l->redact_fields, &l->n_redact_fields);
+        if (rc == CP_OK && !redact_fits(l->redact_fields, l->n_redact_fields))
+            rc = cp_yw_errf(w, v, "log.redactFields: at most %d names, each under 64 bytes",
+                            CP_REDACT_MAX_EXTRA);
+        return rc;
+    }
     if (strcmp(key, "stderrThreshold") == 0) {
         static const char *const sev[] = {"INFO", "WARNING", "ERROR", "FATAL"};
         const char *s = cp_yw_scalar(w, v, "log.stderrThreshold");
@@ -228,7 +247,7 @@ static int log_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yaml_
     }
     return cp_yw_unknown_key(w, k, "log", key,
                              "v, file, dir, toStderr, alsoToStderr, skipHeaders, fileMaxSizeMB, "
-                             "stderrThreshold");
+                             "stderrThreshold, redactFields");
 }
 
 static int top_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yaml_node_t *v,
@@ -502,6 +521,7 @@ void cp_config_free(cp_config *c)
     cp_yw_free_list(c->allowed_services, c->n_allowed_services);
     free(c->log.file);
     free(c->log.dir);
+    cp_yw_free_list(c->log.redact_fields, c->log.n_redact_fields);
     memset(c, 0, sizeof(*c));
 }
 

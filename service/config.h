@@ -14,7 +14,8 @@
  *     system: {allowedServices: [w32time]}
  *   limits: {maxMessageBytes: 4194304, maxConnections: 0, idleTimeout: 0s,
  *            drainTimeout: 10s, workerThreads: 0}
- *   log: {v: 2, file: C:\etc\kubernetes\logs\csi-proxy.log, toStderr: false}
+ *   log: {v: 2, file: C:\etc\kubernetes\logs\csi-proxy.log, toStderr: false,
+ *         redactFields: [username]}
  *
  * Strict: an unknown or repeated key, a value of the wrong kind, an
  * unknown group or version, a bad SID, account name or SDDL is an error
@@ -79,6 +80,8 @@ typedef struct cp_config_log {
     int to_stderr, also_to_stderr, skip_headers;
     int64_t file_max_size_mb;
     int stderr_threshold;       /* CP_SEV_* */
+    char **redact_fields;       /* more request fields kept out of logs (redact.h) */
+    size_t n_redact_fields;
 } cp_config_log;
 
 typedef struct cp_config {

@@ -11,17 +11,42 @@
 #define MAX_DEPTH 8
 #define MAX_STR 200 /* longer strings are cut in the rendering, on a character boundary */
 
+/* name lower-cased, without '_' and '-' (cut to cap - 1 bytes). */
+static void fold(const char *name, char *low, size_t cap)
+{
+    size_t n = 0;
+    for (const char *p = name; *p != '\0' && n + 1 < cap; p++)
+        if (*p != '_' && *p != '-')
+            low[n++] = (char)tolower((unsigned char)*p);
+    low[n] = '\0';
+}
+
+static char extra[CP_REDACT_MAX_EXTRA][64]; /* folded */
+static size_t n_extra;
+
+bool cp_redact_set_extra(char *const *names, size_t n)
+{
+    if (n > CP_REDACT_MAX_EXTRA)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (strlen(names[i]) >= sizeof(extra[0]))
+            return false;
+    for (size_t i = 0; i < n; i++)
+        fold(names[i], extra[i], sizeof(extra[i]));
+    n_extra = n;
+    return true;
+}
+
 bool cp_redact_is_secret(const char *name)
 {
     static const char *const words[] = {"password", "passwd", "secret"};
     char low[128];
-    size_t n = 0;
-    for (const char *p = name; *p != '\0' && n + 1 < sizeof(low); p++)
-        if (*p != '_' && *p != '-')
-            low[n++] = (char)tolower((unsigned char)*p);
-    low[n] = '\0';
+    fold(name, low, sizeof(low));
     for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
         if (strstr(low, words[i]) != NULL)
+            return true;
+    for (size_t i = 0; i < n_extra; i++)
+        if (strcmp(low, extra[i]) == 0)
             return true;
     return false;
 }

@@ -548,6 +548,17 @@ static void test_config_file_must_be_regular(void **state)
 static void test_broad_callers_refused(void **state)
 {
     (void)state;
+    {
+        cp_config c;
+        cp_error e;
+        assert_int_equal(load(&c, "log:\n  redactFields: [target_path, username]\n", &e), CP_OK);
+        assert_int_equal(c.log.n_redact_fields, 2);
+        assert_string_equal(c.log.redact_fields[1], "username");
+        cp_config_free(&c);
+        expect_error("log:\n  redactFields: [aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                     "aaaaaaaaaaaaa]\n",
+                     2, "log.redactFields: at most 32 names, each under 64 bytes");
+    }
     expect_error("security:\n  allowedCallers: [Everyone]\n", 2,
                  "security.allowedCallers: S-1-1-0 (Everyone) admits a broad group to the "
                  "filesystem group; csi-proxy acts as SYSTEM for its callers; set "

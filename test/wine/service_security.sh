@@ -21,6 +21,7 @@ cd "$(dirname "$0")/../.."
 SECRET_SMB='S3cr3t-smb-pw-4711'
 SECRET_CHAP='S3cr3t-chap-0815'
 SECRET_MUTUAL='S3cr3t-mutual-1234'
+SECRET_TARGET='S3cr3t-target-2718'
 
 cat >"$C/csi/sec.yaml" <<'EOF'
 security:
@@ -43,6 +44,7 @@ limits:
   idleTimeout: 2s
 log:
   v: 10
+  redactFields: [target_path]   # the secret-redaction check below drives it
 EOF
 LOG=$WINEPREFIX/server.log
 KEEP_LOG=${KEEP_LOG:-}
@@ -168,6 +170,23 @@ grep -q 'trace:eventlog:ReportEventW L"audit: call /v1.Filesystem/Mkdir' "$LOG"
 check "audit records go to the Event Log too (ReportEventW)" $? "$(grep -m2 eventlog "$LOG")"
 
 # --- secrets never appear --------------------------------------------------------------
+# The groups whose requests carry passwords (smb, iscsi) answer
+# UNIMPLEMENTED before anything is decoded or audited, so they alone prove
+# nothing. log.redactFields: [target_path] puts an implemented, audited
+# call's field through the same redaction: a CreateSymlink whose target
+# holds the secret, once accepted and once refused with a message that
+# repeats it. With redaction off these lines carry the secret.
+mkdir -p "$C/var/lib/kubelet/pods/src"
+cli filesystem v1 CreateSymlink \
+    "{\"source_path\":\"$K\\\\pods\\\\lnk\",\"target_path\":\"$K\\\\pods\\\\$SECRET_TARGET\"}"
+cli filesystem v1 CreateSymlink \
+    "{\"source_path\":\"$K\\\\pods\\\\src\",\"target_path\":\"C:\\\\elsewhere\\\\$SECRET_TARGET\"}"
+echo "# CreateSymlink outside the root: $(tail -1 <<<"$OUT")"
+[[ "$OUT" == *"$SECRET_TARGET"* ]] && echo "# (the caller is told its own path; the log must not be)"
+sleep 0.5
+n_sym=$(grep -c 'audit: call /v1.Filesystem/CreateSymlink .*"target_path":"<redacted>"' "$LOG")
+check "the secret-carrying calls were audited ($n_sym CreateSymlink records, target_path <redacted>)" \
+    "$([ "$n_sym" = 2 ] && echo 0 || echo 1)" "$(grep 'CreateSymlink' "$LOG" | head -3)"
 cli smb v1 NewSmbGlobalMapping \
     "{\"remote_path\":\"\\\\\\\\srv\\\\share\",\"local_path\":\"$K\\\\pods\\\\smb\",\"username\":\"u\",\"password\":\"$SECRET_SMB\"}"
 cli smb v1beta1 NewSmbGlobalMapping "{\"remote_path\":\"\\\\\\\\srv\\\\s\",\"local_path\":\"$K\\\\x\",\"password\":\"$SECRET_SMB\"}"
@@ -175,7 +194,7 @@ cli iscsi v1alpha2 ConnectTarget \
     "{\"target_portal\":{\"target_address\":\"10.0.0.5\",\"target_port\":3260},\"iqn\":\"iqn.2024-01.x:y\",\"auth_type\":\"MUTUAL_CHAP\",\"chap_username\":\"u\",\"chap_secret\":\"$SECRET_CHAP\"}"
 cli iscsi v1alpha2 SetMutualChapSecret "{\"MutualChapSecret\":\"$SECRET_MUTUAL\"}"
 sleep 0.5
-if grep -qE "$SECRET_SMB|$SECRET_CHAP|$SECRET_MUTUAL" "$LOG"; then
+if grep -qE "$SECRET_SMB|$SECRET_CHAP|$SECRET_MUTUAL|$SECRET_TARGET" "$LOG"; then
     bad "no SMB password or CHAP secret in the log (-v 10) or the Event Log" "$(grep -E "S3cr3t" "$LOG" | head -3)"
 else
     ok "no SMB password or CHAP secret in the log at -v 10 nor in the Event Log calls ($(grep -c 'audit:' "$LOG") audit lines checked)"
