@@ -34,14 +34,15 @@ typedef struct cp_listen_spec {
 typedef const char *(*cp_authorize_fn)(void *ctx, const cp_service *svc, uint32_t pid,
                                        void *os_handle, char *peer_id, size_t peer_id_cap);
 
-/* Windows: called on the I/O thread, once, when the process that opened an
- * allowed connection (cp_pipe_client.process) is found to have exited as
- * the connection's next bytes arrive: whoever writes now holds a handle it
- * was given. Audits and returns the deny message (outliving the transport)
- * every later call of the connection gets. ctx is authorize_ctx. May be
- * NULL: a fixed message. */
-typedef const char *(*cp_revoke_fn)(void *ctx, const cp_service *svc, uint32_t pid,
-                                    const char *peer_id);
+/* Windows: the process that opened an allowed connection
+ * (cp_pipe_client.process) had exited when the connection's next bytes
+ * arrived, so whoever writes them holds a handle it was given (or the
+ * opener's last words arrive late): every call read from then on is
+ * refused, PERMISSION_DENIED. Called on the I/O thread for each such call,
+ * with its :path, to audit it (trailing frames that start no call are not
+ * reported). ctx is authorize_ctx. May be NULL. */
+typedef void (*cp_revoke_fn)(void *ctx, const cp_service *svc, uint32_t pid, const char *peer_id,
+                             const char *path);
 
 typedef struct cp_transport_opts {
     const char *dir;        /* posix: socket directory; windows: unused */

@@ -18,8 +18,8 @@
  * only while the process that opened it lives: the hook leaves a handle on
  * that process, and before each read's bytes reach HTTP/2 a zero-timeout
  * WaitForSingleObject on it tells whether it has exited (the connection
- * was handed on); then opts.revoke audits, and every later call is
- * PERMISSION_DENIED.
+ * was handed on); then every later call is PERMISSION_DENIED, and
+ * opts.revoke audits each.
  *
  * Limits: at most opts.max_conns open connections (a client beyond that is
  * disconnected at once: UNAVAILABLE, and it retries); connections with no
@@ -420,6 +420,16 @@ static bool open_conn(pipe_conn *pc)
     return true;
 }
 
+/* A call refused by check_opener: the revoke hook audits it. */
+static void revoked_call(void *ctx, const char *path)
+{
+    pipe_conn *pc = ctx;
+    cp_transport *t = pc->t;
+    if (t->opts.revoke != NULL)
+        t->opts.revoke(t->opts.authorize_ctx, pc->l->svc, pc->pid, cp_conn_peer_id(pc->conn),
+                       path);
+}
+
 /* Before bytes reach an allowed connection: has the process that opened
  * it exited? Then they come from a process it was handed to, which was
  * never identified: every call from here on is refused (once decided, the
@@ -430,14 +440,10 @@ static void check_opener(pipe_conn *pc)
         return;
     CloseHandle(pc->opener);
     pc->opener = NULL;
-    cp_transport *t = pc->t;
-    static const char fixed[] = "csi-proxy: the process that opened this connection has exited; "
-                                "a connection handed to another process is refused";
-    const char *msg = fixed;
-    if (t->opts.revoke != NULL)
-        msg = t->opts.revoke(t->opts.authorize_ctx, pc->l->svc, pc->pid,
-                             cp_conn_peer_id(pc->conn));
-    cp_conn_deny(pc->conn, msg != NULL ? msg : fixed);
+    static const char msg[] = "csi-proxy: the process that opened this connection has exited; "
+                              "calls on a connection handed to another process are refused (see "
+                              "the service's audit log)";
+    cp_conn_deny(pc->conn, msg, revoked_call, pc);
 }
 
 /* n bytes arrived in rbuf; reads on while more are there at once (up to

@@ -20,7 +20,6 @@ typedef struct gate_group {
     PSID *psids; /* the same, for CheckTokenMembership */
     size_t n;
     char deny[160]; /* what a refused client is told */
-    char handed[200]; /* ... and one whose connection was handed on */
 } gate_group;
 
 struct cp_gate {
@@ -41,10 +40,6 @@ cp_gate *cp_gate_new(const cp_config *c, cp_audit *audit, cp_error *e)
         snprintf(g->deny, sizeof(g->deny),
                  "csi-proxy: this caller is not allowed to use the %s group (see the "
                  "service's audit log)",
-                 cg->name);
-        snprintf(g->handed, sizeof(g->handed),
-                 "csi-proxy: the process that opened this connection to the %s group has exited; "
-                 "a connection handed to another process is refused (see the service's audit log)",
                  cg->name);
         g->allowed = calloc(cg->n_allowed > 0 ? cg->n_allowed : 1, sizeof(*g->allowed));
         g->psids = calloc(cg->n_allowed > 0 ? cg->n_allowed : 1, sizeof(*g->psids));
@@ -269,18 +264,17 @@ const char *cp_gate_authorize(void *ctx, const cp_service *svc, uint32_t pid, vo
     return NULL;
 }
 
-const char *cp_gate_revoke(void *ctx, const cp_service *svc, uint32_t pid, const char *peer_id)
+void cp_gate_revoke(void *ctx, const cp_service *svc, uint32_t pid, const char *peer_id,
+                    const char *path)
 {
     cp_gate *gt = ctx;
     const char *group = svc->def->group;
-    char pipe_name[96], why[320];
+    char pipe_name[96], why[640];
     snprintf(pipe_name, sizeof(pipe_name), "csi-proxy-%s-%s", group, svc->def->version);
     snprintf(why, sizeof(why),
-             "the process that opened this connection (pid %lu, allowed as %s) has exited; "
-             "the connection was handed to another process, which cannot be identified: "
-             "its calls are refused",
-             (unsigned long)pid, peer_id != NULL && peer_id[0] != '\0' ? peer_id : "unknown");
+             "call %.200s refused: it was read after the process that opened this connection "
+             "(pid %lu, allowed as %s) had exited, so it comes from a process the connection "
+             "was handed to, which cannot be identified",
+             path, (unsigned long)pid, peer_id != NULL && peer_id[0] != '\0' ? peer_id : "unknown");
     cp_audit_denied(gt->audit, pipe_name, group, pid, "unknown", why);
-    const gate_group *g = group_of(gt, group);
-    return g != NULL ? g->handed : "csi-proxy: this group has no authorization policy";
 }

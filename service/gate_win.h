@@ -44,10 +44,12 @@ cp_gate *cp_gate_new(const cp_config *c, cp_audit *audit, cp_error *e);
 const char *cp_gate_authorize(void *ctx, const cp_service *svc, uint32_t pid, void *os_handle,
                               char *peer_id, size_t peer_id_cap);
 
-/* cp_revoke_fn; ctx is the cp_gate. Audits the hand-off ("denied caller=
- * unknown pid=<opener> ...: the process that opened this connection ...
- * has exited") and returns the message later calls get. */
-const char *cp_gate_revoke(void *ctx, const cp_service *svc, uint32_t pid, const char *peer_id);
+/* cp_revoke_fn; ctx is the cp_gate. Audits one call refused on a handed-on
+ * connection ("denied caller=unknown pid=<opener> ...: call <path> refused:
+ * it was read after the process that opened this connection ... had
+ * exited ..."). */
+void cp_gate_revoke(void *ctx, const cp_service *svc, uint32_t pid, const char *peer_id,
+                    const char *path);
 
 void cp_gate_free(cp_gate *g);
 

@@ -143,15 +143,15 @@ check "a connection whose opener exited (handed to another process) is refused a
 # it and allowed), hands the handle to a child whose token has
 # Administrators deny-only, and exits; the child then calls Mkdir.
 svctest handoff-call csi-proxy-filesystem-v1 'C:\var\lib\kubelet\pods\handed'
-if [[ "$OUT" == *"status: 7 csi-proxy: the process that opened this connection to the filesystem group has exited"* ]] &&
+if [[ "$OUT" == *"status: 7 csi-proxy: the process that opened this connection has exited"* ]] &&
     [ ! -e "$C/var/lib/kubelet/pods/handed" ]; then
     ok "a connection an allowed opener handed to a restricted child before exiting: the child's Mkdir is PERMISSION_DENIED, nothing created"
 else
     bad "a handed-on connection keeps no rights" "$OUT; $(ls "$C/var/lib/kubelet/pods")"
 fi
 opener=$(grep -oE 'caller S-1-5-21-[0-9-]+ \(pid [0-9]+\) allowed on csi-proxy-filesystem-v1' "$LOG" | tail -1 | sed -E 's/.*pid ([0-9]+).*/\1/')
-grep -qE "audit: denied caller=unknown pid=$opener group=filesystem pipe=csi-proxy-filesystem-v1: the process that opened this connection \(pid $opener, allowed as S-1-5-21-[0-9-]+\) has exited; the connection was handed to another process" "$LOG"
-check "... audited as what happened: opener pid $opener exited, the connection was handed on" $? \
+grep -qE "audit: denied caller=unknown pid=$opener group=filesystem pipe=csi-proxy-filesystem-v1: call /v1.Filesystem/Mkdir refused: it was read after the process that opened this connection \(pid $opener, allowed as S-1-5-21-[0-9-]+\) had exited, so it comes from a process the connection was handed to" "$LOG"
+check "... audited as what happened: Mkdir read after opener pid $opener exited, on a handed-on connection" $? \
     "$(grep 'audit: denied' "$LOG" | tail -2)"
 grep -q 'audit: call /v1.Filesystem/Mkdir .*handed' "$LOG"
 check "... and no Mkdir is audited as done under the opener's name" "$([ $? != 0 ] && echo 0 || echo 1)"
@@ -222,5 +222,8 @@ expect "... and served once they are gone" 0 '"exists":true' cli filesystem v1 P
 expect "limits.idleTimeout 2s: an idle connection is closed by the server" 0 'the server closed the connection' \
     cli --hold 5000 filesystem v1 PathExists "{\"path\":\"$K\"}"
 
+n_late=$(grep -c '^W.*audit: denied .*it was read after the process that opened this connection' "$LOG")
+check "clients that exit with their last frames unread cause no refusal or audit: only the hand-off's call ($n_late)" \
+    "$([ "$n_late" = 1 ] && echo 0 || echo 1)" "$(grep 'read after the process' "$LOG" | head -3)"
 if kill -0 "$SPID" 2>/dev/null; then ok "the server is still running"; else bad "the server is still running" "$(tail -5 "$LOG")"; fi
 finish
