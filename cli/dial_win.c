@@ -14,7 +14,7 @@
 #include <windows.h>
 #include <shellapi.h>
 
-#include "server/pipe_util_win.h"
+#include "winapi/winutil.h"
 
 struct cp_dial {
     HANDLE h;

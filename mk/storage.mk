@@ -20,3 +20,10 @@ $(WIN)/csi-proxy-sim.exe: $(call wobj,service/main_win.c $(SIM_SRC)) $(WIN)/libc
 	$(WINCC) -s -municode -o $@ $^ $(WLIBS)
 
 all: $(WIN)/csi-proxy-sim.exe
+
+# winapi/winutil.h (the one Win32 error map) checked under Wine by
+# test/wine/storage.sh, against libcore.a's own object.
+$(WIN)/winutilcheck.exe: test/wine/winutilcheck.c $(WIN)/libcore.a
+	$(WINCC) $(WCFLAGS) -s -o $@ $^ $(WLIBS)
+
+all: $(WIN)/winutilcheck.exe

@@ -29,7 +29,7 @@ typedef struct cp_listen_spec {
  * service (per-group authorization). Returns NULL to allow, or a deny
  * message that outlives the transport. pid is the client process id (0 if
  * unknown); os_handle is the platform's connection (windows: a
- * cp_pipe_client*, pipe_util_win.h; posix: int* fd). It may write the caller's identity into
+ * cp_pipe_client*, pipe_client_win.h; posix: int* fd). It may write the caller's identity into
  * peer_id (peer_id_cap bytes, for the audit). May be NULL: allow all. */
 typedef const char *(*cp_authorize_fn)(void *ctx, const cp_service *svc, uint32_t pid,
                                        void *os_handle, char *peer_id, size_t peer_id_cap);

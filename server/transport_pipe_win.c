@@ -48,7 +48,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipe_util_win.h"
+#include "../winapi/winutil.h"
+#include "pipe_client_win.h"
 #include "thread.h"
 #include "transport.h"
 

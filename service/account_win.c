@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../server/pipe_util_win.h"
+#include "../winapi/winutil.h"
 #include "account_win.h"
 #include "token_win.h"
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../groups/groups.h"
-#include "../server/pipe_util_win.h"
+#include "../winapi/winutil.h"
 #include "../server/pool.h"
 #include "../server/transport.h"
 #include "../winapi/fs.h"

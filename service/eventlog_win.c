@@ -4,7 +4,7 @@
 
 #include <stdlib.h>
 
-#include "../server/pipe_util_win.h"
+#include "../winapi/winutil.h"
 #include "eventlog_win.h"
 #include "log.h"
 

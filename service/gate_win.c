@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/pipe_util_win.h"
+#include "../server/pipe_client_win.h"
+#include "../winapi/winutil.h"
 #include "authz.h"
 #include "log.h"
 #include "token_win.h"

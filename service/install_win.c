@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/pipe_util_win.h"
+#include "../winapi/winutil.h"
 #include "account_win.h"
 #include "cmdline.h"
 #include "config.h"

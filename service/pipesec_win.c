@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/pipe_util_win.h"
+#include "../winapi/winutil.h"
 
 struct cp_pipesec {
     const char *group[CP_CONFIG_N_GROUPS];

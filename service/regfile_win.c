@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/pipe_util_win.h"
+#include "../winapi/winutil.h"
 #include "regfile.h"
 
 static const char *kind(DWORD type)

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/pipe_util_win.h"
+#include "../winapi/winutil.h"
 #include "roots.h"
 
 #define MAX_RULES 16

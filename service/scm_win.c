@@ -9,7 +9,7 @@
 
 #include "scm_win.h"
 
-#include "../server/pipe_util_win.h"
+#include "../winapi/winutil.h"
 #include "log.h"
 
 #define START_WAIT_HINT_MS 10000

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/pipe_util_win.h"
+#include "../winapi/winutil.h"
 
 bool cp_win_sid_from(PSID sid, cp_sid *out)
 {

@@ -12,6 +12,7 @@
 #define CP_WINAPI_FS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "../server/status.h"
 
@@ -23,9 +24,16 @@ typedef struct cp_fs_ops {
     int (*mkdir_all)(void *ctx, const char *path, cp_error *e);
     /* recursive=false: remove a file, link or empty directory; missing is
      * NOT_FOUND. recursive=true: remove the tree, never following links
-     * (a link is removed, not its target); missing is success. */
+     * (a link is removed, not its target); missing is success. The walk
+     * goes by open directory, not by path name: each entry is opened
+     * relative to its open parent without following a link, checked
+     * through that open handle, and a directory is listed and removed
+     * through it; so a directory swapped for a link after it was listed
+     * is removed as a link, never entered. */
     int (*remove)(void *ctx, const char *path, bool recursive, cp_error *e);
-    /* Removes every entry inside directory path, never following links. */
+    /* Removes every entry inside directory path, never following links
+     * below path (the same walk). path itself is followed: the caller
+     * confined its target. */
     int (*remove_contents)(void *ctx, const char *path, cp_error *e);
     /* Creates link at link_path pointing to target (a directory link when
      * target is a directory). link_path existing is ALREADY_EXISTS. */
@@ -37,11 +45,25 @@ typedef struct cp_fs_ops {
      * and writes the final path (same syntax as the input) to out. Used to
      * confine paths after link resolution. The missing rest is appended as
      * is. An existing entry that cannot be followed (a dangling link inside
-     * the path) is FAILED_PRECONDITION: callers fail closed. A path on a
-     * volume mounted in a folder resolves through that folder; a target
-     * with no drive-letter form comes back in a form confinement refuses
-     * (\\server\..., \\?\Volume{...}\...). */
-    int (*resolve)(void *ctx, const char *path, char *out, size_t outlen, cp_error *e);
+     * the path) is FAILED_PRECONDITION: callers fail closed. A target with
+     * no drive-letter form comes back in a form confinement refuses
+     * (\\server\..., \\?\Volume{...}\...).
+     *
+     * anchors (n_anchors of them, "X:\..." each) are the directories
+     * requests are confined to. The result names where the object really
+     * lives, never merely the mount folder the path went through:
+     *   - on a protected volume - one that holds an anchor, or the running
+     *     Windows - the result goes through the anchor whose real place on
+     *     that volume holds the object ("anchor\rest"); an object outside
+     *     every anchor's place there comes back in a form that is outside
+     *     every anchor (its drive-letter form, else \\?\Volume{...}\...),
+     *     whatever folder it was reached through;
+     *   - on any other volume (a data volume a CSI driver mounted at a
+     *     staging folder) the result goes through the mount folder the
+     *     path went through, else the volume's first DOS name.
+     * The POSIX host has no volumes and ignores anchors. */
+    int (*resolve)(void *ctx, const char *path, const char *const *anchors, size_t n_anchors,
+                   char *out, size_t outlen, cp_error *e);
 } cp_fs_ops;
 
 typedef struct cp_fs_host {

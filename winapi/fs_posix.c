@@ -302,9 +302,13 @@ static int fs_is_link(void *ctx, const char *path, bool *is_link, cp_error *e)
 
 /* realpath() of the longest existing prefix, the rest appended as is (it
  * does not exist, so it holds no links). An existing entry whose target is
- * missing (a dangling link inside the path) fails closed. */
-static int fs_resolve(void *ctx, const char *path, char *out, size_t outlen, cp_error *e)
+ * missing (a dangling link inside the path) fails closed. No volumes here:
+ * anchors are not needed. */
+static int fs_resolve(void *ctx, const char *path, const char *const *anchors, size_t n_anchors,
+                      char *out, size_t outlen, cp_error *e)
 {
+    (void)anchors;
+    (void)n_anchors;
     const posix_fs *fs = ctx;
     char host[PATH_MAX], real[PATH_MAX], joined[PATH_MAX];
     int rc = map_path(fs, path, host, sizeof(host), e);

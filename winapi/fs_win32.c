@@ -6,9 +6,9 @@
  * dot processing, no DOS device names) - the rules refuse such names, so
  * what we check is what we open.
  *
- * Links are never followed by removal: a reparse point met while deleting
- * is removed as an entry (RemoveDirectoryW on a directory symlink or
- * junction removes the link, not the target).
+ * Links are never followed by removal: the walk goes by handle, each
+ * child opened relative to its parent without following a reparse point,
+ * checked and deleted through its handle (see "removal" below).
  *
  * Every Win32 error is captured on the very next line and turned into a
  * cp_status plus "<API> <path>: <system message> (error <n>)".
@@ -17,13 +17,16 @@
 #include <windows.h>
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
+#include <winternl.h>
 
 #include "fs.h"
-#include "../server/pipe_util_win.h"
+#include "fs_place.h"
+#include "winutil.h"
 
 #define WIDE_MAX 32768      /* UTF-16 units in the longest Win32 path */
 #define PREFIX_LEN 4        /* L"\\\\?\\" */
@@ -31,69 +34,12 @@
 
 /* --- errors ------------------------------------------------------------- */
 
-static int win_status(DWORD err)
-{
-    switch (err) {
-    case ERROR_FILE_NOT_FOUND:
-    case ERROR_PATH_NOT_FOUND:
-    case ERROR_INVALID_DRIVE:
-    case ERROR_BAD_NETPATH:
-    case ERROR_BAD_NET_NAME:
-        return CP_E_NOT_FOUND;
-    case ERROR_ALREADY_EXISTS:
-    case ERROR_FILE_EXISTS:
-        return CP_E_ALREADY_EXISTS;
-    case ERROR_DIR_NOT_EMPTY:
-    case ERROR_DIRECTORY:
-    case ERROR_CANT_RESOLVE_FILENAME:
-    case ERROR_NOT_A_REPARSE_POINT:
-        return CP_E_FAILED_PRECONDITION;
-    case ERROR_ACCESS_DENIED:
-    case ERROR_PRIVILEGE_NOT_HELD:
-    case ERROR_WRITE_PROTECT:
-        return CP_E_PERMISSION_DENIED;
-    case ERROR_INVALID_NAME:
-    case ERROR_BAD_PATHNAME:
-    case ERROR_FILENAME_EXCED_RANGE:
-    case ERROR_INVALID_PARAMETER:
-    case ERROR_NO_UNICODE_TRANSLATION:
-        return CP_E_INVALID_ARGUMENT;
-    case ERROR_SHARING_VIOLATION:
-    case ERROR_LOCK_VIOLATION:
-    case ERROR_NOT_READY:
-        return CP_E_UNAVAILABLE;
-    case ERROR_NOT_SUPPORTED:
-    case ERROR_CALL_NOT_IMPLEMENTED:
-    case ERROR_INVALID_FUNCTION:
-        return CP_E_UNIMPLEMENTED;
-    case ERROR_DISK_FULL:
-    case ERROR_HANDLE_DISK_FULL:
-    case ERROR_NOT_ENOUGH_MEMORY:
-    case ERROR_OUTOFMEMORY:
-    case ERROR_INSUFFICIENT_BUFFER:
-    case ERROR_MORE_DATA:
-        return CP_E_RESOURCE_EXHAUSTED;
-    default:
-        return CP_E_UNKNOWN;
-    }
-}
-
-/* The system text for err (cp_win_errtext: FormatMessageW, as UTF-8) in a
- * message naming the API and the path. Leaves the thread's last error as
- * it found it. */
+/* cp_win_error (winutil.h): the one Win32 error map and message form,
+ * "<API> <path>: <system message> (error <n>)", a long path cut in the
+ * middle so the cause always fits. Leaves the thread's last error set. */
 static int win_error(cp_error *e, DWORD err, const char *api, const char *path)
 {
-    char text[512];
-    cp_win_errtext(err, text, sizeof(text));
-    /* A long path is cut in the middle, so the cause always fits. */
-    size_t plen = strlen(path);
-    int head = plen > 400 ? 200 : (int)plen;
-    const char *tail = plen > 400 ? path + plen - 150 : "";
-    int status = cp_error_set(e, win_status(err), "%s %.*s%s%s: %s (error %lu)", api, head, path,
-                              plen > 400 ? "..." : "", tail, text,
-                              (unsigned long)err);
-    SetLastError(err);
-    return status;
+    return cp_win_error(e, err, api, path);
 }
 
 /* "Missing" in the sense of Go's os.IsNotExist, plus a parent that is a
@@ -240,19 +186,82 @@ static int fs_mkdir_all(void *ctx, const char *path, cp_error *e)
 
 /* --- removal ------------------------------------------------------------- */
 
+/* The walk goes by open handle, never by path name below its start:
+ *   - a child is opened relative to its open parent with NtOpenFile
+ *     (winternl.h: "NtOpenFile function"; OBJECT_ATTRIBUTES.RootDirectory
+ *     is the parent's handle, ObjectName the child's name alone) and
+ *     FILE_OPEN_REPARSE_POINT ("bypass normal reparse point processing"),
+ *     so a symbolic link, junction or mount point is opened as itself;
+ *   - what was opened is judged through that handle:
+ *     GetFileInformationByHandleEx(FileAttributeTagInfo) (winbase.h) gives
+ *     its attributes and reparse tag, never the listing's stale copy;
+ *   - only a directory that is not a reparse point is entered: reopened for
+ *     listing with ReOpenFile (winbase.h: the same object, no name lookup)
+ *     and listed with GetFileInformationByHandleEx(FileIdBothDirectoryInfo,
+ *     first FileIdBothDirectoryRestartInfo);
+ *   - everything is deleted through its handle with SetFileInformationByHandle
+ *     (fileapi.h): FileDispositionInfoEx with FILE_DISPOSITION_FLAG_DELETE |
+ *     POSIX_SEMANTICS | IGNORE_READONLY_ATTRIBUTE (Windows 10 1809 and
+ *     later: "FILE_DISPOSITION_INFO_EX structure"), else FileDispositionInfo
+ *     after clearing FILE_ATTRIBUTE_READONLY through the handle
+ *     (FileBasicInfo), as Go's os.Remove does for a read-only file.
+ * A directory is entered only when both its listing entry (or, at the
+ * start, GetFileAttributesW, which reports a link itself) and its handle
+ * say "a directory, not a reparse point". So a directory swapped for a
+ * link between listing and descent is opened as the link and deleted as
+ * one; its target is never entered. Where the name says "link" but the
+ * handle holds a plain object, the open followed the link regardless of
+ * FILE_OPEN_REPARSE_POINT (Wine 8 does so; Windows honours the flag): the
+ * handle is dropped unused and the entry removed by name with
+ * RemoveDirectoryW/DeleteFileW (fileapi.h), which remove a link itself,
+ * never its target ("Symbolic Link Effects on File Systems Functions"). Deleting a
+ * link or junction through a FILE_OPEN_REPARSE_POINT handle removes the
+ * link, not its target; a volume mount folder loses its mount point, never
+ * the volume's files. */
+
+/* FileDispositionInfoEx (FILE_INFO_BY_HANDLE_CLASS 21) and its flags
+ * (winbase.h, "FILE_DISPOSITION_INFO_EX structure": Windows 10 1607, the
+ * read-only flag 1809): this build's headers hide them below those
+ * versions. An older system refuses the class, and the plain
+ * FileDispositionInfo follows. */
+#define DISPOSITION_INFO_EX ((FILE_INFO_BY_HANDLE_CLASS)21)
+#define DISPOSITION_DELETE 0x1u
+#define DISPOSITION_POSIX_SEMANTICS 0x2u
+#define DISPOSITION_IGNORE_READONLY 0x10u
+
+typedef LONG(NTAPI *nt_open_file_fn)(PHANDLE, ACCESS_MASK, POBJECT_ATTRIBUTES, PIO_STATUS_BLOCK,
+                                     ULONG, ULONG);
+typedef ULONG(NTAPI *nt_status_to_error_fn)(LONG);
+
+/* NtOpenFile and RtlNtStatusToDosError from ntdll.dll (loaded in every
+ * process; the default link has no import library for it). */
+static bool nt_functions(nt_open_file_fn *open, nt_status_to_error_fn *to_error)
+{
+    HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+    if (ntdll == NULL)
+        return false;
+    *open = (nt_open_file_fn)(void (*)(void))GetProcAddress(ntdll, "NtOpenFile");
+    *to_error = (nt_status_to_error_fn)(void (*)(void))GetProcAddress(ntdll, "RtlNtStatusToDosError");
+    return *open != NULL && *to_error != NULL;
+}
+
+#define OPEN_ACCESS (DELETE | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES | SYNCHRONIZE)
+#define SHARE_ALL (FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE)
+#define LIST_BUF 65536 /* bytes of directory entries per query */
+
 typedef struct wbuf {
     wchar_t *s;
     size_t len; /* s[len] == 0 */
 } wbuf;
 
-static bool wbuf_push(wbuf *b, const wchar_t *name)
+static bool wbuf_push(wbuf *b, const wchar_t *name, size_t n)
 {
-    size_t n = wcslen(name);
     if (b->len + 1 + n >= WIDE_MAX)
         return false;
     b->s[b->len++] = L'\\';
-    memcpy(b->s + b->len, name, (n + 1) * sizeof(wchar_t));
+    memcpy(b->s + b->len, name, n * sizeof(wchar_t));
     b->len += n;
+    b->s[b->len] = L'\0';
     return true;
 }
 
@@ -262,111 +271,257 @@ static void wbuf_cut(wbuf *b, size_t len)
     b->s[len] = L'\0';
 }
 
-/* RemoveDirectoryW / DeleteFileW (fileapi.h) on one entry, never following
- * it: both remove a symbolic link or junction itself, not its target. A
- * read-only file or directory (not a link) is made writable and retried,
- * as Go's os.Remove does. */
-static int remove_entry(const wchar_t *w, DWORD attrs, cp_error *e)
+/* The child name of the open directory parent, without following it.
+ * b->s names it in messages. ERROR_* in *err on failure. */
+static HANDLE open_child(HANDLE parent, const wchar_t *name, size_t n, DWORD *err)
 {
-    bool dir = (attrs & FILE_ATTRIBUTE_DIRECTORY) != 0;
-    if (dir ? RemoveDirectoryW(w) : DeleteFileW(w))
+    nt_open_file_fn nt_open;
+    nt_status_to_error_fn to_error;
+    if (!nt_functions(&nt_open, &to_error)) {
+        *err = ERROR_PROC_NOT_FOUND;
+        return INVALID_HANDLE_VALUE;
+    }
+    UNICODE_STRING us;
+    us.Buffer = (PWSTR)name;
+    us.Length = (USHORT)(n * sizeof(wchar_t));
+    us.MaximumLength = us.Length;
+    OBJECT_ATTRIBUTES oa;
+    InitializeObjectAttributes(&oa, &us, OBJ_CASE_INSENSITIVE, parent, NULL);
+    IO_STATUS_BLOCK io;
+    HANDLE h = INVALID_HANDLE_VALUE;
+    LONG st = nt_open(&h, OPEN_ACCESS, &oa, &io, SHARE_ALL,
+                      FILE_OPEN_REPARSE_POINT | FILE_SYNCHRONOUS_IO_NONALERT |
+                          FILE_OPEN_FOR_BACKUP_INTENT);
+    if (st < 0) {
+        *err = to_error(st);
+        return INVALID_HANDLE_VALUE;
+    }
+    return h;
+}
+
+/* Deletes what h is open on (see the top of this section). attrs are its
+ * attributes, read through h. The name goes when h is closed (at once with
+ * POSIX semantics). */
+static int delete_by_handle(HANDLE h, DWORD attrs, const wchar_t *name_for_msg, cp_error *e)
+{
+    DWORD ex = DISPOSITION_DELETE | DISPOSITION_POSIX_SEMANTICS | DISPOSITION_IGNORE_READONLY;
+    if (SetFileInformationByHandle(h, DISPOSITION_INFO_EX, &ex, sizeof(ex)))
         return CP_OK;
     DWORD err = GetLastError();
-    if (err == ERROR_ACCESS_DENIED && (attrs & FILE_ATTRIBUTE_READONLY) &&
-        !(attrs & FILE_ATTRIBUTE_REPARSE_POINT)) {
-        DWORD plain = attrs & ~(FILE_ATTRIBUTE_READONLY | FILE_ATTRIBUTE_DIRECTORY);
-        if (SetFileAttributesW(w, plain != 0 ? plain : FILE_ATTRIBUTE_NORMAL) &&
-            (dir ? RemoveDirectoryW(w) : DeleteFileW(w)))
+    if (err == ERROR_DIR_NOT_EMPTY)
+        return win_error_w(e, err, "SetFileInformationByHandle(FileDispositionInfoEx)",
+                           name_for_msg);
+    /* Before Windows 10 1809, or a file system without POSIX deletes. */
+    FILE_DISPOSITION_INFO d = {TRUE};
+    if (SetFileInformationByHandle(h, FileDispositionInfo, &d, sizeof(d)))
+        return CP_OK;
+    err = GetLastError();
+    if (err == ERROR_ACCESS_DENIED && (attrs & FILE_ATTRIBUTE_READONLY)) {
+        FILE_BASIC_INFO bi = {0};
+        DWORD plain = attrs & ~FILE_ATTRIBUTE_READONLY;
+        bi.FileAttributes = plain != 0 ? plain : FILE_ATTRIBUTE_NORMAL;
+        if (SetFileInformationByHandle(h, FileBasicInfo, &bi, sizeof(bi)) &&
+            SetFileInformationByHandle(h, FileDispositionInfo, &d, sizeof(d)))
             return CP_OK;
         err = GetLastError();
     }
-    return win_error_w(e, err, dir ? "RemoveDirectoryW" : "DeleteFileW", w);
+    return win_error_w(e, err, "SetFileInformationByHandle(FileDispositionInfo)", name_for_msg);
+}
+
+/* Attributes and reparse tag of what h is open on. */
+static int handle_attrs(HANDLE h, FILE_ATTRIBUTE_TAG_INFO *ti, const wchar_t *name, cp_error *e)
+{
+    if (GetFileInformationByHandleEx(h, FileAttributeTagInfo, ti, sizeof(*ti)))
+        return CP_OK;
+    return win_error_w(e, GetLastError(), "GetFileInformationByHandleEx(FileAttributeTagInfo)",
+                       name);
+}
+
+static bool is_plain_dir(DWORD attrs)
+{
+    return (attrs & FILE_ATTRIBUTE_DIRECTORY) && !(attrs & FILE_ATTRIBUTE_REPARSE_POINT);
+}
+
+/* True when the name reports a link (listed: from a listing or
+ * GetFileAttributesW) but the handle opened with FILE_OPEN_REPARSE_POINT
+ * holds something that is not one: the open followed it anyway. */
+static bool followed_anyway(DWORD listed, DWORD held)
+{
+    return (listed & FILE_ATTRIBUTE_REPARSE_POINT) && !(held & FILE_ATTRIBUTE_REPARSE_POINT);
+}
+
+/* RemoveDirectoryW / DeleteFileW (fileapi.h) on the link w itself (see the
+ * top of this section): both remove a symbolic link or junction, not its
+ * target, and RemoveDirectoryW never removes a non-empty directory. */
+static int remove_by_name(const wchar_t *w, DWORD listed, cp_error *e)
+{
+    bool dir = (listed & FILE_ATTRIBUTE_DIRECTORY) != 0;
+    if (dir ? RemoveDirectoryW(w) : DeleteFileW(w))
+        return CP_OK;
+    return win_error_w(e, GetLastError(), dir ? "RemoveDirectoryW" : "DeleteFileW", w);
+}
+
+/* The names in one directory, listed once through its handle before any
+ * is deleted (deleting while listing may skip entries). */
+typedef struct names {
+    wchar_t *text; /* per entry: 2 units of listed attributes, name, '\0' */
+    size_t used, cap;
+    size_t next; /* offset of the next name to handle */
+} names;
+
+static bool names_add(names *l, DWORD attrs, const wchar_t *name, size_t n)
+{
+    if (l->used + n + 3 > l->cap) {
+        size_t ncap = l->cap != 0 ? l->cap * 2 : 1024;
+        while (ncap < l->used + n + 3)
+            ncap *= 2;
+        wchar_t *t = realloc(l->text, ncap * sizeof(wchar_t));
+        if (t == NULL)
+            return false;
+        l->text = t;
+        l->cap = ncap;
+    }
+    l->text[l->used++] = (wchar_t)(attrs & 0xffff);
+    l->text[l->used++] = (wchar_t)(attrs >> 16);
+    memcpy(l->text + l->used, name, n * sizeof(wchar_t));
+    l->used += n;
+    l->text[l->used++] = L'\0';
+    return true;
+}
+
+/* Lists directory dir (open with FILE_LIST_DIRECTORY) into l, "." and ".."
+ * left out. GetFileInformationByHandleEx ends with ERROR_NO_MORE_FILES. */
+static int list_dir(HANDLE dir, names *l, void *buf, const wchar_t *name_for_msg, cp_error *e)
+{
+    FILE_INFO_BY_HANDLE_CLASS cls = FileIdBothDirectoryRestartInfo;
+    for (;;) {
+        if (!GetFileInformationByHandleEx(dir, cls, buf, LIST_BUF)) {
+            DWORD err = GetLastError();
+            if (err == ERROR_NO_MORE_FILES)
+                return CP_OK;
+            return win_error_w(e, err, "GetFileInformationByHandleEx(FileIdBothDirectoryInfo)",
+                               name_for_msg);
+        }
+        cls = FileIdBothDirectoryInfo;
+        const unsigned char *p = buf;
+        for (;;) {
+            const FILE_ID_BOTH_DIR_INFO *fi = (const FILE_ID_BOTH_DIR_INFO *)p;
+            size_t n = fi->FileNameLength / sizeof(wchar_t);
+            bool dots = (n == 1 && fi->FileName[0] == L'.') ||
+                        (n == 2 && fi->FileName[0] == L'.' && fi->FileName[1] == L'.');
+            if (!dots && !names_add(l, fi->FileAttributes, fi->FileName, n))
+                return cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory listing a directory");
+            if (fi->NextEntryOffset == 0)
+                break;
+            p += fi->NextEntryOffset;
+        }
+    }
 }
 
 typedef struct level {
-    HANDLE find;
-    size_t len;  /* b->len of this directory's path */
-    DWORD attrs; /* its attributes, to remove it when done */
+    HANDLE dir;  /* open for listing and deletion; the top one is borrowed */
+    names list;
+    size_t len;  /* b->len of this directory's path (messages only) */
+    DWORD attrs; /* its attributes, for a read-only directory */
 } level;
 
-/* FindFirstFileExW (fileapi.h) on "<dir>\*", FindExInfoBasic (no short
- * names). Pushes a level whose first entry is in *fd, or nothing for a
- * directory without entries (ERROR_FILE_NOT_FOUND, e.g. a drive root). */
-static int open_level(wbuf *b, DWORD attrs, level **stack, size_t *depth, size_t *cap,
-                      WIN32_FIND_DATAW *fd, cp_error *e)
+/* ReOpenFile (winbase.h) of a plain directory for listing. */
+static HANDLE open_for_listing(HANDLE h, DWORD *err)
 {
-    size_t len = b->len;
-    if (!wbuf_push(b, L"*"))
-        return win_error_w(e, ERROR_FILENAME_EXCED_RANGE, "FindFirstFileExW", b->s);
-    HANDLE h = FindFirstFileExW(b->s, FindExInfoBasic, fd, FindExSearchNameMatch, NULL,
-                                FIND_FIRST_EX_LARGE_FETCH);
-    DWORD err = h == INVALID_HANDLE_VALUE ? GetLastError() : ERROR_SUCCESS;
-    wbuf_cut(b, len);
-    if (h == INVALID_HANDLE_VALUE)
-        return err == ERROR_FILE_NOT_FOUND ? CP_OK : win_error_w(e, err, "FindFirstFileExW", b->s);
+    HANDLE d = ReOpenFile(h, OPEN_ACCESS | FILE_LIST_DIRECTORY, SHARE_ALL,
+                          FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT);
+    *err = d == INVALID_HANDLE_VALUE ? GetLastError() : ERROR_SUCCESS;
+    return d;
+}
+
+/* Pushes directory dir (listed now) onto the stack. */
+static int push_level(level **stack, size_t *depth, size_t *cap, HANDLE dir, DWORD attrs,
+                      size_t len, void *buf, const wchar_t *name, cp_error *e)
+{
     if (*depth == *cap) {
         size_t ncap = *cap != 0 ? *cap * 2 : 16;
         level *n = realloc(*stack, ncap * sizeof(level));
-        if (n == NULL) {
-            FindClose(h);
+        if (n == NULL)
             return cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory walking a directory");
-        }
         *stack = n;
         *cap = ncap;
     }
-    (*stack)[(*depth)++] = (level){h, len, attrs};
-    return CP_OK;
+    level *lv = &(*stack)[(*depth)++];
+    *lv = (level){dir, {NULL, 0, 0, 0}, len, attrs};
+    return list_dir(dir, &lv->list, buf, name, e);
 }
 
-/* Deletes everything inside directory b->s. Iterative with a heap stack
- * (worker threads have small stacks; trees can be deep). Reparse points
- * are leaves: removed, never entered. */
-static int clear_tree(wbuf *b, cp_error *e)
+/* Deletes everything inside the directory top (open with FILE_LIST_DIRECTORY;
+ * not closed here); b->s names it in messages. Iterative with a heap stack
+ * (worker threads have small stacks; trees can be deep). */
+static int clear_tree(HANDLE top, wbuf *b, cp_error *e)
 {
     level *stack = NULL;
     size_t depth = 0, cap = 0, top_len = b->len;
-    WIN32_FIND_DATAW fd;
-    int rc = open_level(b, FILE_ATTRIBUTE_DIRECTORY, &stack, &depth, &cap, &fd, e);
-    bool have = depth > 0; /* fd holds an entry not yet handled */
+    void *buf = malloc(LIST_BUF);
+    if (buf == NULL)
+        return cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory walking a directory");
+    int rc = push_level(&stack, &depth, &cap, top, FILE_ATTRIBUTE_DIRECTORY, b->len, buf, b->s, e);
     while (rc == CP_OK && depth > 0) {
         level *cur = &stack[depth - 1];
-        if (!have && !FindNextFileW(cur->find, &fd)) {
-            DWORD err = GetLastError();
-            FindClose(cur->find);
+        wbuf_cut(b, cur->len);
+        if (cur->list.next >= cur->list.used) { /* done: delete it (not the top) */
             level done = *cur;
             depth--;
-            wbuf_cut(b, done.len);
-            if (err != ERROR_NO_MORE_FILES)
-                rc = win_error_w(e, err, "FindNextFileW", b->s);
-            else if (depth > 0) /* a subdirectory is now empty */
-                rc = remove_entry(b->s, done.attrs, e);
-            if (depth > 0)
-                wbuf_cut(b, stack[depth - 1].len);
+            free(done.list.text);
+            if (depth > 0) {
+                rc = delete_by_handle(done.dir, done.attrs, b->s, e);
+                CloseHandle(done.dir);
+            }
             continue;
         }
-        have = false;
-        if (wcscmp(fd.cFileName, L".") == 0 || wcscmp(fd.cFileName, L"..") == 0)
-            continue;
-        if (!wbuf_push(b, fd.cFileName)) {
-            rc = win_error_w(e, ERROR_FILENAME_EXCED_RANGE, "FindNextFileW", b->s);
+        const wchar_t *entry = cur->list.text + cur->list.next;
+        DWORD listed = (DWORD)(uint16_t)entry[0] | (DWORD)(uint16_t)entry[1] << 16;
+        const wchar_t *name = entry + 2;
+        size_t n = wcslen(name);
+        cur->list.next += n + 3;
+        if (!wbuf_push(b, name, n)) {
+            rc = win_error_w(e, ERROR_FILENAME_EXCED_RANGE, "NtOpenFile", b->s);
             break;
         }
-        DWORD a = fd.dwFileAttributes;
-        if ((a & FILE_ATTRIBUTE_DIRECTORY) && !(a & FILE_ATTRIBUTE_REPARSE_POINT)) {
-            size_t before = depth;
-            rc = open_level(b, a, &stack, &depth, &cap, &fd, e);
-            if (rc == CP_OK && depth > before) {
-                have = true;
+        DWORD err = ERROR_SUCCESS;
+        HANDLE h = open_child(cur->dir, name, n, &err);
+        if (h == INVALID_HANDLE_VALUE) {
+            if (!is_missing(err)) /* gone meanwhile: nothing to delete */
+                rc = win_error_w(e, err, "NtOpenFile", b->s);
+            continue;
+        }
+        FILE_ATTRIBUTE_TAG_INFO ti;
+        rc = handle_attrs(h, &ti, b->s, e);
+        if (rc == CP_OK && followed_anyway(listed, ti.FileAttributes)) {
+            CloseHandle(h);
+            rc = remove_by_name(b->s, listed, e);
+            continue;
+        }
+        if (rc == CP_OK && is_plain_dir(ti.FileAttributes) && is_plain_dir(listed)) {
+            HANDLE d = open_for_listing(h, &err);
+            CloseHandle(h);
+            if (d == INVALID_HANDLE_VALUE) {
+                rc = win_error_w(e, err, "ReOpenFile", b->s);
                 continue;
             }
+            rc = push_level(&stack, &depth, &cap, d, ti.FileAttributes, b->len, buf, b->s, e);
+            if (rc != CP_OK && (depth == 0 || stack[depth - 1].dir != d))
+                CloseHandle(d); /* never pushed */
+            continue;
         }
-        if (rc == CP_OK)
-            rc = remove_entry(b->s, a, e);
-        wbuf_cut(b, stack[depth - 1].len);
+        if (rc == CP_OK) /* a file, link, junction or mount point: the entry itself */
+            rc = delete_by_handle(h, ti.FileAttributes, b->s, e);
+        CloseHandle(h);
     }
-    while (depth > 0)
-        FindClose(stack[--depth].find);
+    while (depth > 0) {
+        level *lv = &stack[--depth];
+        free(lv->list.text);
+        if (depth > 0)
+            CloseHandle(lv->dir);
+    }
     free(stack);
+    free(buf);
     wbuf_cut(b, top_len);
     return rc;
 }
@@ -387,8 +542,10 @@ static int new_wbuf(const char *path, wbuf *b, cp_error *e)
     return CP_OK;
 }
 
-/* GetFileAttributesW (fileapi.h) sees the entry itself, so a link is
- * removed as a link whatever its target. */
+/* CreateFileW (fileapi.h) with FILE_FLAG_OPEN_REPARSE_POINT opens the entry
+ * itself, so a link is removed as a link whatever its target; a plain
+ * directory is emptied through a handle to it and then deleted through the
+ * same handle. */
 static int fs_remove(void *ctx, const char *path, bool recursive, cp_error *e)
 {
     (void)ctx;
@@ -396,23 +553,48 @@ static int fs_remove(void *ctx, const char *path, bool recursive, cp_error *e)
     int rc = new_wbuf(path, &b, e);
     if (rc != CP_OK)
         return rc;
-    DWORD attrs = GetFileAttributesW(b.s);
-    if (attrs == INVALID_FILE_ATTRIBUTES) {
+    HANDLE h = CreateFileW(b.s, OPEN_ACCESS, SHARE_ALL, NULL, OPEN_EXISTING,
+                           FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+    if (h == INVALID_HANDLE_VALUE) {
         DWORD err = GetLastError();
         rc = (recursive && is_missing(err)) ? CP_OK /* already gone, as RemoveAll */
-                                            : win_error(e, err, "GetFileAttributesW", path);
-    } else {
-        bool tree = (attrs & FILE_ATTRIBUTE_DIRECTORY) && !(attrs & FILE_ATTRIBUTE_REPARSE_POINT);
-        if (recursive && tree)
-            rc = clear_tree(&b, e);
-        if (rc == CP_OK)
-            rc = remove_entry(b.s, attrs, e);
+                                            : win_error(e, err, "CreateFileW", path);
+        free(b.s);
+        return rc;
     }
+    /* GetFileAttributesW reports a link itself (fileapi.h) */
+    DWORD named = GetFileAttributesW(b.s);
+    if (named == INVALID_FILE_ATTRIBUTES)
+        named = FILE_ATTRIBUTE_REPARSE_POINT; /* unknown: never entered */
+    FILE_ATTRIBUTE_TAG_INFO ti;
+    rc = handle_attrs(h, &ti, b.s, e);
+    if (rc == CP_OK && followed_anyway(named, ti.FileAttributes)) {
+        CloseHandle(h);
+        rc = remove_by_name(b.s, named, e);
+        free(b.s);
+        return rc;
+    }
+    if (rc == CP_OK && recursive && is_plain_dir(ti.FileAttributes) && is_plain_dir(named)) {
+        DWORD err;
+        HANDLE d = open_for_listing(h, &err);
+        if (d == INVALID_HANDLE_VALUE) {
+            rc = win_error(e, err, "ReOpenFile", path);
+        } else {
+            CloseHandle(h);
+            h = d;
+            rc = clear_tree(h, &b, e);
+        }
+    }
+    if (rc == CP_OK)
+        rc = delete_by_handle(h, ti.FileAttributes, b.s, e);
+    CloseHandle(h);
     free(b.s);
     return rc;
 }
 
-/* The directory itself may be a link: the group confined its target. */
+/* The directory itself may be a link: the group confined its target, so
+ * it is opened following links (CreateFileW without
+ * FILE_FLAG_OPEN_REPARSE_POINT); nothing below it is followed. */
 static int fs_remove_contents(void *ctx, const char *path, cp_error *e)
 {
     (void)ctx;
@@ -420,13 +602,20 @@ static int fs_remove_contents(void *ctx, const char *path, cp_error *e)
     int rc = new_wbuf(path, &b, e);
     if (rc != CP_OK)
         return rc;
-    DWORD attrs = GetFileAttributesW(b.s);
-    if (attrs == INVALID_FILE_ATTRIBUTES)
-        rc = win_error(e, GetLastError(), "GetFileAttributesW", path);
-    else if (!(attrs & FILE_ATTRIBUTE_DIRECTORY))
+    HANDLE h = CreateFileW(b.s, FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES | SYNCHRONIZE,
+                           SHARE_ALL, NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
+    if (h == INVALID_HANDLE_VALUE) {
+        rc = win_error(e, GetLastError(), "CreateFileW", path);
+        free(b.s);
+        return rc;
+    }
+    FILE_ATTRIBUTE_TAG_INFO ti;
+    rc = handle_attrs(h, &ti, b.s, e);
+    if (rc == CP_OK && !(ti.FileAttributes & FILE_ATTRIBUTE_DIRECTORY))
         rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "RmdirContents %s: not a directory", path);
-    else
-        rc = clear_tree(&b, e);
+    else if (rc == CP_OK)
+        rc = clear_tree(h, &b, e);
+    CloseHandle(h);
     free(b.s);
     return rc;
 }
@@ -533,13 +722,10 @@ out:
 
 /* --- resolve -------------------------------------------------------------- */
 
-/* The DOS name of a volume ("\\?\Volume{...}\"): GetVolumePathNamesForVolumeNameW
- * (fileapi.h) lists its drive letters and folder mount points. Prefer the
- * longest one that via (the path we were asked about) goes through - that
- * is how the caller reached the volume - else the first. *out (malloc'd,
- * caller frees) is that name without its trailing '\', or NULL when the
- * volume has no DOS name at all. */
-static int volume_dos_name(const wchar_t *volume, const wchar_t *via, wchar_t **out, cp_error *e)
+/* The DOS names of a volume ("\\?\Volume{...}\"): GetVolumePathNamesForVolumeNameW
+ * (fileapi.h) lists its drive letters and folder mount points as a
+ * multi-string. *out (malloc'd, caller frees). */
+static int volume_names(const wchar_t *volume, wchar_t **out, cp_error *e)
 {
     *out = NULL;
     wchar_t *names = NULL;
@@ -560,50 +746,8 @@ static int volume_dos_name(const wchar_t *volume, const wchar_t *via, wchar_t **
         }
         cap = need;
     }
-    const wchar_t *best = NULL;
-    size_t best_len = 0, via_len = wcslen(via);
-    bool best_through = false;
-    for (const wchar_t *s = names; *s != L'\0'; s += wcslen(s) + 1) {
-        size_t n = wcslen(s);
-        if (n > 0 && s[n - 1] == L'\\')
-            n--;
-        bool through = n <= via_len && (via[n] == L'\0' || via[n] == L'\\') &&
-                       CompareStringOrdinal(via, (int)n, s, (int)n, TRUE) == CSTR_EQUAL;
-        if (best == NULL || (through && (!best_through || n > best_len))) {
-            best = s;
-            best_len = n;
-            best_through = through;
-        }
-    }
-    int rc = CP_OK;
-    if (best != NULL) {
-        *out = malloc((best_len + 1) * sizeof(wchar_t));
-        if (*out == NULL) {
-            rc = cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory for volume names");
-        } else {
-            memcpy(*out, best, best_len * sizeof(wchar_t));
-            (*out)[best_len] = L'\0';
-        }
-    }
-    free(names);
-    return rc;
-}
-
-/* Appends "\" + piece (its own leading and trailing '\' dropped). */
-static size_t append_piece(wchar_t *dst, size_t len, const wchar_t *piece)
-{
-    size_t n = wcslen(piece);
-    while (n > 0 && piece[0] == L'\\')
-        piece++, n--;
-    while (n > 0 && piece[n - 1] == L'\\')
-        n--;
-    if (n == 0)
-        return len;
-    dst[len++] = L'\\';
-    memcpy(dst + len, piece, n * sizeof(wchar_t));
-    len += n;
-    dst[len] = L'\0';
-    return len;
+    *out = names;
+    return CP_OK;
 }
 
 /* The fast path of fs_resolve: true when resolving w ("\\?\X:\...") cannot
@@ -612,13 +756,16 @@ static size_t append_piece(wchar_t *dst, size_t len, const wchar_t *piece)
  * elsewhere - symbolic link, junction, volume mount point, a link left
  * dangling - is a reparse point and carries FILE_ATTRIBUTE_REPARSE_POINT
  * (also on SMB, whose client reports the server's links so), and what
- * follows the first missing component cannot lead anywhere yet. Short 8.3
- * names and letter case may stay as given: a short name names an entry of
- * the same directory, and confinement compares case-insensitively.
- * Anything unusual (an empty, "." or ".." component, an error other than
- * "missing") is left to the full resolution. Costs one attribute query per
- * component (~8 us each under Wine) against ~600 us for the full path,
- * which goes through the mount manager. */
+ * follows the first missing component cannot lead anywhere yet. So the
+ * object lives on the drive's own volume at the path as written, and so do
+ * the configured directories the path lies in textually (prefixes of it):
+ * no anchor is needed. Short 8.3 names and letter case may stay as given:
+ * a short name names an entry of the same directory, and confinement
+ * compares case-insensitively. Anything unusual (an empty, "." or ".."
+ * component, an error other than "missing") is left to the full
+ * resolution. Costs one attribute query per component (~8 us each under
+ * Wine) against ~600 us for the full path, which goes through the mount
+ * manager. */
 static bool is_plain_path(wchar_t *w)
 {
     size_t len = wcslen(w);
@@ -642,26 +789,116 @@ static bool is_plain_path(wchar_t *w)
     return true;
 }
 
-/* Opens the longest existing prefix of path following every link in it
- * (CreateFileW with FILE_FLAG_BACKUP_SEMANTICS, fileapi.h) and names what
- * was opened with GetFinalPathNameByHandleW (fileapi.h). VOLUME_NAME_GUID
- * first, mapped back through volume_dos_name(), because VOLUME_NAME_DOS
- * fails with ERROR_PATH_NOT_FOUND for a volume without a drive letter -
- * which is how volumes are mounted under the kubelet directory; then
- * VOLUME_NAME_DOS (network files have no volume GUID). The missing rest of
- * the path is appended as is. An entry that exists but cannot be followed
- * (a dangling link inside the path) fails closed. */
-static int fs_resolve(void *ctx, const char *path, char *out, size_t outlen, cp_error *e)
+/* Where w ("\\?\X:\...") really is: opens its longest existing prefix
+ * following every link in it (CreateFileW with FILE_FLAG_BACKUP_SEMANTICS,
+ * fileapi.h) and names what was opened with GetFinalPathNameByHandleW
+ * (fileapi.h): VOLUME_NAME_GUID ("\\?\Volume{G}\rest") first, because
+ * VOLUME_NAME_DOS fails with ERROR_PATH_NOT_FOUND for a volume without a
+ * drive letter - which is how volumes are mounted under the kubelet
+ * directory; then VOLUME_NAME_DOS (network files have no volume GUID). The
+ * missing rest of w is appended as is. *out is malloc'd. An entry that
+ * exists but cannot be followed (a dangling link inside the path) fails
+ * closed; path names the request in messages. */
+static int locate(wchar_t *w, const char *path, wchar_t **out, cp_error *e)
+{
+    *out = NULL;
+    size_t cut = wcslen(w);
+    HANDLE h = INVALID_HANDLE_VALUE;
+    for (;;) {
+        wchar_t saved = w[cut];
+        w[cut] = L'\0';
+        h = CreateFileW(w, FILE_READ_ATTRIBUTES, SHARE_ALL, NULL, OPEN_EXISTING,
+                        FILE_FLAG_BACKUP_SEMANTICS, NULL);
+        DWORD err = h == INVALID_HANDLE_VALUE ? GetLastError() : ERROR_SUCCESS;
+        if (h == INVALID_HANDLE_VALUE && is_missing(err) &&
+            GetFileAttributesW(w) != INVALID_FILE_ATTRIBUTES) {
+            char where[1024];
+            narrow(w, where, sizeof(where));
+            w[cut] = saved;
+            return cp_error_set(e, CP_E_FAILED_PRECONDITION,
+                                "resolve %s: %s is a link whose target does not exist", path,
+                                where);
+        }
+        w[cut] = saved;
+        if (h != INVALID_HANDLE_VALUE)
+            break;
+        if (!is_missing(err))
+            return win_error(e, err, "CreateFileW", path);
+        if (cut <= PREFIXED_ROOT_LEN) { /* not even the drive: nothing to resolve */
+            *out = malloc((wcslen(w) + 1) * sizeof(wchar_t));
+            if (*out == NULL)
+                return cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory resolving %s", path);
+            wcscpy(*out, w);
+            return CP_OK;
+        }
+        while (cut > PREFIXED_ROOT_LEN && w[cut - 1] != L'\\')
+            cut--;
+        if (cut > PREFIXED_ROOT_LEN)
+            cut--; /* try the parent, without its trailing '\' */
+    }
+    int rc = CP_OK;
+    const wchar_t *missing = w + cut;
+    wchar_t *final = malloc((WIDE_MAX + wcslen(missing) + 2) * sizeof(wchar_t));
+    if (final == NULL) {
+        CloseHandle(h);
+        return cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory resolving %s", path);
+    }
+    DWORD n = GetFinalPathNameByHandleW(h, final, WIDE_MAX, FILE_NAME_NORMALIZED | VOLUME_NAME_GUID);
+    DWORD err = n == 0 ? GetLastError() : ERROR_SUCCESS;
+    if (n == 0) {
+        n = GetFinalPathNameByHandleW(h, final, WIDE_MAX, FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
+        err = n == 0 ? GetLastError() : ERROR_SUCCESS;
+    }
+    CloseHandle(h);
+    if (n == 0 || n >= WIDE_MAX) {
+        free(final);
+        return win_error(e, n == 0 ? err : ERROR_FILENAME_EXCED_RANGE,
+                         "GetFinalPathNameByHandleW", path);
+    }
+    if (*missing != L'\0') {
+        if (n > 0 && final[n - 1] == L'\\')
+            n--;
+        wcscpy(final + n, missing); /* missing starts with '\' */
+    }
+    *out = final;
+    return rc;
+}
+
+/* "\\?\Volume{G}\" of the volume holding the running Windows
+ * (GetSystemWindowsDirectoryW, sysinfoapi.h, located as any path), or NULL
+ * when it cannot be told. malloc'd. */
+static wchar_t *system_volume(void)
+{
+    wchar_t dir[MAX_PATH + 1];
+    UINT n = GetSystemWindowsDirectoryW(dir, MAX_PATH);
+    if (n == 0 || n >= MAX_PATH || n < 3 || dir[1] != L':')
+        return NULL;
+    wchar_t root[PREFIXED_ROOT_LEN + 1] = L"\\\\?\\X:\\";
+    root[PREFIX_LEN] = dir[0];
+    wchar_t *loc = NULL;
+    cp_error e;
+    if (locate(root, "(the Windows directory's drive)", &loc, &e) != CP_OK)
+        return NULL;
+    return loc;
+}
+
+/* Resolves path (see fs.h). The fast path when nothing in it can lead
+ * elsewhere; else the object is located (locate) and, when it lives on a
+ * volume, named by cp_fs_place (winapi/fs_place.h) against the anchors'
+ * own locations and the system volume: never by the mount folder the path
+ * came through when the volume holds an anchor or the running Windows. */
+static int fs_resolve(void *ctx, const char *path, const char *const *anchors, size_t n_anchors,
+                      char *out, size_t outlen, cp_error *e)
 {
     (void)ctx;
     int rc = CP_OK;
-    HANDLE h = INVALID_HANDLE_VALUE;
-    wchar_t *final = NULL, *dos = NULL, *joined = NULL;
+    wchar_t *final = NULL, *names = NULL, *named = NULL, *sysvol = NULL;
+    wchar_t **awide = NULL;
+    cp_fs_anchor *anchor = NULL;
     wchar_t *w = to_wide(path, true, e);
     if (w == NULL)
         return e->status;
-    size_t cut = wcslen(w);
-    if (cut > PREFIXED_ROOT_LEN && is_plain_path(w)) {
+    if (wcslen(w) > PREFIXED_ROOT_LEN && is_plain_path(w)) {
         size_t plen = strlen(path);
         while (plen > 3 && path[plen - 1] == '\\')
             plen--;
@@ -671,102 +908,68 @@ static int fs_resolve(void *ctx, const char *path, char *out, size_t outlen, cp_
             memcpy(out, path, plen), out[plen] = '\0';
         goto out;
     }
-    for (;;) {
-        wchar_t saved = w[cut];
-        w[cut] = L'\0';
-        h = CreateFileW(w, FILE_READ_ATTRIBUTES,
-                        FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
-                        OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
-        DWORD err = h == INVALID_HANDLE_VALUE ? GetLastError() : ERROR_SUCCESS;
-        if (h == INVALID_HANDLE_VALUE && is_missing(err) &&
-            GetFileAttributesW(w) != INVALID_FILE_ATTRIBUTES) {
-            char where[1024];
-            narrow(w, where, sizeof(where));
-            rc = cp_error_set(e, CP_E_FAILED_PRECONDITION,
-                              "resolve %s: %s is a link whose target does not exist", path, where);
-            goto out;
-        }
-        w[cut] = saved;
-        if (h != INVALID_HANDLE_VALUE)
-            break;
-        if (!is_missing(err)) {
-            rc = win_error(e, err, "CreateFileW", path);
-            goto out;
-        }
-        if (cut <= PREFIXED_ROOT_LEN) { /* not even the drive: nothing to resolve */
-            if ((size_t)snprintf(out, outlen, "%s", path) >= outlen)
-                rc = cp_error_set(e, CP_E_INVALID_ARGUMENT, "resolve %s: too long", path);
-            goto out;
-        }
-        while (cut > PREFIXED_ROOT_LEN && w[cut - 1] != L'\\')
-            cut--;
-        if (cut > PREFIXED_ROOT_LEN)
-            cut--; /* try the parent, without its trailing '\' */
-    }
-
-    final = malloc(WIDE_MAX * sizeof(wchar_t));
-    if (final == NULL) {
-        rc = cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory resolving %s", path);
+    rc = locate(w, path, &final, e);
+    if (rc != CP_OK)
         goto out;
-    }
-    DWORD n = GetFinalPathNameByHandleW(h, final, WIDE_MAX, FILE_NAME_NORMALIZED | VOLUME_NAME_GUID);
-    DWORD err = n == 0 ? GetLastError() : ERROR_SUCCESS;
-    if (n == 0) {
-        n = GetFinalPathNameByHandleW(h, final, WIDE_MAX, FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
-        err = n == 0 ? GetLastError() : ERROR_SUCCESS;
-    }
-    if (n == 0 || n >= WIDE_MAX) {
-        rc = win_error(e, n == 0 ? err : ERROR_FILENAME_EXCED_RANGE, "GetFinalPathNameByHandleW",
-                       path);
-        goto out;
-    }
 
-    /* head: the DOS form of the volume or share; rest: the path on it. */
-    const wchar_t *head = final, *rest = L"";
-    size_t head_len = n;
+    const wchar_t *shown = final;
     if (wcsncmp(final, L"\\\\?\\Volume{", 11) == 0) {
         wchar_t *brace = wcschr(final, L'}');
-        if (brace != NULL && brace[1] == L'\\') {
-            wchar_t saved = brace[2];
-            brace[2] = L'\0';
-            rc = volume_dos_name(final, w + PREFIX_LEN, &dos, e);
-            brace[2] = saved;
-            if (rc != CP_OK)
-                goto out;
-            if (dos != NULL) { /* else the GUID form stands, and confinement refuses it */
-                head = dos;
-                head_len = wcslen(dos);
-                rest = brace + 2;
-            }
+        if (brace == NULL || brace[1] != L'\\') {
+            rc = cp_error_set(e, CP_E_INTERNAL, "resolve %s: unexpected final path", path);
+            goto out;
         }
+        wchar_t saved = brace[2];
+        brace[2] = L'\0';
+        rc = volume_names(final, &names, e);
+        brace[2] = saved;
+        if (rc != CP_OK)
+            goto out;
+        awide = calloc(n_anchors + 1, sizeof(*awide));
+        anchor = calloc(n_anchors + 1, sizeof(*anchor));
+        if (awide == NULL || anchor == NULL) {
+            rc = cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory resolving %s", path);
+            goto out;
+        }
+        for (size_t i = 0; i < n_anchors; i++) {
+            cp_error ignored; /* an anchor that cannot be located protects nothing
+                                 and holds nothing: rule 1 never names through it */
+            wchar_t *aw = to_wide(anchors[i], true, &ignored);
+            awide[i] = aw;
+            anchor[i].text = aw != NULL ? aw + PREFIX_LEN : L"";
+            wchar_t *loc = NULL;
+            if (aw != NULL && locate(aw, anchors[i], &loc, &ignored) == CP_OK)
+                anchor[i].location = loc;
+        }
+        sysvol = system_volume();
+        named = cp_fs_place(final, w + PREFIX_LEN, names, sysvol, anchor, n_anchors);
+        if (named == NULL) {
+            rc = cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory resolving %s", path);
+            goto out;
+        }
+        shown = named;
     } else if (wcsncmp(final, L"\\\\?\\UNC\\", 8) == 0) {
-        head = L"\\", head_len = 1, rest = final + 8; /* "\\server\share\..." */
+        final[6] = L'\\'; /* "\\?\UNC\server\share" -> "\\server\share", refused */
+        shown = final + 6;
     } else if (wcsncmp(final, L"\\\\?\\", PREFIX_LEN) == 0) {
-        head = final + PREFIX_LEN, head_len = n - PREFIX_LEN;
+        shown = final + PREFIX_LEN;
+        size_t n = wcslen(final);
+        if (n > PREFIXED_ROOT_LEN && final[n - 1] == L'\\')
+            final[n - 1] = L'\0';
     }
-    while (head_len > 1 && head[head_len - 1] == L'\\')
-        head_len--;
-    joined = malloc((head_len + wcslen(rest) + wcslen(w + cut) + 4) * sizeof(wchar_t));
-    if (joined == NULL) {
-        rc = cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory resolving %s", path);
-        goto out;
-    }
-    memcpy(joined, head, head_len * sizeof(wchar_t));
-    joined[head_len] = L'\0';
-    size_t len = append_piece(joined, head_len, rest);
-    len = append_piece(joined, len, w + cut);
-    if (len == 2 && joined[1] == L':') { /* a drive root keeps its '\' */
-        joined[2] = L'\\';
-        joined[3] = L'\0';
-    }
-    if (WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, joined, -1, out, (int)outlen, NULL,
+    if (WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, shown, -1, out, (int)outlen, NULL,
                             NULL) == 0)
         rc = win_error(e, GetLastError(), "WideCharToMultiByte", path);
 out:
-    if (h != INVALID_HANDLE_VALUE)
-        CloseHandle(h);
-    free(joined);
-    free(dos);
+    for (size_t i = 0; anchor != NULL && i < n_anchors; i++)
+        free((wchar_t *)anchor[i].location);
+    for (size_t i = 0; awide != NULL && i < n_anchors; i++)
+        free(awide[i]);
+    free(anchor);
+    free(awide);
+    free(sysvol);
+    free(named);
+    free(names);
     free(final);
     free(w);
     return rc;

@@ -100,6 +100,28 @@ typedef struct cp_volume_info {
     uint64_t partition_max;  /* MSFT_Partition.GetSupportedSize SizeMax */
 } cp_volume_info;
 
+/* What Windows itself needs a volume for (cp_volume_use.roles). A volume
+ * with any of these is never changed through the proxy, wherever it lives
+ * (groups/common/storagegroup.h). */
+enum {
+    CP_VOLUME_ROLE_SYSTEM = 1u << 0,    /* the system volume: the boot loader's
+                                           (EFI system partition, MBR active) */
+    CP_VOLUME_ROLE_BOOT = 1u << 1,      /* the boot volume: holds the running
+                                           Windows (%SystemRoot%) */
+    CP_VOLUME_ROLE_PAGEFILE = 1u << 2,  /* holds a paging file */
+    CP_VOLUME_ROLE_CRASHDUMP = 1u << 3, /* holds the crash dump file or the
+                                           dedicated dump file */
+};
+
+/* Most disks one volume may span that the host reports. */
+#define CP_VOLUME_DISKS_MAX 32
+
+typedef struct cp_volume_use {
+    unsigned roles;                      /* CP_VOLUME_ROLE_* */
+    uint32_t disks[CP_VOLUME_DISKS_MAX]; /* every disk holding part of it */
+    size_t n_disks;
+} cp_volume_use;
+
 /* Longest "\\?\Volume{...}\" plus NUL. */
 #define CP_VOLUME_ID_MAX 64
 
@@ -133,6 +155,10 @@ typedef struct cp_storage_ops {
     int (*list_volumes)(void *ctx, uint32_t disk, uint32_t partition, const cp_storage_alloc *a,
                         char ***ids, size_t *n, cp_error *e);
     int (*get_volume)(void *ctx, const char *volume_id, cp_volume_info *out, cp_error *e);
+    /* What Windows needs the volume for and the disks it is on (a basic
+     * volume: one). Read-only. Fails (never guesses "none") when the host
+     * cannot tell: callers refuse the change then. */
+    int (*volume_use)(void *ctx, const char *volume_id, cp_volume_use *out, cp_error *e);
     /* Quick format as NTFS, empty label, forced (MSFT_Volume.Format). */
     int (*format_volume)(void *ctx, const char *volume_id, cp_error *e);
     /* Grows the partition to exactly partition_size bytes and extends the

@@ -267,9 +267,40 @@ static int load_device(loader *l, const yaml_node_t *disk, sim_disk *d)
     return CP_OK;
 }
 
+/* roles: [system, boot, pagefile, crashdump] (any of them, any order). */
+static int load_roles(loader *l, const yaml_node_t *list, unsigned *roles)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } names[] = {{"system", CP_VOLUME_ROLE_SYSTEM},
+                 {"boot", CP_VOLUME_ROLE_BOOT},
+                 {"pagefile", CP_VOLUME_ROLE_PAGEFILE},
+                 {"crashdump", CP_VOLUME_ROLE_CRASHDUMP}};
+    *roles = 0;
+    if (list == NULL)
+        return CP_OK;
+    if (list->type != YAML_SEQUENCE_NODE)
+        return bad(l, list, "roles must be a list of system, boot, pagefile, crashdump", "");
+    for (yaml_node_item_t *it = list->data.sequence.items.start;
+         it < list->data.sequence.items.top; it++) {
+        yaml_node_t *n = yaml_document_get_node(l->doc, *it);
+        const char *r = scalar(n);
+        unsigned bit = 0;
+        for (size_t i = 0; r != NULL && i < sizeof(names) / sizeof(names[0]); i++)
+            if (strcmp(r, names[i].name) == 0)
+                bit = names[i].bit;
+        if (bit == 0)
+            return bad(l, n, "unknown volume role (system, boot, pagefile, crashdump): ",
+                       r != NULL ? r : "(not a scalar)");
+        *roles |= bit;
+    }
+    return CP_OK;
+}
+
 static int load_volume(loader *l, const yaml_node_t *v, sim_disk *d, sim_part *p)
 {
-    static const char *const keys[] = {"guid", "fs", "used", "size", "drive", NULL};
+    static const char *const keys[] = {"guid", "fs", "used", "size", "drive", "roles", NULL};
     int rc = only_keys(l, v, keys);
     if (rc != CP_OK)
         return rc;
@@ -293,7 +324,7 @@ static int load_volume(loader *l, const yaml_node_t *v, sim_disk *d, sim_part *p
         p->drive = (char)toupper((unsigned char)drive[0]);
     }
     (void)d;
-    return CP_OK;
+    return load_roles(l, map_get(l, v, "roles"), &p->roles);
 }
 
 static int load_partitions(loader *l, const yaml_node_t *list, sim_disk *d)

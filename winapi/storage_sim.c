@@ -445,6 +445,24 @@ static int sim_get_volume(void *ctx, const char *id, cp_volume_info *out, cp_err
     return rc;
 }
 
+/* The fixture's roles; a simulated volume lives on one partition. */
+static int sim_volume_use(void *ctx, const char *id, cp_volume_use *out, cp_error *e)
+{
+    sim *s = ctx;
+    cp_mutex_lock(s->mu);
+    sim_disk *d = NULL;
+    const sim_part *p = find_volume(s, id, &d);
+    int rc = p == NULL ? not_found_volume(e, id) : CP_OK;
+    if (rc == CP_OK) {
+        memset(out, 0, sizeof(*out));
+        out->roles = p->roles;
+        out->disks[0] = d->number;
+        out->n_disks = 1;
+    }
+    cp_mutex_unlock(s->mu);
+    return rc;
+}
+
 static int sim_format_volume(void *ctx, const char *id, cp_error *e)
 {
     sim *s = ctx;
@@ -611,6 +629,7 @@ static const cp_storage_ops sim_ops = {
     .create_basic_partition = sim_create_basic_partition,
     .list_volumes = sim_list_volumes,
     .get_volume = sim_get_volume,
+    .volume_use = sim_volume_use,
     .format_volume = sim_format_volume,
     .grow_volume = sim_grow_volume,
     .flush_volume = sim_flush_volume,

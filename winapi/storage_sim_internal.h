@@ -27,7 +27,8 @@ typedef struct sim_part {
     char fs[16];       /* "" = RAW */
     uint64_t vol_size; /* file-system size */
     uint64_t used;
-    char drive; /* 0 or 'A'..'Z' */
+    char drive;     /* 0 or 'A'..'Z' */
+    unsigned roles; /* CP_VOLUME_ROLE_* (fixture: volume roles) */
 } sim_part;
 
 typedef struct sim_disk {

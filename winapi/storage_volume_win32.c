@@ -10,7 +10,7 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "../server/pipe_util_win.h"
+#include "winutil.h"
 
 #include <ntsecapi.h>
 
@@ -280,7 +280,7 @@ int w32s_volumes_on(uint32_t disk, uint32_t partition, const cp_storage_alloc *a
     HANDLE f = FindFirstVolumeW(name, 64);
     if (f == INVALID_HANDLE_VALUE) {
         DWORD err = GetLastError();
-        return w32s_error(e, err, "FindFirstVolumeW", "(all volumes)");
+        return cp_win_error(e, err, "FindFirstVolumeW", "(all volumes)");
     }
     size_t cap = 16, k = 0;
     char **out = w32s_alloc(a, cap * sizeof(*out));
@@ -321,7 +321,7 @@ int w32s_volumes_on(uint32_t disk, uint32_t partition, const cp_storage_alloc *a
     DWORD err = GetLastError();
     FindVolumeClose(f);
     if (rc == CP_OK && err != ERROR_NO_MORE_FILES)
-        rc = w32s_error(e, err, "FindNextVolumeW", "(all volumes)");
+        rc = cp_win_error(e, err, "FindNextVolumeW", "(all volumes)");
     if (rc != CP_OK)
         return rc;
     *ids = out;
@@ -378,7 +378,7 @@ int w32_get_volume(void *ctx, const char *id, cp_volume_info *o, cp_error *e)
     } else {
         DWORD err = GetLastError();
         if (err != ERROR_UNRECOGNIZED_VOLUME)
-            return w32s_error(e, err, "GetVolumeInformationW", id);
+            return cp_win_error(e, err, "GetVolumeInformationW", id);
     }
 
     char obj[32];
@@ -420,7 +420,7 @@ int w32_get_volume(void *ctx, const char *id, cp_volume_info *o, cp_error *e)
         ULARGE_INTEGER avail, total, free_bytes;
         if (!GetDiskFreeSpaceExW(wid, &avail, &total, &free_bytes)) {
             DWORD err = GetLastError();
-            return w32s_error(e, err, "GetDiskFreeSpaceExW", id);
+            return cp_win_error(e, err, "GetDiskFreeSpaceExW", id);
         }
         o->size = total.QuadPart;
         o->size_remaining = free_bytes.QuadPart;
@@ -498,7 +498,7 @@ int w32_flush_volume(void *ctx, const char *id, cp_error *e)
     int rc = CP_OK;
     if (!FlushFileBuffers(v)) {
         DWORD err = GetLastError();
-        rc = w32s_error(e, err, "FlushFileBuffers", id);
+        rc = cp_win_error(e, err, "FlushFileBuffers", id);
     }
     CloseHandle(v);
     return rc;
@@ -538,7 +538,7 @@ int w32_add_mount_point(void *ctx, const char *id, const char *dir, cp_error *e)
     int rc = CP_OK;
     if (!SetVolumeMountPointW(wdir, wid)) {
         DWORD err = GetLastError();
-        rc = w32s_error(e, err, "SetVolumeMountPointW", dir);
+        rc = cp_win_error(e, err, "SetVolumeMountPointW", dir);
     }
     free(wdir);
     return rc;
@@ -555,7 +555,7 @@ int w32_remove_mount_point(void *ctx, const char *dir, cp_error *e)
     int rc = CP_OK;
     if (!DeleteVolumeMountPointW(wdir)) {
         DWORD err = GetLastError();
-        rc = w32s_error(e, err, "DeleteVolumeMountPointW", dir);
+        rc = cp_win_error(e, err, "DeleteVolumeMountPointW", dir);
     }
     free(wdir);
     return rc;
@@ -578,7 +578,7 @@ int w32_volume_at(void *ctx, const char *dir, char *id, size_t idlen, cp_error *
     DWORD attrs = GetFileAttributesW(wdir);
     if (attrs == INVALID_FILE_ATTRIBUTES) {
         DWORD err = GetLastError();
-        rc = w32s_error(e, err, "GetFileAttributesW", dir);
+        rc = cp_win_error(e, err, "GetFileAttributesW", dir);
         goto out;
     }
     if ((attrs & FILE_ATTRIBUTE_REPARSE_POINT) == 0) {
@@ -589,7 +589,7 @@ int w32_volume_at(void *ctx, const char *dir, char *id, size_t idlen, cp_error *
     HANDLE f = FindFirstFileW(wdir, &fd);
     if (f == INVALID_HANDLE_VALUE) {
         DWORD err = GetLastError();
-        rc = w32s_error(e, err, "FindFirstFileW", dir);
+        rc = cp_win_error(e, err, "FindFirstFileW", dir);
         goto out;
     }
     FindClose(f);
@@ -625,7 +625,7 @@ int w32_drive_volume(void *ctx, char letter, char *id, size_t idlen, cp_error *e
     char obj[4] = {letter, ':', '\\', '\0'};
     if (!GetVolumeNameForVolumeMountPointW(root, vol, 64)) {
         DWORD err = GetLastError();
-        return w32s_error(e, err, "GetVolumeNameForVolumeMountPointW", obj);
+        return cp_win_error(e, err, "GetVolumeNameForVolumeMountPointW", obj);
     }
     char *u8 = cp_win_wide_to_utf8(vol);
     char norm[CP_VOLUME_ID_LEN + 1];

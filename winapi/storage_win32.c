@@ -1,6 +1,8 @@
 /* storage_win32.c - the storage host ops on Windows (the product): errors,
  * handles, disks and the ops table here; partitions and volumes in
- * storage_volume_win32.c; WMI in storage_wmi_win32.c.
+ * storage_volume_win32.c; what Windows needs a volume for (system, boot,
+ * page file, crash dump) in storage_roles_win32.c; WMI in
+ * storage_wmi_win32.c.
  *
  * Documented Win32 first, one function per operation, each naming the
  * documentation it follows:
@@ -31,7 +33,8 @@
  * from the Windows Driver Kit documentation.
  *
  * Every Win32 error is captured on the very next line and turned into a
- * cp_status plus "<API> <object>: <system message> (error <n>)".
+ * cp_status plus "<API> <object>: <system message> (error <n>)" by
+ * cp_win_error (winutil.h: the one map, shared with the filesystem host).
  */
 #include "storage_win32_internal.h"
 
@@ -40,61 +43,9 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "../server/pipe_util_win.h"
+#include "winutil.h"
 
 /* --- errors ------------------------------------------------------------- */
-
-static int win_status(DWORD err)
-{
-    switch (err) {
-    case ERROR_FILE_NOT_FOUND:
-    case ERROR_PATH_NOT_FOUND:
-    case ERROR_INVALID_DRIVE:
-        return CP_E_NOT_FOUND;
-    case ERROR_ALREADY_EXISTS:
-    case ERROR_FILE_EXISTS:
-        return CP_E_ALREADY_EXISTS;
-    case ERROR_DIR_NOT_EMPTY:
-    case ERROR_DIRECTORY:
-    case ERROR_NOT_A_REPARSE_POINT:
-    case ERROR_REPARSE_ATTRIBUTE_CONFLICT:
-    case ERROR_DISK_FULL:
-    case ERROR_NOT_READY:
-        return CP_E_FAILED_PRECONDITION;
-    case ERROR_ACCESS_DENIED:
-    case ERROR_PRIVILEGE_NOT_HELD:
-    case ERROR_WRITE_PROTECT:
-        return CP_E_PERMISSION_DENIED;
-    case ERROR_INVALID_NAME:
-    case ERROR_BAD_PATHNAME:
-    case ERROR_INVALID_PARAMETER:
-        return CP_E_INVALID_ARGUMENT;
-    case ERROR_SHARING_VIOLATION:
-    case ERROR_LOCK_VIOLATION:
-    case ERROR_BUSY:
-        return CP_E_UNAVAILABLE;
-    case ERROR_NOT_SUPPORTED:
-    case ERROR_CALL_NOT_IMPLEMENTED:
-    case ERROR_INVALID_FUNCTION:
-        return CP_E_UNIMPLEMENTED;
-    case ERROR_NOT_ENOUGH_MEMORY:
-    case ERROR_OUTOFMEMORY:
-        return CP_E_RESOURCE_EXHAUSTED;
-    default:
-        return CP_E_UNKNOWN;
-    }
-}
-
-/* "<api> <object>: <system text> (error <n>)"; keeps the last error. */
-int w32s_error(cp_error *e, DWORD err, const char *api, const char *object)
-{
-    char text[256];
-    cp_win_errtext(err, text, sizeof(text));
-    int status = cp_error_set(e, win_status(err), "%s %s: %s (error %lu)", api, object, text,
-                              (unsigned long)err);
-    SetLastError(err);
-    return status;
-}
 
 /* "<what> <object>: HRESULT 0x... (<name>)"; the WMI codes a storage call
  * meets are named ("WMI Error Constants"). */
@@ -148,7 +99,7 @@ HANDLE w32s_open_disk(uint32_t number, DWORD access, cp_error *e)
         else {
             char obj[32];
             snprintf(obj, sizeof(obj), "disk %u", (unsigned)number);
-            w32s_error(e, err, "CreateFileW", obj);
+            cp_win_error(e, err, "CreateFileW", obj);
         }
     }
     return h;
@@ -174,7 +125,7 @@ HANDLE w32s_open_volume(const char *id, DWORD access, cp_error *e)
         if (err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND)
             cp_error_set(e, CP_E_NOT_FOUND, "volume %s not found", id);
         else
-            w32s_error(e, err, "CreateFileW", id);
+            cp_win_error(e, err, "CreateFileW", id);
     }
     return h;
 }
@@ -186,7 +137,7 @@ int w32s_ioctl(HANDLE h, DWORD code, const char *name, const void *in, DWORD inl
     DWORD n = 0;
     if (!DeviceIoControl(h, code, (void *)in, inlen, out, outlen, &n, NULL)) {
         DWORD err = GetLastError();
-        return w32s_error(e, err, name, object);
+        return cp_win_error(e, err, name, object);
     }
     if (ret != NULL)
         *ret = n;
@@ -213,7 +164,7 @@ DRIVE_LAYOUT_INFORMATION_EX *w32s_get_layout(HANDLE h, const char *obj, cp_error
         DWORD err = GetLastError();
         free(l);
         if (err != ERROR_INSUFFICIENT_BUFFER && err != ERROR_MORE_DATA) {
-            w32s_error(e, err, "IOCTL_DISK_GET_DRIVE_LAYOUT_EX", obj);
+            cp_win_error(e, err, "IOCTL_DISK_GET_DRIVE_LAYOUT_EX", obj);
             return NULL;
         }
     }
@@ -444,7 +395,7 @@ static int w32_list_disks(void *ctx, const cp_storage_alloc *a, cp_disk_info **d
         DWORD err = GetLastError();
         free(names);
         if (err != ERROR_INSUFFICIENT_BUFFER || cap >= 16u * 1024 * 1024)
-            return w32s_error(e, err, "QueryDosDeviceW", "(all devices)");
+            return cp_win_error(e, err, "QueryDosDeviceW", "(all devices)");
         cap *= 4;
     }
     size_t count = 0;
@@ -520,6 +471,7 @@ static const cp_storage_ops w32_ops = {
     .create_basic_partition = w32_create_basic_partition,
     .list_volumes = w32_list_volumes,
     .get_volume = w32_get_volume,
+    .volume_use = w32_volume_use,
     .format_volume = w32_format_volume,
     .grow_volume = w32_grow_volume,
     .flush_volume = w32_flush_volume,

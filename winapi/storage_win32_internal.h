@@ -1,6 +1,7 @@
 /* storage_win32_internal.h - what the Win32 storage host's files share
  * (storage_win32.c: disks, errors, handles, the ops table;
- * storage_volume_win32.c: partitions and volumes; storage_wmi_win32.c: the
+ * storage_volume_win32.c: partitions and volumes; storage_roles_win32.c:
+ * what Windows needs a volume for; storage_wmi_win32.c: the
  * WMI connection, Format and rescan). Windows build only; not for other
  * modules. */
 #ifndef CP_WINAPI_STORAGE_WIN32_INTERNAL_H
@@ -21,6 +22,7 @@
 
 #include "storage.h"
 #include "storage_ids.h"
+#include "winutil.h"
 
 /* --- what mingw-w64 does not declare ------------------------------------ */
 
@@ -77,9 +79,7 @@ typedef struct w32 {
 
 /* --- shared by the host's files (storage_win32.c unless said) ------------- */
 
-/* "<api> <object>: <system text> (error <n>)" with err's status; keeps the
- * thread's last error. */
-int w32s_error(cp_error *e, DWORD err, const char *api, const char *object);
+/* Win32 errors: cp_win_error (winutil.h). */
 int w32s_hr_error(cp_error *e, HRESULT hr, const char *what, const char *object);
 int w32s_nomem(cp_error *e);
 
@@ -123,6 +123,9 @@ int w32_add_mount_point(void *ctx, const char *id, const char *dir, cp_error *e)
 int w32_remove_mount_point(void *ctx, const char *dir, cp_error *e);
 int w32_volume_at(void *ctx, const char *dir, char *id, size_t idlen, cp_error *e);
 int w32_drive_volume(void *ctx, char letter, char *id, size_t idlen, cp_error *e);
+
+/* storage_roles_win32.c */
+int w32_volume_use(void *ctx, const char *id, cp_volume_use *o, cp_error *e);
 
 /* storage_wmi_win32.c */
 int w32_rescan(void *ctx, cp_error *e);

@@ -8,52 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/pipe_util_win.h"
+#include "winutil.h"
 #include "smbios.h"
 #include "system.h"
 
 #define POLL_MS 200
 #define RAW_SMBIOS_HEADER 8 /* RawSMBIOSData: 4 version bytes, DWORD Length */
 
-/* Maps an SCM error to a status, with the operation, the service and the
- * system's text in the message. */
+/* An SCM error: cp_win_error (winutil.h) maps it with the other Win32
+ * errors ("<op> <service>: <system text> (error <n>)"). */
 static int svc_error(cp_error *e, DWORD err, const char *op, const char *name)
 {
-    int status;
-    switch (err) {
-    case ERROR_SERVICE_DOES_NOT_EXIST:
-        status = CP_E_NOT_FOUND;
-        break;
-    case ERROR_ACCESS_DENIED:
-        status = CP_E_PERMISSION_DENIED;
-        break;
-    case ERROR_SERVICE_DISABLED:
-    case ERROR_DEPENDENT_SERVICES_RUNNING:
-    case ERROR_SERVICE_DEPENDENCY_FAIL:
-    case ERROR_SERVICE_MARKED_FOR_DELETE:
-    case ERROR_SERVICE_CANNOT_ACCEPT_CTRL:
-        status = CP_E_FAILED_PRECONDITION;
-        break;
-    case ERROR_SERVICE_REQUEST_TIMEOUT:
-        status = CP_E_DEADLINE_EXCEEDED;
-        break;
-    case ERROR_SERVICE_DATABASE_LOCKED: /* another start is in progress: retry later */
-        status = CP_E_UNAVAILABLE;
-        break;
-    case ERROR_INVALID_NAME:
-        status = CP_E_INVALID_ARGUMENT;
-        break;
-    case ERROR_NOT_ENOUGH_MEMORY:
-    case ERROR_OUTOFMEMORY:
-        status = CP_E_NOMEM;
-        break;
-    default:
-        status = CP_E_UNKNOWN;
-        break;
-    }
-    char why[256];
-    return cp_error_set(e, status, "%s %s: %s (error %lu)", op, name,
-                        cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
+    return cp_win_error(e, err, op, name);
 }
 
 /* "GetSystemFirmwareTable function" (sysinfoapi.h) with provider 'RSMB':

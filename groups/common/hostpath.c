@@ -23,23 +23,43 @@ char *cp_hostpath_parent(cp_call *call, const char *path)
     return parent;
 }
 
+/* The configured directories as the host's resolve takes them. */
+static const char *const *anchors(cp_call *call, const cp_pathrules *rules)
+{
+    size_t n = cp_pathrules_count(rules);
+    const char **a = cp_call_alloc(call, (n + 1) * sizeof(*a));
+    if (a == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        a[i] = cp_pathrules_dir(rules, i);
+    a[n] = NULL;
+    return a;
+}
+
 int cp_hostpath_confine(cp_call *call, const cp_pathrules *rules, const cp_fs_host *fs,
-                        const char *path, bool entry, const char **out, cp_error *e)
+                        const char *path, bool entry, cp_path_intent intent, const char **out,
+                        cp_error *e)
 {
     char *norm = cp_call_strdup(call, path);
     char *resolved = cp_call_alloc(call, RESOLVED_MAX);
-    if (norm == NULL || resolved == NULL)
+    const char *const *anchor = anchors(call, rules);
+    if (norm == NULL || resolved == NULL || anchor == NULL)
         return cp_error_set(e, CP_E_NOMEM, "out of memory");
     size_t n = strlen(norm);
     if (n > 3 && norm[n - 1] == '\\')
         norm[--n] = '\0';
+    int rc;
+    if (intent == CP_PATH_REPLACE &&
+        (rc = cp_pathrules_check_keeps_roots(rules, path, NULL, e)) != CP_OK)
+        return rc;
 
     /* An entry is judged by its parent plus its name; a drive root has no
      * parent and is resolved itself. */
     char *parent = entry ? cp_hostpath_parent(call, norm) : NULL;
     if (entry && parent == NULL && n > 3)
         return cp_error_set(e, CP_E_NOMEM, "out of memory");
-    int rc = fs->ops->resolve(fs->ctx, parent != NULL ? parent : norm, resolved, RESOLVED_MAX, e);
+    rc = fs->ops->resolve(fs->ctx, parent != NULL ? parent : norm, anchor,
+                          cp_pathrules_count(rules), resolved, RESOLVED_MAX, e);
     if (rc != CP_OK)
         return rc;
     const char *final = resolved;
@@ -57,16 +77,19 @@ int cp_hostpath_confine(cp_call *call, const cp_pathrules *rules, const cp_fs_ho
         final = joined;
     }
     rc = cp_pathrules_check_resolved(rules, path, final, e);
+    if (rc == CP_OK && intent == CP_PATH_REPLACE)
+        rc = cp_pathrules_check_keeps_roots(rules, path, final, e);
     if (rc == CP_OK)
         *out = norm;
     return rc;
 }
 
 int cp_hostpath_confine_entry(cp_call *call, const cp_pathrules *rules, const cp_fs_host *fs,
-                              const char *path, const char **out, cp_error *e)
+                              const char *path, cp_path_intent intent, const char **out,
+                              cp_error *e)
 {
     int rc = cp_pathrules_check(rules, path, e);
     if (rc != CP_OK)
         return rc;
-    return cp_hostpath_confine(call, rules, fs, path, true, out, e);
+    return cp_hostpath_confine(call, rules, fs, path, true, intent, out, e);
 }

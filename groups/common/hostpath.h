@@ -21,27 +21,45 @@
 #include "../../winapi/fs.h"
 #include "pathrules.h"
 
+/* What the request does with the path it names. A configured directory
+ * (and any ancestor of one) may be named for CP_PATH_READ, never for
+ * CP_PATH_REPLACE (cp_pathrules_check_keeps_roots), neither as given nor
+ * as resolved: the kubelet directory holds every pod's data. */
+typedef enum cp_path_intent {
+    CP_PATH_READ,    /* reads it, or creates it when missing: PathExists,
+                        IsSymlink, Mkdir, a link's source, volume lookups */
+    CP_PATH_REPLACE, /* removes, empties, replaces or mounts over it: Rmdir,
+                        RmdirContents, a new link's path, MountVolume,
+                        UnmountVolume */
+} cp_path_intent;
+
 /* The second step alone, for a path whose rules (cp_pathrules_check)
  * already passed: resolve links - the parent only when entry is true (the
  * operation acts on the entry itself and never follows it), else the whole
  * path (the operation follows it) - and check that the result, with the
  * name appended for an entry, still lies inside (cp_pathrules_check_resolved).
+ * The host resolves with the configured directories as anchors (fs.h), so
+ * a path is judged by where its object really lives, not by a mount folder
+ * it went through. With CP_PATH_REPLACE, neither path nor its resolution
+ * may be or contain a configured directory.
  * Same results and errors as cp_hostpath_confine_entry below. */
 int cp_hostpath_confine(cp_call *call, const cp_pathrules *rules, const cp_fs_host *fs,
-                        const char *path, bool entry, const char **out, cp_error *e)
+                        const char *path, bool entry, cp_path_intent intent, const char **out,
+                        cp_error *e)
 #if defined(__GNUC__)
     __attribute__((warn_unused_result))
 #endif
     ;
 
-/* Rules, then cp_hostpath_confine(entry = true).
+/* Rules, then cp_hostpath_confine(entry = true, intent).
  * CP_OK and *out = the normalized path (no trailing '\' except for a drive
  * root "X:\"), allocated in the call's arena; or CP_E_INVALID_ARGUMENT
  * (a rule is broken: e names the path and the rule), CP_E_NOMEM, or what
  * the host's resolve reported (e.g. FAILED_PRECONDITION for a dangling link
  * in the parent). */
 int cp_hostpath_confine_entry(cp_call *call, const cp_pathrules *rules, const cp_fs_host *fs,
-                              const char *path, const char **out, cp_error *e)
+                              const char *path, cp_path_intent intent, const char **out,
+                              cp_error *e)
 #if defined(__GNUC__)
     __attribute__((warn_unused_result))
 #endif

@@ -7,22 +7,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../server/utf8.h"
+
 /* Paths in messages are cut here: a request may carry a megabyte. */
 #define SHOWN_MAX 300
 
 struct cp_pathrules {
     size_t n;
     char **dirs;      /* display form: "C:\var\lib\kubelet"; a drive root is "C:\" */
+    const char **flags; /* "-working-dir" or "-kubelet-path": where each came from */
     size_t *cmp_len;  /* bytes compared: without a trailing '\' ("C:" for a root) */
     char *dirs_text;  /* "C:\w1 C:\var\lib\kubelet", as Go prints a []string */
 };
 
 /* --- small helpers ---------------------------------------------------- */
 
+/* At most SHOWN_MAX bytes of p, never ending inside a UTF-8 character. */
 static int shown_len(const char *p)
 {
-    size_t n = strlen(p);
-    return (int)(n > SHOWN_MAX ? SHOWN_MAX : n);
+    return (int)cp_utf8_cut(p, strlen(p), SHOWN_MAX);
 }
 
 static const char *shown_more(const char *p)
@@ -230,6 +233,49 @@ int cp_pathrules_check_resolved(const cp_pathrules *r, const char *path, const c
     return CP_OK;
 }
 
+/* The index of a configured directory that p (drive-absolute) is or is an
+ * ancestor of, or -1. Same comparison as within():
+ * ASCII case folded, one trailing '\' ignored, separator boundary. */
+static long root_at_or_below(const cp_pathrules *r, const char *p)
+{
+    size_t plen = compare_len(p);
+    for (size_t i = 0; i < r->n; i++) {
+        size_t d = r->cmp_len[i];
+        if (d >= plen && ascii_case_equal(p, r->dirs[i], plen) &&
+            (d == plen || r->dirs[i][plen] == '\\'))
+            return (long)i;
+    }
+    return -1;
+}
+
+int cp_pathrules_check_keeps_roots(const cp_pathrules *r, const char *path, const char *resolved,
+                                   cp_error *e)
+{
+    if (path == NULL)
+        path = "";
+    const char *judged = resolved != NULL ? resolved : path;
+    if (!is_drive_absolute(judged))
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "path: %.*s%s is not a drive-absolute path",
+                            shown_len(path), path, shown_more(path));
+    long i = root_at_or_below(r, judged);
+    if (i < 0)
+        return CP_OK;
+    const char *dir = r->dirs[i];
+    char how[SHOWN_MAX + 64] = "";
+    if (resolved != NULL && strcmp(resolved, path) != 0)
+        snprintf(how, sizeof(how), " (it resolves to %.*s%s)", shown_len(resolved), resolved,
+                 shown_more(resolved));
+    if (compare_len(judged) == r->cmp_len[i])
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT,
+                            "path: %.*s%s%s is the configured directory %s (%s): it may be read "
+                            "or created, never removed, emptied, replaced or mounted over",
+                            shown_len(path), path, shown_more(path), how, dir, r->flags[i]);
+    return cp_error_set(e, CP_E_INVALID_ARGUMENT,
+                        "path: %.*s%s%s contains the configured directory %s (%s), which may be "
+                        "read or created, never removed, emptied, replaced or mounted over",
+                        shown_len(path), path, shown_more(path), how, dir, r->flags[i]);
+}
+
 /* --- configuration ------------------------------------------------------ */
 
 static int add_dir(cp_pathrules *r, const char *flag, const char *dir, cp_error *e)
@@ -251,6 +297,7 @@ static int add_dir(cp_pathrules *r, const char *flag, const char *dir, cp_error 
     memcpy(copy, dir, n);
     copy[n] = '\0';
     r->dirs[r->n] = copy;
+    r->flags[r->n] = flag;
     r->cmp_len[r->n] = compare_len(copy);
     r->n++;
     return CP_OK;
@@ -286,8 +333,9 @@ int cp_pathrules_new(const char *kubelet_path, const char *const *working_dirs,
         return cp_error_set(e, CP_E_NOMEM, "pathrules: out of memory");
     size_t cap = n_working_dirs + 1;
     r->dirs = calloc(cap, sizeof(*r->dirs));
+    r->flags = calloc(cap, sizeof(*r->flags));
     r->cmp_len = calloc(cap, sizeof(*r->cmp_len));
-    if (r->dirs == NULL || r->cmp_len == NULL) {
+    if (r->dirs == NULL || r->flags == NULL || r->cmp_len == NULL) {
         rc = cp_error_set(e, CP_E_NOMEM, "pathrules: out of memory");
         goto fail;
     }
@@ -316,6 +364,7 @@ void cp_pathrules_free(cp_pathrules *r)
     for (size_t i = 0; i < r->n; i++)
         free(r->dirs[i]);
     free(r->dirs);
+    free(r->flags);
     free(r->cmp_len);
     free(r->dirs_text);
     free(r);

@@ -36,7 +36,15 @@
  * strings, and the host acts on the same C string we checked.
  *
  * Every violation is CP_E_INVALID_ARGUMENT with a message naming the path
- * and the rule.
+ * and the rule. Paths in messages are cut at 300 bytes on a UTF-8
+ * character boundary (cp_utf8_cut), so a message is never made invalid
+ * UTF-8 by the cut.
+ *
+ * A configured directory itself may be named (rule 6: "or is that
+ * directory") by requests that read it or create it when missing; one
+ * that would remove, empty, replace or mount over it also calls
+ * cp_pathrules_check_keeps_roots(), which refuses a configured directory
+ * and every ancestor of one.
  */
 #ifndef CP_PATHRULES_H
 #define CP_PATHRULES_H
@@ -72,6 +80,19 @@ int cp_pathrules_check(const cp_pathrules *r, const char *path, cp_error *e)
  * CP_E_INVALID_ARGUMENT with e set. */
 int cp_pathrules_check_resolved(const cp_pathrules *r, const char *path, const char *resolved,
                                 cp_error *e) __attribute__((warn_unused_result));
+
+/* For requests that remove, empty, replace or mount over what path names
+ * (Rmdir, RmdirContents, CreateSymlink's target_path, MountVolume,
+ * UnmountVolume): CP_E_INVALID_ARGUMENT when path - or resolved, what the
+ * host's resolve made of it, when not NULL - is a configured directory or
+ * contains one, compared as rule 6 compares (ASCII case folded, a trailing
+ * '\' ignored, separator boundary), so "c:\VAR\lib\kubelet\" is the root
+ * C:\var\lib\kubelet. The message names the path, what it resolves to,
+ * the directory and its flag (-kubelet-path / -working-dir). CP_OK
+ * otherwise. Call only for a path cp_pathrules_check() accepted; a resolved
+ * path that is not drive-absolute is refused. */
+int cp_pathrules_check_keeps_roots(const cp_pathrules *r, const char *path, const char *resolved,
+                                   cp_error *e) __attribute__((warn_unused_result));
 
 /* The configured directories, normalized, working dirs first then the
  * kubelet path. Borrowed; valid until cp_pathrules_free. */

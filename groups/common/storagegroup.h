@@ -41,4 +41,21 @@ cp_storage_alloc cp_sg_alloc(cp_call *call);
  * was refused ("partition it", "take it offline", ...). CP_OK otherwise. */
 int cp_sg_refuse_boot(const cp_disk_info *d, const char *what, cp_error *e);
 
+/* FAILED_PRECONDITION when volume id is one Windows needs: it has a role
+ * in u->roles (system, boot, page file, crash dump: wherever it lives), or
+ * it is on the boot or system disk (disks[i] describes u->disks[i]).
+ * `what` says what was refused ("mount it"). The message names the volume
+ * and every reason: "volume \\?\Volume{...}\ holds the page file:
+ * refusing to mount it". CP_OK otherwise (a data volume, drive letter or
+ * not). */
+int cp_sg_refuse_volume(const char *id, const cp_volume_use *u, const cp_disk_info *disks,
+                        const char *what, cp_error *e);
+
+/* FAILED_PRECONDITION when disk holds a volume Windows needs wherever it
+ * lives (system, boot, page file, crash dump: "volume \\?\Volume{...}\
+ * holds the page file: refusing to take disk 15 offline"), or when the
+ * host cannot tell (its error). `what` says what was refused. */
+int cp_sg_refuse_needed_volumes(const cp_storage_host *h, uint32_t disk,
+                                const cp_storage_alloc *a, const char *what, cp_error *e);
+
 #endif

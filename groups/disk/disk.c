@@ -221,6 +221,16 @@ int cp_disk_handle_get_state(cp_call *call, const void *req, void *resp)
     return CP_OK;
 }
 
+/* A disk holding a page-file or crash-dump volume (or the system or boot
+ * volume) stays online, wherever it is: cp_sg_refuse_needed_volumes. */
+static int refuse_needed_volumes(cp_call *call, const cp_disk_info *d, cp_error *e)
+{
+    char what[48];
+    snprintf(what, sizeof(what), "take disk %u offline", (unsigned)d->number);
+    cp_storage_alloc a = cp_sg_alloc(call);
+    return cp_sg_refuse_needed_volumes(host(call), d->number, &a, what, e);
+}
+
 int cp_disk_handle_set_state(cp_call *call, const void *req, void *resp)
 {
     (void)resp;
@@ -233,6 +243,8 @@ int cp_disk_handle_set_state(cp_call *call, const void *req, void *resp)
     int rc = h->ops->get_disk(h->ctx, q->disk_number, &a, &d, &e);
     if (rc == CP_OK && !q->is_online)
         rc = cp_sg_refuse_boot(&d, "take it offline", &e);
+    if (rc == CP_OK && !q->is_online && d.online)
+        rc = refuse_needed_volumes(call, &d, &e);
     if (rc == CP_OK && d.online != q->is_online) /* already there: nothing to do */
         rc = h->ops->set_disk_online(h->ctx, q->disk_number, q->is_online, &e);
     unlock_disk(call, q->disk_number);

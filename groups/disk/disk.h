@@ -15,7 +15,10 @@
  *   NOT_FOUND            unknown disk ("disk 7 not found"); no disk with
  *                        that page83 ID (upstream's text)
  *   FAILED_PRECONDITION  PartitionDisk or taking offline the boot/system
- *                        disk; partitioning an offline disk
+ *                        disk; taking offline a disk that holds a volume
+ *                        Windows needs (page file, crash dump file: the
+ *                        message names the volume); partitioning an
+ *                        offline disk
  * Calls on one disk are serialized (groups/common/disklocks.h); calls on
  * different disks run in parallel. PartitionDisk is idempotent: a RAW disk
  * becomes GPT, a disk without a basic partition gets one; a retry after

@@ -15,8 +15,15 @@
  *           directory contains; CreateSymlink's source_path is what the new
  *           link will lead to): resolve the whole path.
  * The host's removal walks never follow links below the resolved path
- * (winapi/fs.h), which is what makes a recursive delete safe even if a
- * link appears after this check.
+ * (winapi/fs.h): each directory is opened relative to its parent without
+ * following a link and emptied through that open directory, which is what
+ * makes a recursive delete safe even if a link appears after this check.
+ *
+ * Roots. A configured directory (-kubelet-path, -working-dir) may be read
+ * (PathExists, IsSymlink) and created when missing (Mkdir), never removed,
+ * emptied or replaced: Rmdir, RmdirContents and CreateSymlink's target_path
+ * are CP_PATH_REPLACE (groups/common/hostpath.h), which refuses a
+ * configured directory or an ancestor of one, as given and as resolved.
  */
 #include "filesystem.h"
 
@@ -56,22 +63,24 @@ static int check_rules(cp_call *call, const char *path)
 /* Second check after link resolution (see the top of this file), shared
  * with the volume group. On success *out is the normalized path the host
  * operation is given. Call only after check_rules() passed for path. */
-static int confine(cp_call *call, const char *path, resolve_mode mode, const char **out)
+static int confine(cp_call *call, const char *path, resolve_mode mode, cp_path_intent intent,
+                   const char **out)
 {
     const cp_fs_group_ctx *ctx = group_ctx(call);
     cp_error e;
-    if (cp_hostpath_confine(call, ctx->rules, &ctx->fs, path, mode == RESOLVE_ENTRY, out, &e) !=
-        CP_OK)
+    if (cp_hostpath_confine(call, ctx->rules, &ctx->fs, path, mode == RESOLVE_ENTRY, intent, out,
+                            &e) != CP_OK)
         return fail(call, &e);
     return CP_OK;
 }
 
-static int checked(cp_call *call, const char *path, resolve_mode mode, const char **out)
+static int checked(cp_call *call, const char *path, resolve_mode mode, cp_path_intent intent,
+                   const char **out)
 {
     int rc = check_rules(call, path);
     if (rc != CP_OK)
         return rc;
-    return confine(call, path, mode, out);
+    return confine(call, path, mode, intent, out);
 }
 
 /* --- handlers ------------------------------------------------------------- */
@@ -81,7 +90,7 @@ int cp_fs_handle_path_exists(cp_call *call, const void *req, void *resp)
     const cp_fs_request *r = req;
     const cp_fs_host *fs = &group_ctx(call)->fs;
     const char *p;
-    int rc = checked(call, r->path, RESOLVE_ENTRY, &p);
+    int rc = checked(call, r->path, RESOLVE_ENTRY, CP_PATH_READ, &p);
     if (rc != CP_OK)
         return rc;
     bool exists = false;
@@ -98,7 +107,7 @@ int cp_fs_handle_mkdir(cp_call *call, const void *req, void *resp)
     const cp_fs_request *r = req;
     const cp_fs_host *fs = &group_ctx(call)->fs;
     const char *p;
-    int rc = checked(call, r->path, RESOLVE_ENTRY, &p);
+    int rc = checked(call, r->path, RESOLVE_ENTRY, CP_PATH_READ, &p);
     if (rc != CP_OK)
         return rc;
     cp_error e;
@@ -113,7 +122,7 @@ int cp_fs_handle_rmdir(cp_call *call, const void *req, void *resp)
     const cp_fs_request *r = req;
     const cp_fs_host *fs = &group_ctx(call)->fs;
     const char *p;
-    int rc = checked(call, r->path, RESOLVE_ENTRY, &p);
+    int rc = checked(call, r->path, RESOLVE_ENTRY, CP_PATH_REPLACE, &p);
     if (rc != CP_OK)
         return rc;
     cp_error e;
@@ -128,7 +137,7 @@ int cp_fs_handle_rmdir_contents(cp_call *call, const void *req, void *resp)
     const cp_fs_request *r = req;
     const cp_fs_host *fs = &group_ctx(call)->fs;
     const char *p;
-    int rc = checked(call, r->path, RESOLVE_ALL, &p);
+    int rc = checked(call, r->path, RESOLVE_ALL, CP_PATH_REPLACE, &p);
     if (rc != CP_OK)
         return rc;
     cp_error e;
@@ -148,9 +157,9 @@ int cp_fs_handle_create_symlink(cp_call *call, const void *req, void *resp)
         rc = check_rules(call, r->source_path);
     const char *link = NULL, *source = NULL;
     if (rc == CP_OK)
-        rc = confine(call, r->target_path, RESOLVE_ENTRY, &link);
+        rc = confine(call, r->target_path, RESOLVE_ENTRY, CP_PATH_REPLACE, &link);
     if (rc == CP_OK)
-        rc = confine(call, r->source_path, RESOLVE_ALL, &source);
+        rc = confine(call, r->source_path, RESOLVE_ALL, CP_PATH_READ, &source);
     if (rc != CP_OK)
         return rc;
     cp_error e;
@@ -166,7 +175,7 @@ int cp_fs_handle_is_symlink(cp_call *call, const void *req, void *resp)
     /* Upstream checks no rules here; we do (drivers only ask about paths
      * under the kubelet directory). */
     const char *p;
-    int rc = checked(call, r->path, RESOLVE_ENTRY, &p);
+    int rc = checked(call, r->path, RESOLVE_ENTRY, CP_PATH_READ, &p);
     if (rc != CP_OK)
         return rc;
     bool is_link = false;

@@ -10,7 +10,9 @@
  * upstream's order (CreateSymlink: target_path, then source_path); then
  * confinement again after the host resolves links (see "resolution" in
  * filesystem.c); then the host operation (winapi/fs.h). Status codes:
- *   INVALID_ARGUMENT     a path rule is broken (the message names the path)
+ *   INVALID_ARGUMENT     a path rule is broken (the message names the path),
+ *                        or Rmdir/RmdirContents/CreateSymlink's target_path
+ *                        names a configured directory or an ancestor of one
  *   NOT_FOUND            Rmdir (force=false), RmdirContents or IsSymlink on
  *                        a missing path
  *   ALREADY_EXISTS       CreateSymlink onto an existing target_path

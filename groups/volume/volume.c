@@ -3,8 +3,9 @@
  *
  * Order of checks in each handler: upstream's empty-field checks (its
  * text), the volume ID's form, the path rules, then host lookups (NOT_FOUND
- * names the object), the boot/system refusal, and the operation itself
- * under the lock of the disk that holds the volume.
+ * names the object), the refusal of volumes Windows needs (every call
+ * that changes a volume or its mount points: refuse_system_volume), and
+ * the operation itself under the lock of the disk that holds the volume.
  */
 #include "volume.h"
 
@@ -84,14 +85,16 @@ static int check_id(cp_call *call, const char *id, const char *empty_text,
     return CP_OK;
 }
 
-/* Upstream's empty check, the path rules, and the directory must exist. */
-static int check_dir(cp_call *call, const char *path, const char *empty_text, const char **dir)
+/* Upstream's empty check, the path rules, and the directory must exist.
+ * CP_PATH_REPLACE (mount, unmount) refuses a configured directory. */
+static int check_dir(cp_call *call, const char *path, const char *empty_text,
+                     cp_path_intent intent, const char **dir)
 {
     if (path[0] == '\0')
         return vfail(call, CP_E_INVALID_ARGUMENT, "%s", empty_text);
     const cp_storage_group_ctx *ctx = cp_sg_ctx(call);
     cp_error e;
-    if (cp_hostpath_confine_entry(call, ctx->rules, &ctx->fs, path, dir, &e) != CP_OK)
+    if (cp_hostpath_confine_entry(call, ctx->rules, &ctx->fs, path, intent, dir, &e) != CP_OK)
         return efail(call, &e);
     bool exists = false;
     if (ctx->fs.ops->exists(ctx->fs.ctx, *dir, &exists, &e) != CP_OK)
@@ -109,15 +112,25 @@ static int get_volume(cp_call *call, const char *id, cp_volume_info *v)
     return CP_OK;
 }
 
-/* The volume's disk must not be the boot or system disk. */
-static int refuse_boot(cp_call *call, uint32_t disk, const char *what)
+/* Volumes Windows needs are never changed: the system, boot, page-file
+ * and crash-dump volumes wherever they live, and every volume on the boot
+ * or system disk (cp_sg_refuse_volume). `what` is the refused change
+ * ("mount it"). A host that cannot tell refuses too (its error). */
+static int refuse_system_volume(cp_call *call, const char *id, const char *what)
 {
     const cp_storage_host *h = host(call);
     cp_storage_alloc a = cp_sg_alloc(call);
-    cp_disk_info d;
+    cp_volume_use u;
     cp_error e;
-    if (h->ops->get_disk(h->ctx, disk, &a, &d, &e) != CP_OK ||
-        cp_sg_refuse_boot(&d, what, &e) != CP_OK)
+    if (h->ops->volume_use(h->ctx, id, &u, &e) != CP_OK)
+        return efail(call, &e);
+    cp_disk_info *disks = cp_call_alloc(call, (u.n_disks + 1) * sizeof(*disks));
+    if (disks == NULL)
+        return vfail(call, CP_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < u.n_disks && i < CP_VOLUME_DISKS_MAX; i++)
+        if (h->ops->get_disk(h->ctx, u.disks[i], &a, &disks[i], &e) != CP_OK)
+            return efail(call, &e);
+    if (cp_sg_refuse_volume(id, &u, disks, what, &e) != CP_OK)
         return efail(call, &e);
     return CP_OK;
 }
@@ -155,9 +168,11 @@ int cp_volume_handle_mount(cp_call *call, const void *req, void *resp)
     if (rc == CP_OK && q->target_path[0] == '\0')
         rc = vfail(call, CP_E_INVALID_ARGUMENT, "MountVolumeRequest.TargetPath is empty");
     if (rc == CP_OK)
-        rc = check_dir(call, q->target_path, "", &dir);
+        rc = check_dir(call, q->target_path, "", CP_PATH_REPLACE, &dir);
     if (rc == CP_OK)
         rc = get_volume(call, id, &v);
+    if (rc == CP_OK)
+        rc = refuse_system_volume(call, id, "mount it");
     if (rc != CP_OK)
         return rc;
 
@@ -192,9 +207,11 @@ int cp_volume_handle_unmount(cp_call *call, const void *req, void *resp)
     if (rc == CP_OK && q->target_path[0] == '\0')
         rc = vfail(call, CP_E_INVALID_ARGUMENT, "target path empty");
     if (rc == CP_OK)
-        rc = check_dir(call, q->target_path, "", &dir);
+        rc = check_dir(call, q->target_path, "", CP_PATH_REPLACE, &dir);
     if (rc == CP_OK)
         rc = get_volume(call, id, &v);
+    if (rc == CP_OK)
+        rc = refuse_system_volume(call, id, "unmount it");
     if (rc != CP_OK)
         return rc;
 
@@ -243,7 +260,7 @@ int cp_volume_handle_format(cp_call *call, const void *req, void *resp)
     if (rc == CP_OK)
         rc = get_volume(call, id, &v);
     if (rc == CP_OK)
-        rc = refuse_boot(call, v.disk_number, "format a volume on it");
+        rc = refuse_system_volume(call, id, "format it");
     if (rc != CP_OK)
         return rc;
     cp_error e;
@@ -267,7 +284,7 @@ int cp_volume_handle_resize(cp_call *call, const void *req, void *resp)
     if (rc == CP_OK)
         rc = get_volume(call, id, &v);
     if (rc == CP_OK)
-        rc = refuse_boot(call, v.disk_number, "resize a volume on it");
+        rc = refuse_system_volume(call, id, "resize it");
     if (rc != CP_OK)
         return rc;
 
@@ -326,7 +343,7 @@ int cp_volume_handle_id_from_target(cp_call *call, const void *req, void *resp)
     const cp_volume_request *q = req;
     const cp_storage_host *h = host(call);
     const char *dir;
-    int rc = check_dir(call, q->target_path, "target path is empty", &dir);
+    int rc = check_dir(call, q->target_path, "target path is empty", CP_PATH_READ, &dir);
     if (rc != CP_OK)
         return rc;
     char *id = cp_call_alloc(call, CP_VOLUME_ID_MAX);
@@ -348,7 +365,7 @@ int cp_volume_handle_closest_id(cp_call *call, const void *req, void *resp)
     const cp_volume_request *q = req;
     const cp_storage_host *h = host(call);
     const char *dir;
-    int rc = check_dir(call, q->target_path, "target path is empty", &dir);
+    int rc = check_dir(call, q->target_path, "target path is empty", CP_PATH_READ, &dir);
     if (rc != CP_OK)
         return rc;
     char *id = cp_call_alloc(call, CP_VOLUME_ID_MAX);
@@ -391,6 +408,8 @@ int cp_volume_handle_flush(cp_call *call, const void *req, void *resp)
     int rc = check_id(call, q->volume_id, "volume id empty", id);
     if (rc == CP_OK)
         rc = get_volume(call, id, &v);
+    if (rc == CP_OK)
+        rc = refuse_system_volume(call, id, "flush its cache");
     if (rc != CP_OK)
         return rc;
     cp_error e;

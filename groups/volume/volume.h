@@ -24,8 +24,15 @@
  *                        (groups/common/hostpath.h, the filesystem rules)
  *   NOT_FOUND            unknown disk or volume (named), a missing
  *                        directory
- *   FAILED_PRECONDITION  FormatVolume/ResizeVolume on the boot or system
- *                        disk; a directory that is not a mounted folder
+ *   FAILED_PRECONDITION  a volume Windows needs, for every call that changes
+ *                        a volume or its mount points (MountVolume,
+ *                        UnmountVolume/DismountVolume, FormatVolume,
+ *                        ResizeVolume, WriteVolumeCache): the system, boot,
+ *                        page-file and crash-dump volumes wherever they
+ *                        live, and every volume on the boot or system disk
+ *                        (the message names the volume and the reason; the
+ *                        read-only calls still answer for them); a
+ *                        directory that is not a mounted folder
  *                        (GetVolumeIDFromTargetPath); a directory mounted
  *                        with another volume (MountVolume, UnmountVolume)
  *   OUT_OF_RANGE         a size larger than the partition can grow to

@@ -66,7 +66,7 @@ def disk_arg(v, n):
 def test_list_disk_ids(c, v):
     r, code, msg = c("disk", v, "ListDiskIDs")
     assert code == OK, msg
-    assert len(r.diskIDs) == 15
+    assert len(r.diskIDs) == 17
     for n, (page83, serial) in IDS.items():
         if v in OLD:
             ids = r.diskIDs[str(n)].identifiers
@@ -172,6 +172,21 @@ def test_boot_and_system_disks_stay_online(c, v):
         assert get_state(c, v, n)[:2] == (True, OK)
         _, code, msg = set_state(c, v, n, True)  # online is harmless
         assert code == OK, msg
+
+
+@pytest.mark.parametrize("v", ["v1beta2", "v1beta3", "v1"])
+def test_disk_with_page_file_or_dump_volume_stays_online(c, v):
+    """Disk 15 is a data disk (as Azure's temporary disk) holding the page
+    file on D: and a dedicated dump file: taking it offline is refused."""
+    _, code, msg = set_state(c, v, 15, False)
+    assert code == PRECONDITION, msg
+    assert ("volume \\\\?\\Volume{15151515-0015-4000-8000-000000000001}\\ holds the page file: "
+            "refusing to take disk 15 offline") in msg
+    assert get_state(c, v, 15)[:2] == (True, OK)
+    # a data disk whose volume Windows gave E: goes offline and back
+    for online in (False, True):
+        assert set_state(c, v, 16, online)[1] == OK
+        assert get_state(c, v, 16)[:2] == (online, OK)
 
 
 def test_attach_state_bad_ids(c):

@@ -117,6 +117,89 @@ def test_working_dir_is_allowed(call, server, v):
     assert os.path.isdir(server.host(d))
 
 
+# --- the configured directories themselves (issue 8 item 1) ----------------
+
+# Every spelling the rules accept for the two roots: as configured, with a
+# trailing separator, in another letter case.
+ROOTS = [KUBELET, KUBELET + "\\", "c:\\VAR\\lib\\Kubelet", "c:\\var\\lib\\KUBELET\\",
+         WORKDIR, "c:\\CSI-WORK\\"]
+ROOT_RULE = "never removed, emptied, replaced or mounted over"
+REFS = "\\\\?\\Volume{11111111-0011-4000-8000-000000000001}\\"  # a data volume of the fixture
+
+
+def refused(code, msg, path):
+    assert code == INVALID, msg
+    assert path in msg and "is the configured directory" in msg and ROOT_RULE in msg, msg
+
+
+def keep_marker(server):
+    """A file in each root that every refused call must leave in place."""
+    files = [server.host(p("pods", "root-marker", "data")), server.host(WORKDIR + "\\root-marker")]
+    for f in files:
+        os.makedirs(os.path.dirname(f), exist_ok=True)
+        open(f, "w").close()
+    return files
+
+
+@pytest.mark.parametrize("root", ROOTS)
+def test_root_is_not_removed_emptied_or_replaced(call, server, v, root):
+    markers = keep_marker(server)
+    create = link_rpc(v)[0]
+    for rpc, fields in (("Rmdir", {"path": root, "force": True}),
+                        ("Rmdir", {"path": root}),
+                        (create, {"source_path": p("pods"), "target_path": root})):
+        _, code, msg = call("filesystem", v, rpc, **fields)
+        refused(code, msg, root)
+    if v == "v2alpha1":
+        _, code, msg = call("filesystem", v, "RmdirContents", path=root)
+        refused(code, msg, root)
+    for f in markers:
+        assert os.path.exists(f), f"{f} was lost"
+
+
+@pytest.mark.parametrize("root", ROOTS)
+def test_root_may_be_read_and_created(call, server, v, root):
+    _, code, msg = call("filesystem", v, "Mkdir", path=root)
+    assert code == OK, msg
+    r, code, msg = call("filesystem", v, "PathExists", path=root)
+    assert code == OK, msg
+    if root in (KUBELET, KUBELET + "\\", WORKDIR):  # the POSIX host is case-sensitive
+        assert r.exists is True
+        _, check, field = link_rpc(v)
+        r, code, msg = call("filesystem", v, check, path=root)
+        assert code == OK and getattr(r, field) is False, msg
+
+
+@pytest.mark.parametrize("root", ROOTS)
+@pytest.mark.parametrize("vv", ["v1alpha1", "v1beta1", "v1beta2", "v1beta3", "v1", "v2alpha1"])
+def test_volume_not_mounted_over_a_root(call, server, vv, root):
+    markers = keep_marker(server)
+    old = vv in ("v1alpha1", "v1beta1", "v1beta2")
+    key = "path" if old else "target_path"
+    _, code, msg = call("volume", vv, "MountVolume", volume_id=REFS, **{key: root})
+    refused(code, msg, root)
+    unmount = "DismountVolume" if old else "UnmountVolume"
+    _, code, msg = call("volume", vv, unmount, volume_id=REFS, **{key: root})
+    refused(code, msg, root)
+    for f in markers:
+        assert os.path.exists(f), f"{f} was lost"
+
+
+def test_link_to_root_is_not_emptied(call, server):
+    markers = keep_marker(server)
+    up = p("pods", "up-to-root")
+    os.symlink(server.host(KUBELET), server.host(up))
+    _, code, msg = call("filesystem", "v2alpha1", "RmdirContents", path=up)
+    assert code == INVALID and f"(it resolves to {KUBELET}) is the configured directory" in msg, msg
+    for f in markers:
+        assert os.path.exists(f), f"{f} was lost"
+    _, code, msg = call("filesystem", "v1", "Rmdir", path=up, force=True)  # the link itself
+    assert code == OK, msg
+    assert not os.path.lexists(server.host(up))
+    for f in markers:
+        assert os.path.exists(f), f"{f} was lost"
+
+
 BAD = [
     ("C:\\var\\lib\\kubelet-evil\\x", "not within"),
     ("C:\\var\\lib\\kubelet\\..\\..\\Windows", ".."),

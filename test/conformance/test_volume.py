@@ -27,6 +27,9 @@ EFI14 = "\\\\?\\Volume{14141414-0014-4000-8000-000000000001}\\"
 STAGED = "\\\\?\\Volume{9a9a9a9a-0009-4000-8000-000000000001}\\"
 OFFLINE = "\\\\?\\Volume{10101010-0010-4000-8000-000000000001}\\"
 REFS = "\\\\?\\Volume{11111111-0011-4000-8000-000000000001}\\"
+PAGEFILE_D = "\\\\?\\Volume{15151515-0015-4000-8000-000000000001}\\"
+DUMP = "\\\\?\\Volume{15151515-0015-4000-8000-000000000002}\\"
+SNAPSHOT_E = "\\\\?\\Volume{16161616-0016-4000-8000-000000000001}\\"
 UNKNOWN = "\\\\?\\Volume{00000000-0000-0000-0000-0000000000ff}\\"
 
 
@@ -208,15 +211,63 @@ def test_is_volume_formatted_any_file_system(c, v):
         assert (code, r.formatted) == (OK, True), msg
 
 
+# Volumes Windows needs (issue 8 item 2): the volume's roles come from the
+# fixture (test/fixtures/storage.yaml), the disk's boot/system flags too.
+NEEDED = [
+    (BOOT_ESP, "is the system volume (the boot loader's) and is on disk 0, the boot and system disk"),
+    (BOOT_C, "is the boot volume (it holds Windows), holds the page file, holds the crash dump "
+             "file and is on disk 0, the boot and system disk"),
+    (EFI14, "is the system volume (the boot loader's) and is on disk 14, the system disk"),
+    (PAGEFILE_D, "holds the page file"),
+    (DUMP, "holds the crash dump file"),
+]
+
+
+def changes(c, v, vol, target):
+    """Every call of version v that changes a volume: (what, (resp, code, msg))."""
+    out = [("mount it", mount(c, v, vol, target)),
+           ("unmount it", unmount(c, v, vol, target)),
+           ("format it", c("volume", v, "FormatVolume", volume_id=vol)),
+           ("resize it", resize(c, v, vol, 0))]
+    if v not in ("v1alpha1", "v1beta1"):
+        out.append(("flush its cache", c("volume", v, "WriteVolumeCache", volume_id=vol)))
+    return out
+
+
 @pytest.mark.parametrize("v", VERSIONS)
-def test_boot_and_system_volumes_refused(c, v):
-    for vol, what in ((BOOT_C, "boot and system"), (BOOT_ESP, "boot and system"), (EFI14, "system")):
-        _, code, msg = c("volume", v, "FormatVolume", volume_id=vol)
-        assert code == PRECONDITION
-        assert f"is the {what} disk: refusing to format a volume on it" in msg
-        _, code, msg = resize(c, v, vol, 0)
-        assert code == PRECONDITION
-        assert f"is the {what} disk: refusing to resize a volume on it" in msg
+def test_volumes_windows_needs_are_refused(c, mkdir, v):
+    target = mkdir(f"{KUBELET}\\pods\\needed-{v}\\volumes\\x")
+    for vol, why in NEEDED:
+        for what, (_, code, msg) in changes(c, v, vol, target):
+            assert code == PRECONDITION, (vol, what, msg)
+            assert f"volume {vol} {why}: refusing to {what}" in msg, msg
+    # nothing happened: the directory is no mount point, D: is as it was
+    if v != "v1alpha1":
+        _, code, msg = id_at(c, v, target)
+        assert code == PRECONDITION and "not a mounted folder" in msg
+        (total, used), code, _ = stats(c, v, PAGEFILE_D)
+        assert (code, total, used) == (OK, 8 * GIB, 4 * GIB)
+    # the read-only calls still answer for them
+    for vol, _ in NEEDED:
+        r, code, msg = c("volume", v, "IsVolumeFormatted", volume_id=vol)
+        assert (code, r.formatted) == (OK, True), msg
+        if v != "v1alpha1":
+            assert stats(c, v, vol)[1] == OK
+            assert disk_of(c, v, vol)[1] == OK
+    r, code, _ = list_volumes(c, v, 15)
+    assert (code, list(r.volume_ids)) == (OK, [PAGEFILE_D, DUMP])
+
+
+@pytest.mark.parametrize("v", VERSIONS)
+def test_data_volume_with_a_drive_letter_works(c, mkdir, v):
+    """A restored snapshot that Windows gave E: is a data volume like any other."""
+    target = mkdir(f"{KUBELET}\\pods\\snapshot-{v}\\volumes\\e")
+    for what, (_, code, msg) in changes(c, v, SNAPSHOT_E, target):
+        assert code == OK, (what, msg)
+    assert mount(c, v, SNAPSHOT_E, target)[1] == OK
+    if v != "v1alpha1":
+        assert id_at(c, v, target)[:2] == (SNAPSHOT_E, OK)
+    assert unmount(c, v, SNAPSHOT_E, target)[1] == OK
 
 
 def test_resize_rules(c):

@@ -21,6 +21,7 @@
 #include "groups/filesystem/filesystem.h"
 #include "groups/groups.h"
 #include "server/dispatch.h"
+#include "winapi/fs_place.h"
 
 #define K "C:\\var\\lib\\kubelet"
 
@@ -657,6 +658,184 @@ static void test_confinement_after_links(void **state)
     assert_false(host_exists(t, "C:\\nowhere"));
 }
 
+/* --- the configured directories themselves (issue 8 item 1) ---------------- */
+
+/* The spellings the rules accept for the kubelet root and the working dir. */
+static const char *const root_spellings[] = {
+    K, K "\\", "c:\\VAR\\lib\\Kubelet", "c:\\var\\lib\\KUBELET\\", "C:\\work", "c:\\WORK\\",
+};
+#define N_SPELLINGS (sizeof(root_spellings) / sizeof(root_spellings[0]))
+
+static void expect_root_refused(result r, const char *path)
+{
+    expect_status(r, CP_E_INVALID_ARGUMENT, "is the configured directory");
+    if (strstr(r.msg, path) == NULL || strstr(r.msg, "never removed, emptied, replaced") == NULL)
+        fail_msg("message does not name %s and the rule: %s", path, r.msg);
+}
+
+/* Rmdir (with and without force), RmdirContents and CreateSymlink/LinkPath
+ * onto a root are refused on every version that has them, in every
+ * spelling; nothing inside the roots is lost. */
+static void test_roots_are_kept(void **state)
+{
+    env *t = *state;
+    host_mkdirs(t, K "\\pods\\p1");
+    host_file(t, K "\\pods\\p1\\data");
+    host_mkdirs(t, "C:\\work\\w1");
+    host_file(t, "C:\\work\\w1\\data");
+    for (size_t i = 0; i < N_VERSIONS; i++) {
+        const char *v = fs_versions[i];
+        for (size_t j = 0; j < N_SPELLINGS; j++) {
+            const char *p = root_spellings[j];
+            expect_root_refused(call(t, v, "Rmdir", p, NULL, NULL, true), p);
+            expect_root_refused(call(t, v, "Rmdir", p, NULL, NULL, false), p);
+            expect_root_refused(call(t, v, link_method(v), NULL, K "\\pods", p, false), p);
+            if (strcmp(v, "v2alpha1") == 0)
+                expect_root_refused(call(t, v, "RmdirContents", p, NULL, NULL, false), p);
+        }
+    }
+    assert_true(host_exists(t, K "\\pods\\p1\\data"));
+    assert_true(host_exists(t, "C:\\work\\w1\\data"));
+    assert_true(host_is_dir(t, K));
+    assert_true(host_is_dir(t, "C:\\work"));
+}
+
+/* A root may still be read and created (Mkdir, PathExists, IsSymlink /
+ * IsMountPoint), in every spelling, and a link may point at it. */
+static void test_roots_may_be_read_and_created(void **state)
+{
+    env *t = *state;
+    for (size_t i = 0; i < N_VERSIONS; i++) {
+        const char *v = fs_versions[i];
+        for (size_t j = 0; j < N_SPELLINGS; j++) {
+            const char *p = root_spellings[j];
+            /* fs_posix is case-sensitive: only the exact spellings exist */
+            bool exact = strncmp(p, K, strlen(K)) == 0 || strncmp(p, "C:\\work", 7) == 0;
+            expect_ok(call(t, v, "Mkdir", p, NULL, NULL, false));
+            result r = call(t, v, "PathExists", p, NULL, NULL, false);
+            expect_ok(r);
+            if (exact)
+                assert_true(r.value);
+            if (exact) {
+                r = call(t, v, is_link_method(v), p, NULL, NULL, false);
+                expect_ok(r);
+                assert_false(r.value);
+            }
+        }
+    }
+    assert_true(host_is_dir(t, K));
+    assert_true(host_is_dir(t, "C:\\work"));
+    expect_ok(call(t, "v1", "CreateSymlink", NULL, K, K "\\pods-link", false));
+    assert_true(host_is_symlink(t, K "\\pods-link"));
+}
+
+/* A link inside a root that resolves to the root: removing the link is
+ * fine (it is an entry of its own), emptying what it leads to is not. */
+static void test_link_to_root_is_not_emptied(void **state)
+{
+    env *t = *state;
+    host_mkdirs(t, K "\\pods\\p1");
+    host_file(t, K "\\pods\\p1\\data");
+    assert_int_equal(symlink(host(t, K), host(t, K "\\pods\\up")), 0);
+    result r = call(t, "v2alpha1", "RmdirContents", K "\\pods\\up", NULL, NULL, false);
+    expect_status(r, CP_E_INVALID_ARGUMENT,
+                  "path: " K "\\pods\\up (it resolves to " K ") is the configured directory " K
+                  " (-kubelet-path)");
+    assert_true(host_exists(t, K "\\pods\\p1\\data"));
+    expect_ok(call(t, "v1", "Rmdir", K "\\pods\\up", NULL, NULL, true));
+    assert_false(host_exists(t, K "\\pods\\up"));
+    assert_true(host_exists(t, K "\\pods\\p1\\data"));
+}
+
+/* --- where a resolved object lives (winapi/fs_place.h, issue 8 item 2) ---- */
+
+#define GS L"\\\\?\\Volume{5y5-0000}\\" /* the system volume, C: */
+#define GD L"\\\\?\\Volume{da7a-0001}\\" /* a data volume a driver staged */
+#define GK L"\\\\?\\Volume{c0be-0002}\\" /* a volume holding the kubelet dir */
+#define KW L"C:\\var\\lib\\kubelet"
+
+static void expect_place(const wchar_t *location, const wchar_t *via, const wchar_t *names,
+                         const wchar_t *sysvol, const cp_fs_anchor *a, size_t n,
+                         const wchar_t *want)
+{
+    wchar_t *got = cp_fs_place(location, via, names, sysvol, a, n);
+    assert_non_null(got);
+    if (wcscmp(got, want) != 0)
+        fail_msg("%ls via %ls: got %ls, want %ls", location, via, got, want);
+    free(got);
+}
+
+/* The system volume mounted at a folder inside the kubelet dir: what lies
+ * under that folder lives where the volume's drive letter says, so
+ * ...\mnt\Windows is C:\Windows (refused), ...\mnt\var\lib\kubelet is the
+ * kubelet root itself, never "inside the kubelet dir". */
+static void test_place_system_volume_through_a_mount_folder(void **state)
+{
+    (void)state;
+    const cp_fs_anchor a[] = {{L"C:\\work", GS L"work"}, {KW, GS L"var\\lib\\kubelet"}};
+    const wchar_t *names = L"C:\\\0" KW L"\\pods\\x\\mnt\\\0";
+    expect_place(GS L"Windows", KW L"\\pods\\x\\mnt\\Windows", names, GS, a, 2, L"C:\\Windows");
+    expect_place(GS L"Windows\\System32", KW L"\\pods\\x\\mnt\\Windows\\System32", names, NULL, a,
+                 2, L"C:\\Windows\\System32"); /* an anchor's volume even without sysvol */
+    expect_place(GS L"var\\lib\\kubelet", KW L"\\pods\\x\\mnt\\var\\lib\\kubelet", names, GS, a, 2,
+                 KW);
+    expect_place(GS L"var\\lib\\kubelet\\pods\\a", KW L"\\pods\\x\\mnt\\var\\lib\\kubelet\\pods\\a",
+                 names, GS, a, 2, KW L"\\pods\\a");
+    expect_place(GS L"WORK\\w", KW L"\\pods\\x\\mnt\\work\\w", names, GS, a, 2, L"C:\\work\\w");
+    /* the kubelet dir on its own volume; only the system volume is C: */
+    const cp_fs_anchor d[] = {{L"D:\\kubelet", GD L"kubelet"}};
+    expect_place(GS L"Windows", L"D:\\kubelet\\pods\\x\\mnt\\Windows",
+                 L"C:\\\0D:\\kubelet\\pods\\x\\mnt\\\0", GS, d, 1, L"C:\\Windows");
+    /* a system volume without a drive letter: its GUID form, refused */
+    expect_place(GS L"Windows", KW L"\\pods\\x\\mnt\\Windows", KW L"\\pods\\x\\mnt\\\0", GS, d, 1,
+                 GS L"Windows");
+}
+
+/* A data volume staged by a CSI driver inside the kubelet dir keeps working:
+ * it lives where the caller's path mounted it, drive letter or not. */
+static void test_place_staged_data_volume(void **state)
+{
+    (void)state;
+    const cp_fs_anchor a[] = {{KW, GS L"var\\lib\\kubelet"}};
+    const wchar_t *stage = KW L"\\plugins\\d\\globalmount";
+    expect_place(GD L"data\\f", KW L"\\plugins\\d\\globalmount\\data\\f",
+                 KW L"\\plugins\\d\\globalmount\\\0", GS, a, 1,
+                 KW L"\\plugins\\d\\globalmount\\data\\f");
+    expect_place(GD, stage, KW L"\\plugins\\d\\globalmount\\\0", GS, a, 1, stage);
+    /* with a drive letter the mount manager gave it too */
+    expect_place(GD L"data", KW L"\\plugins\\d\\globalmount\\data",
+                 L"E:\\\0" KW L"\\plugins\\d\\globalmount\\\0", GS, a, 1,
+                 KW L"\\plugins\\d\\globalmount\\data");
+    /* reached through a pod's link to the staging folder */
+    expect_place(GD L"data", KW L"\\pods\\p\\volumes\\v\\data", KW L"\\plugins\\d\\globalmount\\\0",
+                 GS, a, 1, KW L"\\plugins\\d\\globalmount\\data");
+    /* a data volume with only a drive letter, reached through a link: E:\ */
+    expect_place(GD L"x", KW L"\\pods\\lnk\\x", L"E:\\\0", GS, a, 1, L"E:\\x");
+}
+
+/* The kubelet dir itself a link to another volume (or that volume's mount
+ * folder): its objects are named through the configured text; an object
+ * of the system volume hidden under that mount folder has no true DOS
+ * name and gets its GUID form. Other forms pass through unchanged. */
+static void test_place_kubelet_dir_elsewhere(void **state)
+{
+    (void)state;
+    const cp_fs_anchor link[] = {{KW, GD L"kubelet"}};
+    expect_place(GD L"kubelet\\pods\\a", KW L"\\pods\\a", L"D:\\\0", GS, link, 1, KW L"\\pods\\a");
+    expect_place(GD L"other", KW L"\\pods\\out", L"D:\\\0", GS, link, 1, L"D:\\other");
+    const cp_fs_anchor mounted[] = {{KW, GK}};
+    expect_place(GK L"pods\\a", KW L"\\pods\\a", KW L"\\\0", GS, mounted, 1, KW L"\\pods\\a");
+    expect_place(GS L"var\\lib\\kubelet\\pods", KW L"\\pods\\x\\mnt\\var\\lib\\kubelet\\pods",
+                 L"C:\\\0" KW L"\\pods\\x\\mnt\\\0", GS, mounted, 1,
+                 GS L"var\\lib\\kubelet\\pods");
+    expect_place(L"\\\\?\\UNC\\srv\\share\\x", KW L"\\pods\\s", NULL, GS, mounted, 1,
+                 L"\\\\?\\UNC\\srv\\share\\x");
+    const cp_fs_anchor unknown[] = {{KW, NULL}};
+    /* an anchor that could not be located vouches for nothing: fails closed */
+    expect_place(GS L"var\\lib\\kubelet\\pods", KW L"\\pods", L"C:\\\0", GS, unknown, 1,
+                 GS L"var\\lib\\kubelet\\pods");
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -673,6 +852,12 @@ int main(void)
         T(test_symlinks),
         T(test_symlink_rules),
         T(test_confinement_after_links),
+        T(test_roots_are_kept),
+        T(test_roots_may_be_read_and_created),
+        T(test_link_to_root_is_not_emptied),
+        cmocka_unit_test(test_place_system_volume_through_a_mount_folder),
+        cmocka_unit_test(test_place_staged_data_volume),
+        cmocka_unit_test(test_place_kubelet_dir_elsewhere),
     };
     return cmocka_run_group_tests_name("filesystem", tests, NULL, NULL);
 }

@@ -297,6 +297,115 @@ static void test_resolved(void **state)
     }
 }
 
+/* A configured directory may be named, but not removed or replaced:
+ * cp_pathrules_check_keeps_roots refuses it in every spelling the rules
+ * accept, and every ancestor of one. */
+static void test_keeps_roots(void **state)
+{
+    const cp_pathrules *r = *state;
+    const char *roots[] = {
+        KUBELET, KUBELET "\\", "c:\\VAR\\lib\\KUBELET", "c:\\var\\lib\\kubelet\\",
+        "D:\\work", "d:\\WORK\\", "C:\\var\\lib\\other",
+    };
+    for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+        cp_error e = {0};
+        ok(r, roots[i]); /* the rules accept it: it may be read and created */
+        if (cp_pathrules_check_keeps_roots(r, roots[i], NULL, &e) != CP_E_INVALID_ARGUMENT)
+            fail_msg("%s should be refused as a configured directory", roots[i]);
+        if (strstr(e.msg, roots[i]) == NULL || strstr(e.msg, "is the configured directory") == NULL ||
+            strstr(e.msg, "never removed, emptied, replaced or mounted over") == NULL)
+            fail_msg("message for %s: %s", roots[i], e.msg);
+    }
+    cp_error e = {0};
+    assert_int_equal(cp_pathrules_check_keeps_roots(r, KUBELET "\\", NULL, &e),
+                     CP_E_INVALID_ARGUMENT);
+    assert_string_equal(e.msg, "path: C:\\var\\lib\\kubelet\\ is the configured directory "
+                               "C:\\var\\lib\\kubelet (-kubelet-path): it may be read or "
+                               "created, never removed, emptied, replaced or mounted over");
+    assert_int_equal(cp_pathrules_check_keeps_roots(r, "D:\\work", NULL, &e),
+                     CP_E_INVALID_ARGUMENT);
+    assert_non_null(strstr(e.msg, "D:\\work (-working-dir)"));
+    /* what a path resolves to counts: a link to the root */
+    assert_int_equal(cp_pathrules_check_keeps_roots(r, KUBELET "\\pods\\l", "C:\\VAR\\lib\\kubelet",
+                                                    &e),
+                     CP_E_INVALID_ARGUMENT);
+    assert_string_equal(e.msg, "path: C:\\var\\lib\\kubelet\\pods\\l (it resolves to "
+                               "C:\\VAR\\lib\\kubelet) is the configured directory "
+                               "C:\\var\\lib\\kubelet (-kubelet-path): it may be read or "
+                               "created, never removed, emptied, replaced or mounted over");
+    assert_int_equal(cp_pathrules_check_keeps_roots(r, KUBELET "\\x", "\\\\?\\Volume{1}\\", &e),
+                     CP_E_INVALID_ARGUMENT);
+    /* below a root, beside one: fine */
+    const char *fine[] = {KUBELET "\\pods", KUBELET "\\pods\\", "D:\\work\\x",
+                          "C:\\var\\lib\\kubelet-evil", "C:\\var\\lib\\othe"};
+    for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++)
+        if (cp_pathrules_check_keeps_roots(r, fine[i], NULL, &e) != CP_OK)
+            fail_msg("%s is no configured directory: %s", fine[i], e.msg);
+    assert_int_equal(cp_pathrules_check_keeps_roots(r, KUBELET "\\x", KUBELET "\\y", &e), CP_OK);
+}
+
+/* A working dir that holds the kubelet dir: the ancestor of a root is
+ * refused too (removing it would remove the root). */
+static void test_keeps_roots_nested(void **state)
+{
+    (void)state;
+    const char *const wd[] = {"C:\\k"};
+    cp_pathrules *r = NULL;
+    cp_error e = {0};
+    assert_int_equal(cp_pathrules_new("C:\\k\\a\\kubelet", wd, 1, &r, &e), CP_OK);
+    assert_int_equal(cp_pathrules_check_keeps_roots(r, "C:\\K\\A", NULL, &e),
+                     CP_E_INVALID_ARGUMENT);
+    assert_string_equal(e.msg, "path: C:\\K\\A contains the configured directory "
+                               "C:\\k\\a\\kubelet (-kubelet-path), which may be read or "
+                               "created, never removed, emptied, replaced or mounted over");
+    assert_int_equal(cp_pathrules_check_keeps_roots(r, "C:\\k", NULL, &e), CP_E_INVALID_ARGUMENT);
+    assert_int_equal(cp_pathrules_check_keeps_roots(r, "C:\\k\\b", NULL, &e), CP_OK);
+    assert_int_equal(cp_pathrules_check_keeps_roots(r, "C:\\k\\a\\kubelet2", NULL, &e), CP_OK);
+    cp_pathrules_free(r);
+    /* a drive root as a working dir is itself a root */
+    const char *const drive[] = {"E:\\"};
+    assert_int_equal(cp_pathrules_new("C:\\k", drive, 1, &r, &e), CP_OK);
+    assert_int_equal(cp_pathrules_check_keeps_roots(r, "e:\\", NULL, &e), CP_E_INVALID_ARGUMENT);
+    assert_int_equal(cp_pathrules_check_keeps_roots(r, "E:\\x", NULL, &e), CP_OK);
+    cp_pathrules_free(r);
+}
+
+/* Paths in messages are cut at 300 bytes, never inside a UTF-8 character
+ * (issue 8 item 7): a path of 2-byte letters with its 300th byte in the
+ * middle of one is shown up to the whole letter before it. */
+static void test_message_cut_on_character(void **state)
+{
+    const cp_pathrules *r = *state;
+    char path[600];
+    size_t n = (size_t)snprintf(path, sizeof(path), "%s", KUBELET "\\"); /* 19 bytes */
+    while (n + 2 < 400) {
+        path[n++] = (char)0xc3; /* U+00E9 */
+        path[n++] = (char)0xa9;
+    }
+    path[n] = '\0';
+    /* byte 300 is the second byte of a letter: 19 + 2k = 299 */
+    assert_int_equal((unsigned char)path[299], 0xc3);
+    cp_error e = {0};
+    assert_int_equal(cp_pathrules_check(r, path, &e), CP_E_INVALID_ARGUMENT);
+    assert_non_null(strstr(e.msg, "exceeds maximum characters"));
+    const char *shown = strstr(e.msg, "(path ");
+    assert_non_null(shown);
+    shown += 6;
+    const char *more = strstr(shown, "...)");
+    assert_non_null(more);
+    assert_int_equal(more - shown, 299); /* not 300: that would split a letter */
+    assert_memory_equal(shown, path, 299);
+    /* the whole message is valid UTF-8 */
+    for (const unsigned char *s = (const unsigned char *)e.msg; *s != 0; s++) {
+        if (*s == 0xc3) {
+            assert_int_equal(s[1] & 0xc0, 0x80);
+            s++;
+        } else {
+            assert_true(*s < 0x80);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -315,6 +424,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_length, setup, teardown),
         cmocka_unit_test(test_configured_dirs),
         cmocka_unit_test_setup_teardown(test_resolved, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_keeps_roots, setup, teardown),
+        cmocka_unit_test(test_keeps_roots_nested),
+        cmocka_unit_test_setup_teardown(test_message_cut_on_character, setup, teardown),
     };
     return cmocka_run_group_tests_name("pathrules", tests, NULL, NULL);
 }

@@ -574,9 +574,11 @@ static void test_resize_rules(void **state)
                   CP_E_INVALID_ARGUMENT, "is negative");
     expect_status(call(t, "volume", "v1", "ResizeVolume", "volume_id", BOOTVOL, "size_bytes", "0",
                        NULL),
-                  CP_E_FAILED_PRECONDITION, "refusing to resize a volume on it");
+                  CP_E_FAILED_PRECONDITION,
+                  "volume " BOOTVOL " is on disk 0, the boot and system disk: refusing to resize it");
     expect_status(call(t, "volume", "v1", "FormatVolume", "volume_id", BOOTVOL, NULL),
-                  CP_E_FAILED_PRECONDITION, "refusing to format a volume on it");
+                  CP_E_FAILED_PRECONDITION,
+                  "volume " BOOTVOL " is on disk 0, the boot and system disk: refusing to format it");
     /* a disk grown in the cloud: the growth shows after Rescan */
     OK(call(t, "disk", "v1", "PartitionDisk", "disk_number", "1", NULL));
     OK(call(t, "volume", "v1", "FormatVolume", "volume_id", NEWVOL(1), NULL));
@@ -748,6 +750,120 @@ static void test_same_disk_serialized_others_parallel(void **state)
     assert_int_equal(cp_storage_sim_overlaps(&t->storage), 0);
 }
 
+/* --- volumes Windows needs (issue 8 item 2) -------------------------------- */
+
+static const char needs_fixture[] =
+    "disks:\n"
+    "  - {number: 0, size: 64GiB, boot: true, system: true, style: gpt, partitions: ["
+    "{size: 100MiB, type: esp, volume: {guid: '{0e0e0e0e-0000-4000-8000-000000000001}', fs: FAT32,"
+    " roles: [system]}},"
+    " {size: 30GiB, volume: {guid: '{0b0b0b0b-0000-4000-8000-000000000003}', fs: NTFS,"
+    " used: 20GiB, drive: C, roles: [boot]}},"
+    " {size: 10GiB, volume: {guid: '{0d0d0d0d-0000-4000-8000-000000000004}', fs: NTFS,"
+    " used: 1GiB}}]}\n"
+    "  - {number: 1, size: 16GiB, style: gpt, partitions: ["
+    "{size: 4GiB, volume: {guid: '{0f0f0f0f-0001-4000-8000-000000000001}', fs: NTFS, used: 1GiB,"
+    " drive: D, roles: [pagefile]}},"
+    " {size: 4GiB, volume: {guid: '{0c0c0c0c-0001-4000-8000-000000000002}', fs: NTFS, used: 1GiB,"
+    " roles: [crashdump]}}]}\n"
+    "  - {number: 2, size: 8GiB, style: gpt, partitions: ["
+    "{size: 2GiB, volume: {guid: '{0a0a0a0a-0002-4000-8000-000000000001}', fs: NTFS, used: 1GiB,"
+    " drive: E}}]}\n"
+    "  - {number: 3, size: 1GiB, system: true, style: gpt, partitions: ["
+    "{size: 512MiB, volume: {guid: '{0e0e0e0e-0003-4000-8000-000000000001}', fs: NTFS,"
+    " used: 1MiB}}]}\n";
+
+#define VOL(g) "\\\\?\\Volume{" g "}\\"
+#define SNAPSHOT_E VOL("0a0a0a0a-0002-4000-8000-000000000001")
+
+static int needs_setup(void **state)
+{
+    return make_env(state, needs_fixture);
+}
+
+static bool has_method(const env *t, const char *version, const char *method)
+{
+    return cp_service_find(service(t, "volume", version)->def, method, strlen(method)) != NULL;
+}
+
+/* "volume <id> <reason>: refusing to <what>" in text; NULL when reason is
+ * NULL (the call must succeed). */
+static const char *refusal(char *text, size_t len, const char *id, const char *reason,
+                           const char *what)
+{
+    if (reason == NULL)
+        return NULL;
+    snprintf(text, len, "volume %s %s: refusing to %s", id, reason, what);
+    return text;
+}
+
+/* Every call of version v that changes volume id (dir: the mount
+ * directory), each expected to answer want; a refusal names the volume and
+ * the reason. */
+static void every_change(const env *t, const char *v, const char *id, const char *dir, int want,
+                         const char *reason)
+{
+    bool old = old_version(v);
+    const char *pathf = old ? "path" : "target_path";
+    char text[512];
+    expect_status(call(t, "volume", v, "MountVolume", "volume_id", id, pathf, dir, NULL), want,
+                  refusal(text, sizeof(text), id, reason, "mount it"));
+    expect_status(call(t, "volume", v, old ? "DismountVolume" : "UnmountVolume", "volume_id", id,
+                       pathf, dir, NULL),
+                  want, refusal(text, sizeof(text), id, reason, "unmount it"));
+    expect_status(call(t, "volume", v, "FormatVolume", "volume_id", id, NULL), want,
+                  refusal(text, sizeof(text), id, reason, "format it"));
+    expect_status(call(t, "volume", v, "ResizeVolume", "volume_id", id,
+                       old ? "size" : "size_bytes", "0", NULL),
+                  want, refusal(text, sizeof(text), id, reason, "resize it"));
+    if (has_method(t, v, "WriteVolumeCache"))
+        expect_status(call(t, "volume", v, "WriteVolumeCache", "volume_id", id, NULL), want,
+                      refusal(text, sizeof(text), id, reason, "flush its cache"));
+}
+
+static void test_volumes_windows_needs(void **state)
+{
+    env *t = *state;
+    static const struct {
+        const char *id, *reason;
+    } refused[] = {
+        {VOL("0e0e0e0e-0000-4000-8000-000000000001"),
+         "is the system volume (the boot loader's) and is on disk 0, the boot and system disk"},
+        {VOL("0b0b0b0b-0000-4000-8000-000000000003"),
+         "is the boot volume (it holds Windows) and is on disk 0, the boot and system disk"},
+        {VOL("0d0d0d0d-0000-4000-8000-000000000004"), "is on disk 0, the boot and system disk"},
+        {VOL("0f0f0f0f-0001-4000-8000-000000000001"), "holds the page file"},
+        {VOL("0c0c0c0c-0001-4000-8000-000000000002"), "holds the crash dump file"},
+        {VOL("0e0e0e0e-0003-4000-8000-000000000001"), "is on disk 3, the system disk"},
+    };
+    const char *dir = K "\\m1";
+    for (size_t i = 0; i < sizeof(volume_versions) / sizeof(volume_versions[0]); i++)
+        for (size_t j = 0; j < sizeof(refused) / sizeof(refused[0]); j++)
+            every_change(t, volume_versions[i], refused[j].id, dir, CP_E_FAILED_PRECONDITION,
+                         refused[j].reason);
+    /* nothing changed: no mount point, the page-file volume as it was */
+    expect_status(call(t, "volume", "v1", "GetVolumeIDFromTargetPath", "target_path", dir, NULL),
+                  CP_E_FAILED_PRECONDITION, "not a mounted folder");
+    expect_resp(call(t, "volume", "v1", "GetVolumeStats", "volume_id", refused[3].id, NULL),
+                "total_bytes:4294967296,used_bytes:1073741824");
+    /* the read-only calls still answer for them */
+    for (size_t j = 0; j < sizeof(refused) / sizeof(refused[0]); j++) {
+        expect_resp(call(t, "volume", "v1", "IsVolumeFormatted", "volume_id", refused[j].id, NULL),
+                    "formatted:true");
+        OK(call(t, "volume", "v2alpha1", "GetVolumeStats", "volume_id", refused[j].id, NULL));
+        OK(call(t, "volume", "v1beta1", "GetVolumeDiskNumber", "volume_id", refused[j].id, NULL));
+    }
+    expect_resp(call(t, "volume", "v1", "ListVolumesOnDisk", "disk_number", "1", NULL),
+                "volume_ids:[\"" VOL("0f0f0f0f-0001-4000-8000-000000000001") "\",\""
+                VOL("0c0c0c0c-0001-4000-8000-000000000002") "\"]");
+    /* a data volume Windows gave a drive letter (a restored snapshot): every
+     * change works, on every version */
+    for (size_t i = 0; i < sizeof(volume_versions) / sizeof(volume_versions[0]); i++)
+        every_change(t, volume_versions[i], SNAPSHOT_E, K "\\m2", CP_OK, NULL);
+    expect_resp(call(t, "volume", "v1", "GetVolumeStats", "volume_id", SNAPSHOT_E, NULL),
+                "total_bytes:8587837440");
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -761,6 +877,7 @@ int main(void)
         T(test_staging_flow_every_version),
         T(test_resize_rules),
         T(test_volume_errors),
+        cmocka_unit_test_setup_teardown(test_volumes_windows_needs, needs_setup, teardown),
         cmocka_unit_test_setup_teardown(test_same_disk_serialized_others_parallel, slow_setup,
                                         teardown),
     };

@@ -243,6 +243,12 @@ static void test_fixture_errors(void **state)
         {"disks: [{number: 1, size: 1GiB, online: maybe}]", "expected true or false"},
         {"disks: [", "line"},
         {"latency: 5", "unknown key latency"},
+        {"disks: [{number: 1, size: 1GiB, style: gpt, partitions: [{size: 2MiB, volume: "
+         "{guid: '{11111111-2222-3333-4444-555555555555}', roles: [swap]}}]}]",
+         "unknown volume role (system, boot, pagefile, crashdump): swap"},
+        {"disks: [{number: 1, size: 1GiB, style: gpt, partitions: [{size: 2MiB, volume: "
+         "{guid: '{11111111-2222-3333-4444-555555555555}', roles: boot}}]}]",
+         "roles must be a list"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         cp_storage_host h;
@@ -277,7 +283,34 @@ static void test_repository_fixture_loads(void **state)
     cp_disk_info *d;
     size_t n;
     assert_int_equal(h.ops->list_disks(h.ctx, &alloc, &d, &n, &e), CP_OK);
-    assert_int_equal(n, 15);
+    assert_int_equal(n, 17);
+    /* what Windows needs each volume for, as the fixture says */
+    const struct {
+        const char *id;
+        unsigned roles;
+        uint32_t disk;
+    } want[] = {
+        {"\\\\?\\Volume{0a6f7c10-1111-4a2b-9c3d-000000000001}\\", CP_VOLUME_ROLE_SYSTEM, 0},
+        {"\\\\?\\Volume{0a6f7c10-1111-4a2b-9c3d-000000000003}\\",
+         CP_VOLUME_ROLE_BOOT | CP_VOLUME_ROLE_PAGEFILE | CP_VOLUME_ROLE_CRASHDUMP, 0},
+        {"\\\\?\\Volume{14141414-0014-4000-8000-000000000001}\\", CP_VOLUME_ROLE_SYSTEM, 14},
+        {"\\\\?\\Volume{15151515-0015-4000-8000-000000000001}\\", CP_VOLUME_ROLE_PAGEFILE, 15},
+        {"\\\\?\\Volume{15151515-0015-4000-8000-000000000002}\\", CP_VOLUME_ROLE_CRASHDUMP, 15},
+        {"\\\\?\\Volume{16161616-0016-4000-8000-000000000001}\\", 0, 16},
+        {"\\\\?\\Volume{9a9a9a9a-0009-4000-8000-000000000001}\\", 0, 9},
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        cp_volume_use u;
+        if (h.ops->volume_use(h.ctx, want[i].id, &u, &e) != CP_OK)
+            fail_msg("%s", e.msg);
+        assert_int_equal(u.roles, want[i].roles);
+        assert_int_equal(u.n_disks, 1);
+        assert_int_equal(u.disks[0], want[i].disk);
+    }
+    cp_volume_use u;
+    const char *unknown = "\\\\?\\Volume{00000000-0000-0000-0000-0000000000ff}\\";
+    assert_int_equal(h.ops->volume_use(h.ctx, unknown, &u, &e), CP_E_NOT_FOUND);
+    assert_non_null(strstr(e.msg, "not found"));
     h.ops->destroy(h.ctx);
     free_blocks();
 }

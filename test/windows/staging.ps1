@@ -153,6 +153,45 @@ try {
     Expect-Code (Rpc volume v1 FormatVolume @{ volume_id = $cvol }) 9 'refusing to format' "FormatVolume refuses C: ($cvol)"
     Expect-Code (Rpc volume v1 ResizeVolume @{ volume_id = $cvol; size_bytes = 0 }) 9 'refusing to resize' 'ResizeVolume refuses C:'
 
+    # --- volumes Windows needs (issue 8 item 2), from sources the service does not read --
+    # The service finds them with IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS, the
+    # partition type, GetSystemWindowsDirectoryW and the PagingFiles /
+    # ExistingPageFiles / DumpFile / DedicatedDumpFile registry values, which
+    # Wine does not have; here Windows' own storage management and WMI say
+    # which volumes they are, and every change to them must be refused.
+    $needDir = Join-Path $Kubelet 'plugins\csi-proxy-test\needed'
+    New-Item -ItemType Directory -Force -Path $needDir | Out-Null
+    function Volume-Of([string] $path) { # the volume GUID path holding $path (a drive letter path)
+        if ($path -match '^\\\?\?\\') { $path = $path.Substring(4) }
+        $v = Get-Volume -DriveLetter $path[0] -ErrorAction SilentlyContinue
+        if ($v) { $v.UniqueId } else { $null }
+    }
+    function Refused([string] $vol, [string] $why, [string] $label) {
+        Expect-Code (Rpc volume v1 MountVolume @{ volume_id = $vol; target_path = $needDir }) 9 "$why" "MountVolume refuses $label ($vol): $why" | Out-Null
+        Expect-Code (Rpc volume v1 UnmountVolume @{ volume_id = $vol; target_path = $needDir }) 9 'refusing to unmount it' "UnmountVolume refuses $label" | Out-Null
+        Expect-Code (Rpc volume v1 WriteVolumeCache @{ volume_id = $vol }) 9 'refusing to flush its cache' "WriteVolumeCache refuses $label" | Out-Null
+        Expect-Code (Rpc volume v1beta3 FormatVolume @{ volume_id = $vol }) 9 'refusing to format it' "FormatVolume refuses $label" | Out-Null
+        Expect-Ok (Rpc volume v1 GetVolumeStats @{ volume_id = $vol }) "GetVolumeStats still answers for $label" | Out-Null
+    }
+    Refused $cvol 'is the boot volume (it holds Windows)' "the boot volume C:"
+    foreach ($p in @(Get-Partition | Where-Object { $_.IsSystem })) {
+        $sv = @($p.AccessPaths | Where-Object { $_ -like '\\?\Volume*' })[0]
+        if ($sv) { Refused $sv 'is the system volume' "the system partition (disk $($p.DiskNumber), partition $($p.PartitionNumber))" }
+    }
+    foreach ($pf in @(Get-CimInstance Win32_PageFileUsage)) { # WMI: the page files in use
+        $pv = Volume-Of $pf.Name
+        if ($pv) { Refused $pv 'holds the page file' "the page-file volume of $($pf.Name)" }
+    }
+    $cc = Get-ItemProperty 'HKLM:\SYSTEM\CurrentControlSet\Control\CrashControl'
+    foreach ($name in @('DedicatedDumpFile', 'DumpFile')) {
+        $f = $cc.PSObject.Properties[$name]
+        if ($f -and $f.Value) {
+            $dv = Volume-Of ([Environment]::ExpandEnvironmentVariables([string] $f.Value))
+            if ($dv) { Refused $dv 'holds the crash dump file' "the volume of $name $($f.Value)" }
+        }
+    }
+    Check (-not (Get-Item $needDir).Attributes.HasFlag([IO.FileAttributes]::ReparsePoint)) 'nothing was mounted on the refusals'
+
     # --- the staging flow ---------------------------------------------------------------
     for ($i = 0; $i -lt 2; $i++) { Expect-Ok (Rpc disk v1 PartitionDisk @{ disk_number = $n }) "PartitionDisk $n (call $($i + 1))" | Out-Null }
     $d2 = Get-Disk -Number $n
@@ -169,6 +208,11 @@ try {
     Check ([bool] (Prop (Rpc volume v1 IsVolumeFormatted @{ volume_id = $vol }).Json 'formatted')) 'IsVolumeFormatted: true'
     Check ((Get-Volume -UniqueId $vol).FileSystem -eq 'NTFS') 'Get-Volume says NTFS'
 
+    # A data volume that Windows gave a drive letter (a restored snapshot)
+    # is no volume Windows needs: the rest of the flow runs with one.
+    $parts[0] | Add-PartitionAccessPath -AssignDriveLetter
+    $letter = (Get-Partition -DiskNumber $n -PartitionNumber $parts[0].PartitionNumber).DriveLetter
+    Check ([bool] $letter) "the VHDX volume has drive letter ${letter}: now"
     $target = Join-Path $Kubelet 'plugins\kubernetes.io\csi\pv\csi-proxy-test\globalmount'
     New-Item -ItemType Directory -Force -Path $target | Out-Null
     for ($i = 0; $i -lt 2; $i++) { Expect-Ok (Rpc volume v1 MountVolume @{ volume_id = $vol; target_path = $target }) "MountVolume (call $($i + 1))" | Out-Null }

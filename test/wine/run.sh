@@ -133,13 +133,80 @@ expect "working dir is allowed" 0 'status: OK' filesystem v1 Mkdir '{"path":"C:\
 # point), so these are real attacks on the confinement as the service sees
 # them: one leads out of the kubelet dir, one stays inside.
 mkdir -p "$C/outside/secret" "$C/var/lib/kubelet/pods/real/d"
+echo keep >"$C/outside/secret/marker"
 ln -s ../../../../outside "$C/var/lib/kubelet/pods/esc"
 ln -s real "$C/var/lib/kubelet/pods/in"
 for m in PathExists Rmdir Mkdir; do
+    force=; [ $m = Rmdir ] && force=',"force":true'
     expect "a link leading out of the kubelet dir is refused ($m)" 3 'resolves to C:\outside\secret' \
-        filesystem v1 $m "{\"path\":\"$K\\\\pods\\\\esc\\\\secret\"}"
+        filesystem v1 $m "{\"path\":\"$K\\\\pods\\\\esc\\\\secret\"$force}"
 done
-if [ -d "$C/outside/secret" ]; then ok "the refused calls lost nothing outside"; else bad "the refused calls lost nothing outside"; fi
+# The marker is checked, not the directory: a Mkdir after a successful
+# Rmdir would recreate the directory but never the file in it.
+if [ -f "$C/outside/secret/marker" ]; then ok "the refused calls lost nothing outside"; else bad "the refused calls lost nothing outside" "$(ls -la "$C/outside" 2>&1)"; fi
+
+# Recursive removal never follows a link below its start (the walk opens
+# each child relative to its parent without following reparse points and
+# enters only what both the listing and the handle call a plain directory).
+# Deterministic: the links are planted before the call (Wine shows them as
+# reparse points in listings); a swap between listing and descent cannot be
+# timed here. Wine 8 ignores FILE_OPEN_REPARSE_POINT (its opens follow the
+# link) and cannot remove a directory symlink at all (RemoveDirectoryW and a
+# delete disposition both act on the target and answer "not empty"), so the
+# call may fail there; what must hold is that nothing outside is lost and
+# any error names a path inside the tree.
+for m in Rmdir RmdirContents; do
+    t="$C/var/lib/kubelet/pods/walk-$m"
+    mkdir -p "$t/a/b" "$C/outside/walk-$m/deep"
+    echo keep >"$C/outside/walk-$m/marker"
+    echo keep >"$C/outside/walk-$m/deep/marker"
+    echo x >"$t/a/b/f"
+    ln -s ../../../../../../outside/walk-$m "$t/a/b/dirlink" # a directory link, deep
+    ln -s ../../../../outside/walk-$m/marker "$t/filelink"  # a file link
+    if [ $m = Rmdir ]; then
+        cli filesystem v1 Rmdir "{\"path\":\"$K\\\\pods\\\\walk-$m\",\"force\":true}"
+    else
+        cli filesystem v2alpha1 RmdirContents "{\"path\":\"$K\\\\pods\\\\walk-$m\"}"
+    fi
+    if [ "$RC" = 0 ] || [[ "$OUT" == *"kubelet\pods\walk-$m"* && "$OUT" != *outside* ]]; then
+        ok "$m of a tree holding links to outside answers about the tree only ($(sed -n 's/^status: \([A-Z_]*\).*/\1/p' <<<"$OUT"))"
+    else
+        bad "$m of a tree holding links to outside answers about the tree only" "exit $RC: $OUT"
+    fi
+    if [ -f "$C/outside/walk-$m/marker" ] && [ -f "$C/outside/walk-$m/deep/marker" ]; then
+        ok "$m did not follow the planted links (outside markers kept)"
+    else
+        bad "$m did not follow the planted links (outside markers kept)" "$(ls -laR "$C/outside/walk-$m" 2>&1)"
+    fi
+done
+
+# Rmdir force on the link itself removes at most the link, never what it
+# leads to (Wine 8 cannot remove a directory link: see above).
+cli filesystem v1 Rmdir "{\"path\":\"$K\\\\pods\\\\esc\",\"force\":true}"
+if [ -f "$C/outside/secret/marker" ]; then
+    ok "Rmdir force of a link leading outside kept what it led to (exit $RC)"
+else
+    bad "Rmdir force of a link leading outside kept what it led to" "exit $RC: $OUT; $(ls -la "$C/outside/secret" 2>&1)"
+fi
+
+# The kubelet dir and the working dir themselves may be read and created,
+# never removed, emptied or replaced (every spelling the rules accept).
+mkdir -p "$C/var/lib/kubelet/pods/keep" && echo keep >"$C/var/lib/kubelet/pods/keep/marker"
+mkdir -p "$C/csi-work" && echo keep >"$C/csi-work/marker"
+for root in "$K" "$K\\\\" 'c:\\VAR\\lib\\Kubelet' 'C:\\csi-work' 'c:\\CSI-WORK\\'; do
+    expect "Rmdir force of the root $root is refused" 3 'is the configured directory' \
+        filesystem v1 Rmdir "{\"path\":\"$root\",\"force\":true}"
+    expect "RmdirContents of the root $root is refused" 3 'never removed, emptied, replaced or mounted over' \
+        filesystem v2alpha1 RmdirContents "{\"path\":\"$root\"}"
+    expect "Mkdir of the root $root is allowed" 0 'status: OK' filesystem v1 Mkdir "{\"path\":\"$root\"}"
+done
+expect "PathExists of the kubelet root is allowed" 0 '"exists":true' filesystem v1 PathExists "{\"path\":\"$K\"}"
+expect "IsSymlink of the kubelet root is allowed" 0 '{}' filesystem v1 IsSymlink "{\"path\":\"$K\"}"
+if [ -f "$C/var/lib/kubelet/pods/keep/marker" ] && [ -f "$C/csi-work/marker" ]; then
+    ok "the refused root calls lost nothing"
+else
+    bad "the refused root calls lost nothing" "$(ls -la "$C/var/lib/kubelet" "$C/csi-work" 2>&1)"
+fi
 expect "a link that stays inside the kubelet dir is followed" 0 '"exists":true' \
     filesystem v1 PathExists "{\"path\":\"$K\\\\pods\\\\in\\\\d\"}"
 

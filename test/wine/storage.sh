@@ -5,6 +5,10 @@
 #
 #   1. The executables: csi-proxy.exe links no simulator and
 #      csi-proxy-sim.exe no WMI; neither imports a process-creation API.
+#      The one Win32 error map (winapi/winutil.h, issue 8 item 11):
+#      winutilcheck.exe, linked with libcore.a, checks its codes and message
+#      form (ERROR_NOT_READY UNAVAILABLE, ERROR_DISK_FULL RESOURCE_EXHAUSTED,
+#      a long object cut on a character boundary).
 #   2. csi-proxy.exe (the Win32 storage host) under Wine, as far as Wine
 #      goes: the volume-name functions work; the disk IOCTLs Wine lacks give
 #      an error naming the IOCTL (Wine has no disks to partition or mount).
@@ -21,7 +25,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 W=build/win
-for f in csi-proxy.exe csi-proxy-sim.exe csi-proxy-cli.exe pipecheck.exe; do
+for f in csi-proxy.exe csi-proxy-sim.exe csi-proxy-cli.exe pipecheck.exe winutilcheck.exe; do
     [ -f "$W/$f" ] || { echo "missing $W/$f: run make first"; exit 1; }
 done
 
@@ -88,7 +92,7 @@ wineboot -i >/dev/null 2>&1
 wineserver -p
 C=$WINEPREFIX/drive_c
 mkdir -p "$C/csi" "$C/var/lib/kubelet/plugins" "$C/csi-work"
-cp "$W/csi-proxy.exe" "$W/csi-proxy-sim.exe" "$W/csi-proxy-cli.exe" "$W/pipecheck.exe" "$C/csi/"
+cp "$W/csi-proxy.exe" "$W/csi-proxy-sim.exe" "$W/csi-proxy-cli.exe" "$W/pipecheck.exe" "$W/winutilcheck.exe" "$C/csi/"
 { echo "latency_ms: 150"; cat test/fixtures/storage.yaml; } >"$C/csi/storage.yaml"
 
 # --- 1. the executables ------------------------------------------------------
@@ -112,6 +116,14 @@ else
     bad "csi-proxy-sim.exe has the simulator instead of the Win32/WMI host"
 fi
 
+# the one Win32 error map, as libcore.a has it
+WU=$(wine 'C:\csi\winutilcheck.exe' 2>&1 | tr -d '\r')
+if grep -q '^[0-9]* passed, 0 failed$' <<<"$WU"; then
+    ok "winapi/winutil.h: one Win32 error map ($(tail -1 <<<"$WU"))"
+else
+    bad "winapi/winutil.h: one Win32 error map" "$(grep '^not ok' <<<"$WU" | head -5)"
+fi
+
 K='C:\\var\\lib\\kubelet'
 mkdir -p "$C/var/lib/kubelet/plugins/plain"
 
@@ -126,6 +138,21 @@ if start csi-proxy.exe; then
         volume v1 GetVolumeIDFromTargetPath "{\"target_path\":\"$K\\\\plugins\\\\plain\"}"
     expect "csi-proxy.exe: path rules hold for volume RPCs" 3 'is not within the working directories' \
         volume v1 MountVolume '{"volume_id":"\\\\?\\Volume{00000000-0000-0000-0000-000000000043}\\","target_path":"C:\\Windows"}'
+    # The boot volume (C:'s) is never mounted into the kubelet directory. Wine
+    # cannot show why on a real node (no disk extents, no page-file registry
+    # values: test/windows/staging.ps1 checks that); here the call must fail
+    # and leave no mount point.
+    cli volume v2alpha1 GetClosestVolumeIDFromTargetPath "{\"target_path\":\"$K\\\\plugins\\\\plain\"}"
+    CVOL=$(grep -o 'Volume{[0-9a-fA-F-]*}' <<<"$OUT" | head -1)
+    mkdir -p "$C/var/lib/kubelet/plugins/bootvol"
+    cli volume v1 MountVolume "{\"volume_id\":\"\\\\\\\\?\\\\$CVOL\\\\\",\"target_path\":\"$K\\\\plugins\\\\bootvol\"}"
+    MRC=$RC MOUT=$(tr -d '\r' <<<"$OUT" | grep -v '^{' | head -2 | tr '\n' ' ')
+    cli volume v1 GetVolumeIDFromTargetPath "{\"target_path\":\"$K\\\\plugins\\\\bootvol\"}"
+    if [ -n "$CVOL" ] && [ "$MRC" != 0 ] && [[ "$OUT" == *"not a mounted folder"* ]]; then
+        ok "csi-proxy.exe: MountVolume of C:'s volume fails and mounts nothing (${MOUT:0:160})"
+    else
+        bad "csi-proxy.exe: MountVolume of C:'s volume fails and mounts nothing" "volume $CVOL exit $MRC: $MOUT / $OUT"
+    fi
     # Wine: QueryDosDeviceW lists PhysicalDrive0 but IOCTL_DISK_GET_LENGTH_INFO
     # fails (ERROR_NOT_SUPPORTED): a clear error, not a crash or a lie.
     cli disk v1 ListDiskIDs
@@ -306,8 +333,25 @@ for v in v1alpha1 v1beta1 v1beta2 v1beta3 v1 v2alpha1; do
     rpc "volume $v $unmount" 0 'status: OK' volume $v $unmount "{\"volume_id\":\"$NEW3\",\"$pathf\":\"$d\"}"
     rpc "volume $v $unmount again (retry)" 0 'status: OK' volume $v $unmount "{\"volume_id\":\"$NEW3\",\"$pathf\":\"$d\"}"
 done
-expect "volume v1 FormatVolume on the boot disk is refused" 9 'refusing to format a volume on it' \
+# volumes Windows needs (issue 8 item 2): refused, named, with the reason
+PAGED=$(vol 15151515-0015-4000-8000-000000000001)
+SNAPE=$(vol 16161616-0016-4000-8000-000000000001)
+mkdir -p "$C/var/lib/kubelet/plugins/needed" "$C/var/lib/kubelet/plugins/snap"
+expect "volume v1 MountVolume of the boot volume into the kubelet directory is refused" 9 \
+    'is the boot volume (it holds Windows), holds the page file, holds the crash dump file and is on disk 0, the boot and system disk: refusing to mount it' \
+    volume v1 MountVolume "{\"volume_id\":\"$BOOTC\",\"target_path\":\"$K\\\\plugins\\\\needed\"}"
+expect "volume v1alpha1 MountVolume of the page-file volume D: is refused" 9 'holds the page file: refusing to mount it' \
+    volume v1alpha1 MountVolume "{\"volume_id\":\"$PAGED\",\"path\":\"$K\\\\plugins\\\\needed\"}"
+expect "volume v1 FormatVolume of the boot volume is refused" 9 'refusing to format it' \
     volume v1 FormatVolume "{\"volume_id\":\"$BOOTC\"}"
+expect "volume v2alpha1 WriteVolumeCache of the page-file volume is refused" 9 'holds the page file: refusing to flush its cache' \
+    volume v2alpha1 WriteVolumeCache "{\"volume_id\":\"$PAGED\"}"
+expect "volume v1 GetVolumeStats still answers for the page-file volume" 0 '"total_bytes":"8589934592"' \
+    volume v1 GetVolumeStats "{\"volume_id\":\"$PAGED\"}"
+expect "volume v1 MountVolume of a data volume Windows gave E: works" 0 'status: OK' \
+    volume v1 MountVolume "{\"volume_id\":\"$SNAPE\",\"target_path\":\"$K\\\\plugins\\\\snap\"}"
+expect "volume v1 UnmountVolume of it works" 0 'status: OK' \
+    volume v1 UnmountVolume "{\"volume_id\":\"$SNAPE\",\"target_path\":\"$K\\\\plugins\\\\snap\"}"
 expect "volume v1 ResizeVolume grows a staged volume to the maximum" 0 'status: OK' \
     volume v1 ResizeVolume "{\"volume_id\":\"$STAGED\",\"size_bytes\":0}"
 expect "volume v1 GetVolumeStats shows it" 0 '"total_bytes":"8587837440"' \

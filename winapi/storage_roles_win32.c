@@ -1,0 +1,281 @@
+/* storage_roles_win32.c - what Windows needs a volume for, and the disks it
+ * is on: volume_use of the Win32 storage host (storage.h; the groups refuse
+ * to change such a volume). Documented sources only, read on every call
+ * (nothing cached: a page file moved since is seen at once):
+ *   disks      IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS on the volume
+ *              ("IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS IOCTL",
+ *              "VOLUME_DISK_EXTENTS structure": ERROR_MORE_DATA asks for a
+ *              bigger buffer), else IOCTL_STORAGE_GET_DEVICE_NUMBER
+ *   system     the volume's partition is the EFI system partition
+ *              (PARTITION_INFORMATION_GPT.PartitionType PARTITION_SYSTEM_GUID)
+ *              or the active MBR partition (PARTITION_INFORMATION_MBR.
+ *              BootIndicator): what MSFT_Partition.IsSystem reports, and the
+ *              same test that makes a disk the system disk (storage_win32.c)
+ *   boot       the volume holding GetSystemWindowsDirectoryW ("GetSystem
+ *              WindowsDirectoryW function": %SystemRoot% of the running
+ *              Windows), found by GetVolumePathNameW and
+ *              GetVolumeNameForVolumeMountPointW
+ *   page file  HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Memory
+ *              Management: PagingFiles (REG_MULTI_SZ "C:\pagefile.sys 0 0":
+ *              the page files Session Manager opens at boot, "Introduction
+ *              to the page file", Microsoft Learn) and ExistingPageFiles
+ *              (REG_MULTI_SZ "\??\C:\pagefile.sys": the ones in use now);
+ *              "?:\pagefile.sys" (system managed) names no volume by itself
+ *              and is covered by ExistingPageFiles
+ *   crash dump HKLM\SYSTEM\CurrentControlSet\Control\CrashControl: DumpFile
+ *              (REG_EXPAND_SZ, default %SystemRoot%\MEMORY.DMP) and
+ *              DedicatedDumpFile (REG_SZ; "Overview of memory dump file
+ *              options for Windows" and "How to use the DedicatedDumpFile
+ *              registry value", Microsoft Learn; a dedicated dump file may
+ *              sit in a mounted folder, so its volume is found by
+ *              GetVolumePathNameW, not by its drive letter)
+ * A value that does not exist adds nothing; any other failure to read one
+ * fails the call (the caller then refuses the change: fail closed).
+ * Wine has none of these registry values and no disk extents; the checks a
+ * node must confirm are in test/windows/staging.ps1. */
+#include "storage_win32_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#define MM_KEY L"SYSTEM\\CurrentControlSet\\Control\\Session Manager\\Memory Management"
+#define CRASH_KEY L"SYSTEM\\CurrentControlSet\\Control\\CrashControl"
+#define PATH_CAP 1024
+
+/* The normalized ID of the volume holding path (which need not exist):
+ * GetVolumePathNameW ("GetVolumePathNameW function": the mount point, drive
+ * root or mounted folder, the path is on), then
+ * GetVolumeNameForVolumeMountPointW. false when no local volume holds it. */
+static bool volume_of(const wchar_t *path, char id[CP_VOLUME_ID_LEN + 1])
+{
+    wchar_t root[PATH_CAP], vol[64];
+    if (!GetVolumePathNameW(path, root, PATH_CAP) ||
+        !GetVolumeNameForVolumeMountPointW(root, vol, 64))
+        return false;
+    char *u8 = cp_win_wide_to_utf8(vol);
+    cp_error e;
+    bool ok = u8 != NULL && cp_volume_id_parse(u8, id, NULL, &e) == CP_OK;
+    free(u8);
+    return ok;
+}
+
+/* A registry value under HKLM as a list of strings ("RegGetValueW
+ * function"; REG_SZ, REG_EXPAND_SZ expanded by ExpandEnvironmentStringsW,
+ * REG_MULTI_SZ): a malloc'd list ending with an empty string, or *out NULL
+ * when the value does not exist. */
+static int read_strings(const wchar_t *key, const wchar_t *value, const char *name,
+                        wchar_t **out, cp_error *e)
+{
+    const DWORD flags = RRF_RT_REG_SZ | RRF_RT_REG_EXPAND_SZ | RRF_RT_REG_MULTI_SZ | RRF_NOEXPAND;
+    *out = NULL;
+    for (int tries = 0; tries < 4; tries++) {
+        DWORD size = 0, type = 0;
+        LSTATUS st = RegGetValueW(HKEY_LOCAL_MACHINE, key, value, flags, &type, NULL, &size);
+        if (st == ERROR_FILE_NOT_FOUND)
+            return CP_OK;
+        if (st != ERROR_SUCCESS)
+            return cp_win_error(e, (DWORD)st, "RegGetValueW", name);
+        DWORD cap = size + 2 * sizeof(wchar_t);
+        wchar_t *buf = calloc(1, cap);
+        if (buf == NULL)
+            return w32s_nomem(e);
+        DWORD got = size;
+        st = RegGetValueW(HKEY_LOCAL_MACHINE, key, value, flags, &type, buf, &got);
+        if (st == ERROR_MORE_DATA) { /* changed meanwhile */
+            free(buf);
+            continue;
+        }
+        if (st != ERROR_SUCCESS) {
+            free(buf);
+            return st == ERROR_FILE_NOT_FOUND ? CP_OK
+                                              : cp_win_error(e, (DWORD)st, "RegGetValueW", name);
+        }
+        if (type != REG_EXPAND_SZ) {
+            *out = buf; /* calloc'd beyond the data: the list ends there */
+            return CP_OK;
+        }
+        DWORD n = ExpandEnvironmentStringsW(buf, NULL, 0);
+        wchar_t *x = n > 0 ? calloc(n + 2, sizeof(wchar_t)) : NULL;
+        if (x == NULL || ExpandEnvironmentStringsW(buf, x, n) == 0) {
+            DWORD err = GetLastError();
+            free(buf);
+            free(x);
+            return cp_win_error(e, err, "ExpandEnvironmentStringsW", name);
+        }
+        free(buf);
+        *out = x;
+        return CP_OK;
+    }
+    return cp_error_set(e, CP_E_UNAVAILABLE, "RegGetValueW %s: the value kept changing", name);
+}
+
+/* The file name of a page-file entry: "C:\pagefile.sys 1024 4096"
+ * (PagingFiles: name, initial and maximum size in MB; the sizes may be
+ * absent) or "\??\C:\pagefile.sys" (ExistingPageFiles). false for "?:\..."
+ * and empty entries. */
+static bool paging_path(const wchar_t *entry, wchar_t *out, size_t cap)
+{
+    if (wcsncmp(entry, L"\\??\\", 4) == 0)
+        entry += 4;
+    size_t n = wcslen(entry);
+    if (n == 0 || n >= cap)
+        return false;
+    wmemcpy(out, entry, n);
+    out[n] = L'\0';
+    for (int field = 0; field < 2; field++) {
+        while (n > 0 && out[n - 1] == L' ')
+            out[--n] = L'\0';
+        size_t sp = n;
+        while (sp > 0 && out[sp - 1] != L' ')
+            sp--;
+        bool digits = sp > 0 && sp < n;
+        for (size_t i = sp; digits && i < n; i++)
+            digits = out[i] >= L'0' && out[i] <= L'9';
+        if (!digits)
+            break;
+        n = sp - 1;
+        out[n] = L'\0';
+    }
+    while (n > 0 && out[n - 1] == L' ')
+        out[--n] = L'\0';
+    return n > 0 && out[0] != L'?';
+}
+
+/* Sets role in *roles when a file the value names (each string a path;
+ * with paging, a page-file entry) is on volume id. */
+static int role_from_value(const wchar_t *key, const wchar_t *value, const char *name,
+                           bool paging, const char *id, unsigned role, unsigned *roles,
+                           cp_error *e)
+{
+    wchar_t *list;
+    int rc = read_strings(key, value, name, &list, e);
+    if (rc != CP_OK || list == NULL)
+        return rc;
+    for (const wchar_t *s = list; *s != L'\0'; s += wcslen(s) + 1) {
+        wchar_t path[PATH_CAP];
+        char on[CP_VOLUME_ID_LEN + 1];
+        if (paging ? !paging_path(s, path, PATH_CAP) : wcslen(s) >= PATH_CAP)
+            continue;
+        if (volume_of(paging ? path : s, on) && strcmp(on, id) == 0)
+            *roles |= role;
+    }
+    free(list);
+    return CP_OK;
+}
+
+/* Every disk with an extent of the volume; one disk from
+ * IOCTL_STORAGE_GET_DEVICE_NUMBER when the extents cannot be read. */
+static int volume_disks(HANDLE v, const char *id, cp_volume_use *o, cp_error *e)
+{
+    DWORD count = 4;
+    for (int tries = 0; tries < 4; tries++) {
+        DWORD size = sizeof(VOLUME_DISK_EXTENTS) + count * sizeof(DISK_EXTENT);
+        VOLUME_DISK_EXTENTS *x = calloc(1, size);
+        if (x == NULL)
+            return w32s_nomem(e);
+        DWORD n;
+        BOOL ok = DeviceIoControl(v, IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS, NULL, 0, x, size, &n,
+                                  NULL);
+        DWORD err = ok ? ERROR_SUCCESS : GetLastError();
+        if (ok) {
+            for (DWORD i = 0; i < x->NumberOfDiskExtents; i++) {
+                bool seen = false;
+                for (size_t j = 0; j < o->n_disks; j++)
+                    seen = seen || o->disks[j] == x->Extents[i].DiskNumber;
+                if (seen)
+                    continue;
+                if (o->n_disks == CP_VOLUME_DISKS_MAX) {
+                    free(x);
+                    return cp_error_set(e, CP_E_FAILED_PRECONDITION,
+                                        "volume %s spans more than %d disks", id,
+                                        CP_VOLUME_DISKS_MAX);
+                }
+                o->disks[o->n_disks++] = x->Extents[i].DiskNumber;
+            }
+            free(x);
+            return CP_OK;
+        }
+        DWORD want = x->NumberOfDiskExtents;
+        free(x);
+        if (err != ERROR_MORE_DATA)
+            break;
+        count = want > count ? want : count * 2;
+    }
+    uint32_t disk, part;
+    if (w32s_volume_place(v, &disk, &part)) {
+        o->disks[0] = disk;
+        o->n_disks = 1;
+        return CP_OK;
+    }
+    return cp_error_set(e, CP_E_FAILED_PRECONDITION, "volume %s: cannot tell which disks hold it",
+                        id);
+}
+
+/* The volume's partition is the system partition (EFI system partition or
+ * active MBR partition). A volume that is not one basic partition is not. */
+static int is_system_partition(HANDLE v, bool *out, cp_error *e)
+{
+    *out = false;
+    uint32_t disk, part;
+    if (!w32s_volume_place(v, &disk, &part))
+        return CP_OK;
+    char obj[32];
+    snprintf(obj, sizeof(obj), "disk %u", (unsigned)disk);
+    HANDLE h = w32s_open_disk(disk, GENERIC_READ, e);
+    if (h == INVALID_HANDLE_VALUE)
+        return e->status;
+    DRIVE_LAYOUT_INFORMATION_EX *l = w32s_get_layout(h, obj, e);
+    CloseHandle(h);
+    if (l == NULL)
+        return e->status;
+    for (DWORD i = 0; i < l->PartitionCount; i++)
+        if (w32s_used_entry(l, i) && l->PartitionEntry[i].PartitionNumber == part &&
+            w32s_part_kind(l, &l->PartitionEntry[i]) == CP_PART_SYSTEM)
+            *out = true;
+    free(l);
+    return CP_OK;
+}
+
+int w32_volume_use(void *ctx, const char *id, cp_volume_use *o, cp_error *e)
+{
+    (void)ctx;
+    memset(o, 0, sizeof(*o));
+    HANDLE v = w32s_open_volume(id, 0, e);
+    if (v == INVALID_HANDLE_VALUE)
+        return e->status;
+    bool sys = false;
+    int rc = volume_disks(v, id, o, e);
+    if (rc == CP_OK)
+        rc = is_system_partition(v, &sys, e);
+    CloseHandle(v);
+    if (rc != CP_OK)
+        return rc;
+    if (sys)
+        o->roles |= CP_VOLUME_ROLE_SYSTEM;
+
+    wchar_t win[PATH_CAP];
+    char boot[CP_VOLUME_ID_LEN + 1];
+    UINT n = GetSystemWindowsDirectoryW(win, PATH_CAP);
+    if (n == 0 || n >= PATH_CAP || !volume_of(win, boot))
+        return cp_error_set(e, CP_E_INTERNAL, "volume %s: cannot tell the boot volume "
+                            "(the volume of GetSystemWindowsDirectoryW)", id);
+    if (strcmp(boot, id) == 0)
+        o->roles |= CP_VOLUME_ROLE_BOOT;
+
+    rc = role_from_value(MM_KEY, L"PagingFiles", "HKLM\\SYSTEM\\...\\Memory Management\\PagingFiles",
+                         true, id, CP_VOLUME_ROLE_PAGEFILE, &o->roles, e);
+    if (rc == CP_OK)
+        rc = role_from_value(MM_KEY, L"ExistingPageFiles",
+                             "HKLM\\SYSTEM\\...\\Memory Management\\ExistingPageFiles", true, id,
+                             CP_VOLUME_ROLE_PAGEFILE, &o->roles, e);
+    if (rc == CP_OK)
+        rc = role_from_value(CRASH_KEY, L"DumpFile", "HKLM\\SYSTEM\\...\\CrashControl\\DumpFile",
+                             false, id, CP_VOLUME_ROLE_CRASHDUMP, &o->roles, e);
+    if (rc == CP_OK)
+        rc = role_from_value(CRASH_KEY, L"DedicatedDumpFile",
+                             "HKLM\\SYSTEM\\...\\CrashControl\\DedicatedDumpFile", false, id,
+                             CP_VOLUME_ROLE_CRASHDUMP, &o->roles, e);
+    return rc;
+}
