@@ -113,8 +113,8 @@ bool cp_roots_judge(const char *path, const cp_root_rule *rules, size_t n, char 
         if (!norm(rules[i].path, r) || r[0] == '\0')
             continue;
         if (strcmp(p, r) == 0 || (rules[i].below && within(p, r))) {
-            snprintf(why, cap, "%s %s (%s), a system directory", strcmp(p, r) == 0 ? "is" : "within",
-                     rules[i].path, rules[i].what);
+            snprintf(why, cap, "%s %s (%s), a system directory",
+                     strcmp(p, r) == 0 ? "is" : "within", rules[i].path, rules[i].what);
             return false;
         }
         if (within(r, p)) {

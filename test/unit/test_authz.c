@@ -327,9 +327,10 @@ static void test_many_groups(void **state)
 static void test_broad_groups(void **state)
 {
     (void)state;
-    const char *broad[] = {"S-1-1-0",      "S-1-5-7",      "S-1-5-11",          "S-1-5-32-545",
-                           "S-1-5-32-546", "S-1-5-4",      "S-1-5-2",           "S-1-5-6",
-                           "S-1-2-0",      "S-1-15-2-1",   "S-1-5-21-1-2-3-513", "S-1-5-21-1-2-3-514",
+    const char *broad[] = {"S-1-1-0",      "S-1-5-7",           "S-1-5-11",
+                           "S-1-5-32-545", "S-1-5-32-546",      "S-1-5-4",
+                           "S-1-5-2",      "S-1-5-6",           "S-1-2-0",
+                           "S-1-15-2-1",   "S-1-5-21-1-2-3-513", "S-1-5-21-1-2-3-514",
                            "S-1-5-21-1-2-3-515", "S-1-5-21-1-2-3-501"};
     const char *narrow[] = {"S-1-5-18",      "S-1-5-32-544",       "S-1-5-93-2-1", "S-1-5-93-2-2",
                             "S-1-5-19",      "S-1-5-21-1-2-3-512", "S-1-5-21-1-2-3-1105",
@@ -350,7 +351,8 @@ static void test_broad_groups(void **state)
     assert_true(cp_broad_sddl("D:P(A;;GA;;;SY)(A;;0x12019f;;;IU)", which, sizeof(which)));
     assert_string_equal(which, "IU (INTERACTIVE)");
     assert_false(cp_broad_sddl("D:P(A;;GA;;;SY)(D;;GA;;;WD)(A;;GA;;;BA)", which, sizeof(which)));
-    assert_false(cp_broad_sddl("O:BUG:BUD:P(A;;GA;;;SY)", which, sizeof(which))); /* owner: no grant */
+    /* an owner or group is granted nothing by the DACL */
+    assert_false(cp_broad_sddl("O:BUG:BUD:P(A;;GA;;;SY)", which, sizeof(which)));
 }
 
 int main(void)

@@ -555,15 +555,16 @@ static void test_broad_callers_refused(void **state)
         assert_int_equal(c.log.n_redact_fields, 2);
         assert_string_equal(c.log.redact_fields[1], "username");
         cp_config_free(&c);
-        expect_error("log:\n  redactFields: [aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-                     "aaaaaaaaaaaaa]\n",
+        expect_error("log:\n  redactFields: [aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                     "aaaaaaaaaaaaaaaaaaaaaaaa]\n",
                      2, "log.redactFields: at most 32 names, each under 64 bytes");
     }
     expect_error("security:\n  allowedCallers: [Everyone]\n", 2,
                  "security.allowedCallers: S-1-1-0 (Everyone) admits a broad group to the "
                  "filesystem group; csi-proxy acts as SYSTEM for its callers; set "
                  "security.allowBroadCallers: true to allow it anyway");
-    expect_error("groups:\n  filesystem: {}\n  smb:\n    allowedCallers: [SYSTEM, 'BUILTIN\\Users']\n",
+    expect_error("groups:\n  filesystem: {}\n  smb:\n"
+                 "    allowedCallers: [SYSTEM, 'BUILTIN\\Users']\n",
                  4, "groups.smb.allowedCallers: S-1-5-32-545 (BUILTIN\\Users) admits a broad group "
                     "to the smb group");
     expect_error("security:\n  allowedCallers: ['Authenticated Users']\n", 2,

@@ -485,6 +485,7 @@ int wmain(int argc, wchar_t **argv)
         return run_service(argv[2]);
     fprintf(stderr,
             "usage: svctest restricted EXE [ARGS...] | sddl PIPE | norm SDDL | touch PIPE | "
-            "handoff PIPE | handoff-call PIPE DIR | member | msg EXE TEXT | qc SERVICE | service NAME\n");
+            "handoff PIPE | handoff-call PIPE DIR | member | msg EXE TEXT | qc SERVICE | "
+            "service NAME\n");
     return 2;
 }
