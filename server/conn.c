@@ -139,6 +139,8 @@ static bool check_request(cp_conn *c, cp_stream *st)
         return false;
     }
     if (c->opts.deny_message != NULL) {
+        if (c->on_denied != NULL)
+            c->on_denied(c->on_denied_ctx, st->path);
         respond_status(c, st, CP_E_PERMISSION_DENIED, c->opts.deny_message);
         return false;
     }
@@ -623,6 +625,19 @@ void cp_conn_abort_calls(cp_conn *c, const char *why)
 {
     for (cp_stream *st = c->streams; st != NULL; st = st->next)
         respond_status(c, st, CP_E_UNAVAILABLE, why);
+}
+
+void cp_conn_deny(cp_conn *c, const char *message, void (*on_denied)(void *ctx, const char *path),
+                  void *ctx)
+{
+    c->opts.deny_message = message;
+    c->on_denied = on_denied;
+    c->on_denied_ctx = ctx;
+}
+
+const char *cp_conn_peer_id(const cp_conn *c)
+{
+    return c->opts.peer_id;
 }
 
 void cp_conn_set_user(cp_conn *c, void *user)
