@@ -12,7 +12,9 @@ $(WIN)/res/messages.o: $(WIN)/res/messages.rc
 $(WIN)/csi-proxy.exe: $(WIN)/res/messages.o
 
 # --- Wine test tools ----------------------------------------------------------
-$(WIN)/svctest.exe: test/wine/svctest.c
+# (svctest's "handed" child makes a gRPC call with the CLI's client.)
+$(WIN)/svctest.exe: test/wine/svctest.c $(call wobj,cli/h2client.c) $(WIN)/libcore.a
 	@mkdir -p $(dir $@)
-	$(WINCC) -std=c11 -O2 $(WARN) -DUNICODE -D_UNICODE -municode -s -o $@ $< -ladvapi32
+	$(WINCC) -std=c11 -O2 $(WARN) -I. -I$(DEPS)/include -DNGHTTP2_STATICLIB -DUNICODE -D_UNICODE \
+	    -municode -s -o $@ $^ $(WLIBS)
 all: $(WIN)/svctest.exe

@@ -101,6 +101,17 @@ void cp_conn_shutdown(cp_conn *c);
 void cp_conn_abort_calls(cp_conn *c, const char *why);
 
 /* The transport's data. */
+/* From now on every new call gets PERMISSION_DENIED with message (which
+ * must outlive c); calls already running finish. on_denied, if not NULL,
+ * runs (on the I/O thread) for each call so refused, with its :path, e.g.
+ * to audit it. For a connection whose authorization ended (the pipe
+ * transport, when the process that opened it has exited). */
+void cp_conn_deny(cp_conn *c, const char *message, void (*on_denied)(void *ctx, const char *path),
+                  void *ctx);
+
+/* opts.peer_id as the connection keeps it ("" when unknown). */
+const char *cp_conn_peer_id(const cp_conn *c);
+
 void cp_conn_set_user(cp_conn *c, void *user);
 void *cp_conn_user(cp_conn *c);
 

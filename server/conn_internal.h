@@ -26,6 +26,8 @@ struct cp_conn {
     const uint8_t *out;  /* unsent remainder of the last mem_send chunk */
     size_t out_len;
     void *user;
+    void (*on_denied)(void *ctx, const char *path); /* cp_conn_deny */
+    void *on_denied_ctx;
 };
 
 #define CP_JOB_END_HOOKS 4

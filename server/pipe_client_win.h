@@ -10,10 +10,15 @@
 
 /* The connected instance and when the connect completed (FILETIME units,
  * cp_win_filetime_now, for telling the client process from a later one
- * that reuses its pid). */
+ * that reuses its pid). When it allows the caller, the hook may leave in
+ * process a handle on the client process (SYNCHRONIZE access): the
+ * transport owns it from then on, and refuses the connection's later
+ * calls once that process has exited (the connection was handed to
+ * another process). */
 typedef struct cp_pipe_client {
     HANDLE pipe;
     int64_t connected_at;
+    HANDLE process; /* out; NULL when the hook leaves none */
 } cp_pipe_client;
 
 #endif

@@ -25,7 +25,7 @@ typedef struct cp_listen_spec {
     const void *security; /* windows: SECURITY_ATTRIBUTES* for this listener; NULL: opts.security */
 } cp_listen_spec;
 
-/* Decides, once per connection at connect, whether the caller may use the
+/* Decides, once per connection on its first bytes, whether the caller may use the
  * service (per-group authorization). Returns NULL to allow, or a deny
  * message that outlives the transport. pid is the client process id (0 if
  * unknown); os_handle is the platform's connection (windows: a
@@ -34,12 +34,23 @@ typedef struct cp_listen_spec {
 typedef const char *(*cp_authorize_fn)(void *ctx, const cp_service *svc, uint32_t pid,
                                        void *os_handle, char *peer_id, size_t peer_id_cap);
 
+/* Windows: the process that opened an allowed connection
+ * (cp_pipe_client.process) had exited when the connection's next bytes
+ * arrived, so whoever writes them holds a handle it was given (or the
+ * opener's last words arrive late): every call read from then on is
+ * refused, PERMISSION_DENIED. Called on the I/O thread for each such call,
+ * with its :path, to audit it (trailing frames that start no call are not
+ * reported). ctx is authorize_ctx. May be NULL. */
+typedef void (*cp_revoke_fn)(void *ctx, const cp_service *svc, uint32_t pid, const char *peer_id,
+                             const char *path);
+
 typedef struct cp_transport_opts {
     const char *dir;        /* posix: socket directory; windows: unused */
     cp_pool *pool;
     cp_conn_opts conn;      /* per-connection limits */
     cp_authorize_fn authorize;
     void *authorize_ctx;
+    cp_revoke_fn revoke;    /* windows */
     const void *security;   /* windows: SECURITY_ATTRIBUTES* for pipes, or NULL */
     uint32_t max_conns;     /* windows: open connections at most (0: no limit) */
     int64_t idle_ms;        /* windows: close connections idle this long (0: never) */

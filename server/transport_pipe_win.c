@@ -14,7 +14,12 @@
  * attributes (the group's protected DACL). Each connection is offered to
  * opts.authorize once, on its first bytes (so that impersonation can work)
  * and before they reach HTTP/2: a refused caller's connection answers
- * PERMISSION_DENIED to every call.
+ * PERMISSION_DENIED to every call. An allowed connection stays allowed
+ * only while the process that opened it lives: the hook leaves a handle on
+ * that process, and before each read's bytes reach HTTP/2 a zero-timeout
+ * WaitForSingleObject on it tells whether it has exited (the connection
+ * was handed on); then every later call is PERMISSION_DENIED, and
+ * opts.revoke audits each.
  *
  * Limits: at most opts.max_conns open connections (a client beyond that is
  * disconnected at once: UNAVAILABLE, and it retries); connections with no
@@ -87,6 +92,8 @@ struct pipe_conn {
     int64_t deadline;  /* cached cp_conn_next_deadline() */
     int64_t active_at; /* last read or finished call, for opts.idle_ms */
     int64_t connected_at; /* FILETIME of the connect, for opts.authorize */
+    HANDLE opener;     /* the allowed client process (authorize hook), or NULL */
+    uint32_t pid;      /* its id, for the revoke hook */
     uint8_t *rbuf;     /* READ_BUF, then WRITE_BUF for wbuf */
     uint8_t *wbuf;
     size_t wlen;
@@ -166,6 +173,10 @@ static void pc_close(pipe_conn *pc)
         pc->t->nconns--;
     if (pc->l != NULL && pc->l->inst == pc)
         pc->l->inst = NULL;
+    if (pc->opener != NULL) {
+        CloseHandle(pc->opener);
+        pc->opener = NULL;
+    }
     if (pc->h != INVALID_HANDLE_VALUE) {
         if (pc->ops > 0)
             CancelIoEx(pc->h, NULL);
@@ -437,15 +448,47 @@ static bool open_conn(pipe_conn *pc)
     o.peer_pid = pid;
     o.deny_message = NULL;
     o.peer_id[0] = '\0';
-    cp_pipe_client client = {pc->h, pc->connected_at};
+    cp_pipe_client client = {pc->h, pc->connected_at, NULL};
     if (t->opts.authorize != NULL)
         o.deny_message = t->opts.authorize(t->opts.authorize_ctx, pc->l->svc, pid, &client,
                                            o.peer_id, sizeof(o.peer_id));
+    if (client.process != NULL && o.deny_message != NULL) {
+        CloseHandle(client.process); /* refused anyway */
+        client.process = NULL;
+    }
+    pc->opener = client.process;
+    pc->pid = pid;
     pc->conn = cp_conn_new(pc->l->svc, t->opts.pool, &o, post_job, t);
     if (pc->conn == NULL)
         return false;
     cp_conn_set_user(pc->conn, pc);
     return true;
+}
+
+/* A call refused by check_opener: the revoke hook audits it. */
+static void revoked_call(void *ctx, const char *path)
+{
+    pipe_conn *pc = ctx;
+    cp_transport *t = pc->t;
+    if (t->opts.revoke != NULL)
+        t->opts.revoke(t->opts.authorize_ctx, pc->l->svc, pc->pid, cp_conn_peer_id(pc->conn),
+                       path);
+}
+
+/* Before bytes reach an allowed connection: has the process that opened
+ * it exited? Then they come from a process it was handed to, which was
+ * never identified: every call from here on is refused (once decided, the
+ * handle is dropped and the refusal stays). */
+static void check_opener(pipe_conn *pc)
+{
+    if (pc->opener == NULL || WaitForSingleObject(pc->opener, 0) != WAIT_OBJECT_0)
+        return;
+    CloseHandle(pc->opener);
+    pc->opener = NULL;
+    static const char msg[] = "csi-proxy: the process that opened this connection has exited; "
+                              "calls on a connection handed to another process are refused (see "
+                              "the service's audit log)";
+    cp_conn_deny(pc->conn, msg, revoked_call, pc);
 }
 
 /* n bytes arrived in rbuf; reads on while more are there at once (up to
@@ -463,6 +506,8 @@ static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
             pc_close(pc);
             return;
         }
+        if (n > 0)
+            check_opener(pc);
         if (n > 0 && cp_conn_recv(pc->conn, pc->rbuf, n) != CP_OK)
             pc->closing = true; /* protocol error: send the GOAWAY, then close */
         if (pc->closing)

@@ -18,6 +18,8 @@
 #include "gate_win.h"
 #include "log.h"
 #include "pipesec_win.h"
+#include "redact.h"
+#include "roots.h"
 
 struct cp_app {
     const cp_flags *flags;
@@ -71,6 +73,11 @@ static void log_security(const cp_config *c)
                      k > 0 ? " " : "", cp_sid_format(&g->allowed[k], sid, sizeof(sid)));
         CP_LOG_INFO("group %s: pipe security %s, allowed callers [%s]", g->name, g->pipe_sddl,
                     callers);
+        char which[512];
+        if (cp_config_group_broad(g, which, sizeof(which))) /* only with allowBroadCallers */
+            CP_LOG_WARN("group %s admits a broad group (%s): security.allowBroadCallers is true; "
+                        "its members can make csi-proxy act as SYSTEM",
+                        g->name, which);
     }
     if (c->allowed_services_given) {
         char list[512] = "";
@@ -134,6 +141,22 @@ int cp_app_start(void *ctx, cp_error *e)
     if (f->socket_dir != NULL || f->root != NULL)
         CP_LOG_WARN("-socket-dir and -root are for the native build; ignored on Windows");
 
+    if (!cp_redact_set_extra(c->log.redact_fields, c->log.n_redact_fields))
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "log.redactFields: too many or too long");
+    if (c->log.n_redact_fields > 0) {
+        char list[512] = "";
+        for (size_t i = 0; i < c->log.n_redact_fields; i++)
+            snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i > 0 ? " " : "",
+                     c->log.redact_fields[i]);
+        CP_LOG_INFO("audit: also redacting request fields [%s]", list);
+    }
+    /* Roots that would hand callers the system: refused (roots.h). */
+    int rrc = cp_roots_check("-kubelet-path", f->kubelet_path, e);
+    for (size_t i = 0; rrc == CP_OK && i < f->n_working_dirs; i++)
+        rrc = cp_roots_check("-working-dir", f->working_dirs[i], e);
+    if (rrc != CP_OK)
+        return rrc;
+
     cp_groups_config gc = {
         .kubelet_path = f->kubelet_path,
         .working_dirs = (const char *const *)f->working_dirs,
@@ -179,6 +202,7 @@ int cp_app_start(void *ctx, cp_error *e)
                  .audit_ctx = a->audit},
         .authorize = cp_gate_authorize,
         .authorize_ctx = a->gate,
+        .revoke = cp_gate_revoke,
         .max_conns = c->limits.max_connections,
         .idle_ms = c->limits.idle_timeout_ms,
         .listen_error = listen_error,

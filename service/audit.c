@@ -30,6 +30,44 @@ void cp_audit_free(cp_audit *a)
     free(a);
 }
 
+/* The length of the valid UTF-8 sequence at s (at most n bytes), or 0:
+ * no overlong forms, no surrogates, nothing above U+10FFFF (what
+ * MultiByteToWideChar with MB_ERR_INVALID_CHARS refuses). */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    if (s[0] < 0x80)
+        return 1;
+    size_t len = s[0] >= 0xC2 && s[0] <= 0xDF   ? 2
+                 : s[0] >= 0xE0 && s[0] <= 0xEF ? 3
+                 : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4
+                                                : 0;
+    if (len == 0 || len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    if ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] > 0x9F) ||
+        (s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] > 0x8F))
+        return 0;
+    return len;
+}
+
+size_t cp_audit_make_utf8(char *line)
+{
+    unsigned char *s = (unsigned char *)line;
+    size_t n = strlen(line), bad = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_seq(s + i, n - i);
+        if (k == 0) {
+            s[i++] = '?';
+            bad++;
+        } else {
+            i += k;
+        }
+    }
+    return bad;
+}
+
 const char *cp_audit_format_call(const cp_call_record *r, char *line, size_t cap)
 {
     char args[2048];
@@ -55,6 +93,10 @@ const char *cp_audit_format_call(const cp_call_record *r, char *line, size_t cap
         cp_redact_scrub(req, line, cap);
         protobuf_c_message_free_unpacked(req, NULL);
     }
+    /* A request's strings are not checked for UTF-8, and a cut at cap may
+     * fall inside a character: the Event Log's UTF-16 conversion must not
+     * fail on the record. */
+    cp_audit_make_utf8(line);
     return line;
 }
 
@@ -78,6 +120,7 @@ void cp_audit_denied(cp_audit *a, const char *pipe, const char *group, uint32_t 
     snprintf(line, sizeof(line), "audit: denied caller=%s pid=%lu group=%s pipe=%s: %s",
              caller != NULL && caller[0] != '\0' ? caller : "unknown", (unsigned long)pid, group,
              pipe, why);
+    cp_audit_make_utf8(line);
     CP_LOG_WARN("%s", line);
     if (a != NULL && a->sink != NULL)
         a->sink(a->sink_ctx, true, line);

@@ -36,6 +36,12 @@ void cp_audit_free(cp_audit *a);
  * for tests. */
 const char *cp_audit_format_call(const cp_call_record *r, char *line, size_t cap);
 
+/* Makes line valid UTF-8 in place: each byte that does not belong to a
+ * well-formed sequence (a request's raw bytes, a character cut at the end)
+ * becomes '?'. Returns how many were replaced. Every record passes
+ * through it, so the Event Log's conversion never refuses one. */
+size_t cp_audit_make_utf8(char *line);
+
 /* cp_audit_fn for cp_conn_opts.audit: ctx is the cp_audit. */
 void cp_audit_call(void *ctx, const cp_call_record *r);
 

@@ -4,7 +4,6 @@
  * ignored. */
 #include "config.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,9 @@
 #include <yaml.h>
 
 #include "../groups/catalog.h"
+#include "broad.h"
+#include "redact.h"
+#include "regfile.h"
 #include "sddl.h"
 #include "yamlwalk.h"
 
@@ -23,9 +25,15 @@ static const char *const default_callers[] = {"S-1-5-18", "S-1-5-32-544"};
 typedef struct sec {
     cp_sid *allowed;
     size_t n_allowed;
+    int allowed_line;
     char *sddl;
     int sddl_line;
 } sec;
+
+typedef struct load_ctx_sec {
+    cp_config *c;
+    sec *s;
+} load_ctx_sec;
 
 static int get_sddl(cp_yw *w, const yaml_node_t *v, const char *key, sec *s)
 {
@@ -46,12 +54,22 @@ static int get_sddl(cp_yw *w, const yaml_node_t *v, const char *key, sec *s)
 static int security_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yaml_node_t *v,
                          void *ctx)
 {
-    sec *s = ctx;
-    if (strcmp(key, "allowedCallers") == 0)
+    load_ctx_sec *ls = ctx;
+    sec *s = ls->s;
+    if (strcmp(key, "allowedCallers") == 0) {
+        s->allowed_line = cp_yw_line(v);
         return cp_yw_sids(w, v, "security.allowedCallers", &s->allowed, &s->n_allowed);
+    }
     if (strcmp(key, "pipeSecurity") == 0)
         return get_sddl(w, v, "security.pipeSecurity", s);
-    return cp_yw_unknown_key(w, k, "security", key, "allowedCallers, pipeSecurity");
+    if (strcmp(key, "allowBroadCallers") == 0) {
+        int b = 0;
+        int rc = cp_yw_bool(w, v, "security.allowBroadCallers", &b);
+        ls->c->allow_broad_callers = b != 0;
+        return rc;
+    }
+    return cp_yw_unknown_key(w, k, "security", key,
+                             "allowedCallers, pipeSecurity, allowBroadCallers");
 }
 
 typedef struct group_ctx {
@@ -93,8 +111,10 @@ static int group_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yam
             rc = cp_yw_errf(w, v, "%s: empty; leave the group out to serve none of it", where);
         return rc;
     }
-    if (strcmp(key, "allowedCallers") == 0)
+    if (strcmp(key, "allowedCallers") == 0) {
+        gc->s->allowed_line = cp_yw_line(v);
         return cp_yw_sids(w, v, where, &gc->s->allowed, &gc->s->n_allowed);
+    }
     if (strcmp(key, "pipeSecurity") == 0)
         return get_sddl(w, v, where, gc->s);
     if (strcmp(key, "allowedServices") == 0) {
@@ -172,6 +192,17 @@ static int limits_pair(cp_yw *w, const char *key, const yaml_node_t *k, const ya
         "maxMessageBytes, maxConnections, idleTimeout, drainTimeout, workerThreads");
 }
 
+/* What cp_redact_set_extra takes. */
+static bool redact_fits(char *const *names, size_t n)
+{
+    if (n > CP_REDACT_MAX_EXTRA)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (strlen(names[i]) >= 64)
+            return false;
+    return true;
+}
+
 static int log_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yaml_node_t *v,
                     void *ctx)
 {
@@ -200,6 +231,13 @@ static int log_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yaml_
             l->file_max_size_mb = (int64_t)u;
         return rc;
     }
+    if (strcmp(key, "redactFields") == 0) {
+        int rc = cp_yw_strings(w, v, "log.redactFields", &l->redact_fields, &l->n_redact_fields);
+        if (rc == CP_OK && !redact_fits(l->redact_fields, l->n_redact_fields))
+            rc = cp_yw_errf(w, v, "log.redactFields: at most %d names, each under 64 bytes",
+                            CP_REDACT_MAX_EXTRA);
+        return rc;
+    }
     if (strcmp(key, "stderrThreshold") == 0) {
         static const char *const sev[] = {"INFO", "WARNING", "ERROR", "FATAL"};
         const char *s = cp_yw_scalar(w, v, "log.stderrThreshold");
@@ -213,7 +251,7 @@ static int log_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yaml_
     }
     return cp_yw_unknown_key(w, k, "log", key,
                              "v, file, dir, toStderr, alsoToStderr, skipHeaders, fileMaxSizeMB, "
-                             "stderrThreshold");
+                             "stderrThreshold, redactFields");
 }
 
 static int top_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yaml_node_t *v,
@@ -227,8 +265,10 @@ static int top_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yaml_
         c->working_dirs_given = true;
         return cp_yw_strings(w, v, "workingDirs", &c->working_dirs, &c->n_working_dirs);
     }
-    if (strcmp(key, "security") == 0)
-        return cp_yw_each_pair(w, v, "security", security_pair, &lc->defaults);
+    if (strcmp(key, "security") == 0) {
+        load_ctx_sec ls = {c, &lc->defaults};
+        return cp_yw_each_pair(w, v, "security", security_pair, &ls);
+    }
     if (strcmp(key, "groups") == 0) {
         lc->groups_given = true;
         for (int i = 0; i < CP_CONFIG_N_GROUPS; i++)
@@ -282,6 +322,51 @@ static int finish_group(cp_config *c, cp_config_group *g, const sec *own, const 
     free(g->pipe_sddl);
     g->pipe_sddl = s;
     (void)c;
+    return CP_OK;
+}
+
+/* ---- broad callers (broad.h) ------------------------------------------ */
+
+bool cp_config_group_broad(const cp_config_group *g, char *which, size_t cap)
+{
+    char w[256];
+    if (cp_broad_list(g->allowed, g->n_allowed, w, sizeof(w)))
+        return snprintf(which, cap, "allowed callers: %s", w), true;
+    if (cp_broad_sddl(g->pipe_sddl, w, sizeof(w)))
+        return snprintf(which, cap, "pipe security %s grants %s", g->pipe_sddl, w), true;
+    return false;
+}
+
+/* A served group that admits a broad group, by its own keys or by
+ * security:'s, is an error at the key that says so. */
+static int refuse_broad(const cp_config *c, const load_ctx *lc, const char *name, cp_error *e)
+{
+    static const char fix[] = "csi-proxy acts as SYSTEM for its callers; set "
+                              "security.allowBroadCallers: true to allow it anyway";
+    for (int i = 0; i < CP_CONFIG_N_GROUPS; i++) {
+        const cp_config_group *g = &c->groups[i];
+        const sec *own = &lc->groups[i], *defs = &lc->defaults;
+        char w[256];
+        if (!g->served)
+            continue;
+        if (cp_broad_list(g->allowed, g->n_allowed, w, sizeof(w))) {
+            bool mine = own->n_allowed > 0;
+            return cp_error_set(e, CP_E_INVALID_ARGUMENT,
+                                "%s:%d: %s%s.allowedCallers: %s admits a broad group to the %s "
+                                "group; %s",
+                                name, mine ? own->allowed_line : defs->allowed_line,
+                                mine ? "groups." : "security", mine ? g->name : "", w, g->name,
+                                fix);
+        }
+        if (cp_broad_sddl(g->pipe_sddl, w, sizeof(w))) {
+            bool mine = own->sddl != NULL;
+            return cp_error_set(e, CP_E_INVALID_ARGUMENT,
+                                "%s:%d: %s%s.pipeSecurity: \"%s\" grants %s access to the %s "
+                                "group's pipes; %s",
+                                name, g->pipe_sddl_line, mine ? "groups." : "security",
+                                mine ? g->name : "", g->pipe_sddl, w, g->name, fix);
+        }
+    }
     return CP_OK;
 }
 
@@ -387,6 +472,8 @@ int cp_config_load_string(cp_config *c, const char *name, const char *yaml, size
         }
         rc = finish_group(c, &c->groups[i], &lc.groups[i], &defs, e);
     }
+    if (rc == CP_OK && !c->allow_broad_callers)
+        rc = refuse_broad(c, &lc, name, e);
     free_sec(&lc.defaults);
     for (int i = 0; i < CP_CONFIG_N_GROUPS; i++)
         free_sec(&lc.groups[i]);
@@ -400,10 +487,9 @@ int cp_config_load_file(cp_config *c, const char *path, cp_config_resolve_fn res
     cp_error_clear(e);
     if (cp_config_defaults(c) != CP_OK)
         return cp_error_set(e, CP_E_NOMEM, "config: out of memory");
-    FILE *fp = fopen(path, "rb");
+    FILE *fp = cp_regfile_open(path, "rb", e); /* a regular file, not NUL, CON, a pipe, ... */
     if (fp == NULL)
-        return cp_error_set(e, errno == ENOENT ? CP_E_NOT_FOUND : CP_E_IO, "%s: %s", path,
-                            strerror(errno));
+        return e->status;
     char *buf = malloc(CP_CONFIG_MAX_FILE + 1);
     if (buf == NULL) {
         fclose(fp);
@@ -439,6 +525,7 @@ void cp_config_free(cp_config *c)
     cp_yw_free_list(c->allowed_services, c->n_allowed_services);
     free(c->log.file);
     free(c->log.dir);
+    cp_yw_free_list(c->log.redact_fields, c->log.n_redact_fields);
     memset(c, 0, sizeof(*c));
 }
 

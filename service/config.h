@@ -7,17 +7,22 @@
  *   security:                     # every group, unless the group says otherwise
  *     allowedCallers: [SYSTEM, BUILTIN\Administrators]
  *     pipeSecurity: "D:P(A;;GA;;;SY)(A;;GA;;;BA)"   # optional; derived from allowedCallers
+ *     allowBroadCallers: false    # true: admit Everyone, Users, ... (broad.h), with a warning
  *   groups:                       # present: only the groups listed are served
  *     filesystem: {}
  *     smb: {versions: [v1], allowedCallers: [S-1-5-21-1-2-3-1104]}
  *     system: {allowedServices: [w32time]}
  *   limits: {maxMessageBytes: 4194304, maxConnections: 0, idleTimeout: 0s,
  *            drainTimeout: 10s, workerThreads: 0}
- *   log: {v: 2, file: C:\etc\kubernetes\logs\csi-proxy.log, toStderr: false}
+ *   log: {v: 2, file: C:\etc\kubernetes\logs\csi-proxy.log, toStderr: false,
+ *         redactFields: [username]}
  *
  * Strict: an unknown or repeated key, a value of the wrong kind, an
  * unknown group or version, a bad SID, account name or SDDL is an error
  * naming file:line and the key path; the service then refuses to start.
+ * So is a broad group (broad.h: Everyone, Authenticated Users, Users, ...)
+ * in a served group's allowedCallers or in the allow entries of its
+ * pipeSecurity, unless security.allowBroadCallers is true.
  * Command-line flags override the file (cp_config_fill_flags). Portable C
  * (libyaml); account names beyond the well-known ones are resolved by the
  * caller's resolver (LookupAccountNameW on Windows).
@@ -75,6 +80,8 @@ typedef struct cp_config_log {
     int to_stderr, also_to_stderr, skip_headers;
     int64_t file_max_size_mb;
     int stderr_threshold;       /* CP_SEV_* */
+    char **redact_fields;       /* more request fields kept out of logs (redact.h) */
+    size_t n_redact_fields;
 } cp_config_log;
 
 typedef struct cp_config {
@@ -87,6 +94,7 @@ typedef struct cp_config {
     char **allowed_services;    /* system group: services it may start/stop */
     size_t n_allowed_services;
     bool allowed_services_given; /* the key was there (even as []): enforce the list */
+    bool allow_broad_callers;   /* security.allowBroadCallers: broad groups admitted */
     cp_config_limits limits;
     cp_config_log log;
 } cp_config;
@@ -125,6 +133,11 @@ void cp_config_free(cp_config *c);
 
 /* The group's entry (always present), or NULL for an unknown group. */
 const cp_config_group *cp_config_group_of(const cp_config *c, const char *group);
+
+/* When g admits a broad group (broad.h) by its allowed callers or its
+ * pipe security: true, with which ("groups.smb.allowedCallers: S-1-5-32-545
+ * (BUILTIN\Users)"-like, without the key). */
+bool cp_config_group_broad(const cp_config_group *g, char *which, size_t cap);
 
 /* Whether (group, version) is served. */
 bool cp_config_serves(const cp_config *c, const char *group, const char *version);

@@ -35,12 +35,32 @@ void cp_eventlog_report(void *ctx, bool failure, const char *line)
     cp_eventlog *ev = ctx;
     if (ev == NULL || ev->h == NULL)
         return;
+    /* Never drop a record silently: the audit made it valid UTF-8; should
+     * the strict conversion still fail, write it with U+FFFD for what
+     * cannot be converted, and say so in the log (which has the record). */
     wchar_t *w = cp_win_utf8_to_wide(line);
-    if (w == NULL)
-        return;
+    if (w == NULL) {
+        int n = MultiByteToWideChar(CP_UTF8, 0, line, -1, NULL, 0);
+        w = n > 0 ? malloc((size_t)n * sizeof(*w)) : NULL;
+        if (w == NULL || MultiByteToWideChar(CP_UTF8, 0, line, -1, w, n) != n) {
+            CP_LOG_ERROR("audit record not written to the Event Log: cannot convert it to "
+                         "UTF-16 (error %lu); the record is in this log",
+                         (unsigned long)GetLastError());
+            free(w);
+            return;
+        }
+        CP_LOG_WARN("audit record is not valid UTF-8: written to the Event Log with "
+                    "replacement characters");
+    }
     LPCWSTR strings[1] = {w};
     WORD type = failure ? EVENTLOG_WARNING_TYPE : EVENTLOG_INFORMATION_TYPE;
-    ReportEventW(ev->h, type, 0, CP_MSG_TEXT, NULL, 1, 0, strings, NULL);
+    if (!ReportEventW(ev->h, type, 0, CP_MSG_TEXT, NULL, 1, 0, strings, NULL)) {
+        DWORD err = GetLastError();
+        char why[256];
+        CP_LOG_ERROR("audit record not written to the Event Log: ReportEventW: %s (error %lu); "
+                     "the record is in this log",
+                     cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
+    }
     free(w);
 }
 

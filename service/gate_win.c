@@ -126,25 +126,26 @@ static bool judge(const gate_group *g, HANDLE token, const char *which, char *ca
     return false;
 }
 
-/* The client process's token, duplicated at identification level. A
- * process created after the connection cannot be its client: its pid was
- * recycled from one that exited (the connection living on in a handle it
- * passed on). */
-static bool process_token(const cp_pipe_client *client, uint32_t pid, HANDLE *out, char *why,
-                          size_t cap)
+/* The client process's token, duplicated at identification level, and a
+ * handle on the process (*proc_out; the transport watches it for the
+ * connection's life). A process created after the connection cannot be
+ * its client: its pid was recycled from one that exited (the connection
+ * living on in a handle it passed on). */
+static bool process_token(const cp_pipe_client *client, uint32_t pid, HANDLE *out,
+                          HANDLE *proc_out, char *why, size_t cap)
 {
     *out = NULL;
+    *proc_out = NULL;
     HANDLE pipe = client->pipe;
     if (pid == 0)
         return snprintf(why, cap, "the client process id is unknown"), false;
     int64_t began = client->connected_at;
-    HANDLE proc = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, pid);
+    HANDLE proc = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, pid);
     if (proc == NULL)
         return deny_why(why, cap, "OpenProcess(client)", GetLastError());
     bool ok = false;
     HANDLE tok = NULL;
     FILETIME created, exited, kernel, user;
-    DWORD code = 0;
     ULONG pid_after = 0;
     if (!GetProcessTimes(proc, &created, &exited, &kernel, &user)) {
         deny_why(why, cap, "GetProcessTimes(client)", GetLastError());
@@ -155,8 +156,13 @@ static bool process_token(const cp_pipe_client *client, uint32_t pid, HANDLE *ou
                  (unsigned long)pid);
         goto out;
     }
-    if (!GetExitCodeProcess(proc, &code) || code != STILL_ACTIVE) {
-        snprintf(why, cap, "the client process %lu has exited", (unsigned long)pid);
+    /* (Not GetExitCodeProcess: a process may exit with code 259,
+     * STILL_ACTIVE.) */
+    if (WaitForSingleObject(proc, 0) != WAIT_TIMEOUT) {
+        snprintf(why, cap,
+                 "the client process %lu has exited: the connection was handed to another "
+                 "process, which cannot be identified",
+                 (unsigned long)pid);
         goto out;
     }
     if (!OpenProcessToken(proc, TOKEN_QUERY | TOKEN_DUPLICATE, &tok)) {
@@ -178,7 +184,10 @@ static bool process_token(const cp_pipe_client *client, uint32_t pid, HANDLE *ou
 out:
     if (tok != NULL)
         CloseHandle(tok);
-    CloseHandle(proc);
+    if (ok)
+        *proc_out = proc;
+    else
+        CloseHandle(proc);
     return ok;
 }
 
@@ -220,7 +229,7 @@ const char *cp_gate_authorize(void *ctx, const cp_service *svc, uint32_t pid, vo
                               char *peer_id, size_t peer_id_cap)
 {
     cp_gate *gt = ctx;
-    const cp_pipe_client *client = os_handle;
+    cp_pipe_client *client = os_handle;
     HANDLE pipe = client->pipe;
     const char *group = svc->def->group;
     char pipe_name[96], why[768] = "", caller[CP_SID_STR_MAX] = "";
@@ -231,8 +240,8 @@ const char *cp_gate_authorize(void *ctx, const cp_service *svc, uint32_t pid, vo
         cp_audit_denied(gt->audit, pipe_name, group, pid, "", "no policy for this group");
         return unknown_group;
     }
-    HANDLE ptok = NULL, itok = NULL;
-    bool allowed = process_token(client, pid, &ptok, why, sizeof(why)) &&
+    HANDLE ptok = NULL, itok = NULL, proc = NULL;
+    bool allowed = process_token(client, pid, &ptok, &proc, why, sizeof(why)) &&
                    judge(g, ptok, "process", caller, sizeof(caller), why, sizeof(why)) &&
                    impersonation_token(pipe, &itok, why, sizeof(why));
     if (allowed && itok != NULL) {
@@ -246,9 +255,27 @@ const char *cp_gate_authorize(void *ctx, const cp_service *svc, uint32_t pid, vo
         CloseHandle(itok);
     snprintf(peer_id, peer_id_cap, "%s", caller);
     if (!allowed) {
+        if (proc != NULL)
+            CloseHandle(proc);
         cp_audit_denied(gt->audit, pipe_name, group, pid, caller, why);
         return g->deny;
     }
+    client->process = proc; /* the transport's now: see cp_gate_revoke */
     CP_LOG_V(2, "caller %s (pid %lu) allowed on %s", caller, (unsigned long)pid, pipe_name);
     return NULL;
+}
+
+void cp_gate_revoke(void *ctx, const cp_service *svc, uint32_t pid, const char *peer_id,
+                    const char *path)
+{
+    cp_gate *gt = ctx;
+    const char *group = svc->def->group;
+    char pipe_name[96], why[640];
+    snprintf(pipe_name, sizeof(pipe_name), "csi-proxy-%s-%s", group, svc->def->version);
+    snprintf(why, sizeof(why),
+             "call %.200s refused: it was read after the process that opened this connection "
+             "(pid %lu, allowed as %s) had exited, so it comes from a process the connection "
+             "was handed to, which cannot be identified",
+             path, (unsigned long)pid, peer_id != NULL && peer_id[0] != '\0' ? peer_id : "unknown");
+    cp_audit_denied(gt->audit, pipe_name, group, pid, "unknown", why);
 }

@@ -14,6 +14,14 @@
  *      along the way denies (fail closed).
  * A refused connection gets PERMISSION_DENIED on every call and an audit
  * record naming the caller, the pid, the group and why.
+ *
+ * An allowed connection stays allowed only while the process that opened
+ * it lives: the hook hands the transport a handle on that process
+ * (cp_pipe_client.process), and once it has exited the transport calls
+ * cp_gate_revoke before the next bytes reach the connection. A named pipe
+ * says who opened it, never who writes: a process the opener handed its
+ * handle to cannot be identified, so its calls are refused. (While the
+ * opener still runs, the two cannot be told apart.)
  */
 #ifndef CP_GATE_WIN_H
 #define CP_GATE_WIN_H
@@ -35,6 +43,13 @@ cp_gate *cp_gate_new(const cp_config *c, cp_audit *audit, cp_error *e);
 /* cp_authorize_fn; ctx is the cp_gate, os_handle a cp_pipe_client*. */
 const char *cp_gate_authorize(void *ctx, const cp_service *svc, uint32_t pid, void *os_handle,
                               char *peer_id, size_t peer_id_cap);
+
+/* cp_revoke_fn; ctx is the cp_gate. Audits one call refused on a handed-on
+ * connection ("denied caller=unknown pid=<opener> ...: call <path> refused:
+ * it was read after the process that opened this connection ... had
+ * exited ..."). */
+void cp_gate_revoke(void *ctx, const cp_service *svc, uint32_t pid, const char *peer_id,
+                    const char *path);
 
 void cp_gate_free(cp_gate *g);
 

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "../server/thread.h"
+#include "regfile.h"
 
 #define LINE_MAX_BYTES 8192
 
@@ -58,9 +59,11 @@ static void write_file_header(void)
         lg.size += (uint64_t)n;
 }
 
-static FILE *open_append(const char *path, uint64_t *size)
+/* A regular file only (regfile.h): -log_file NUL or a pipe's name is
+ * refused, not written to. */
+static FILE *open_append(const char *path, uint64_t *size, cp_error *e)
 {
-    FILE *fp = fopen(path, "a");
+    FILE *fp = cp_regfile_open(path, "a", e);
     if (fp == NULL)
         return NULL;
     long end = fseek(fp, 0, SEEK_END) == 0 ? ftell(fp) : 0;
@@ -85,6 +88,7 @@ int cp_log_init(const cp_flags *f, unsigned long pid, cp_error *e)
                        : f->log_file_max_size * 1024 * 1024;
     lg.stderr_only = true;
     int rc = CP_OK;
+    cp_error oe;
     bool has_file = f->log_file != NULL && f->log_file[0] != '\0';
     bool has_dir = f->log_dir != NULL && f->log_dir[0] != '\0';
     if (!f->logtostderr && (has_file || has_dir)) {
@@ -111,8 +115,9 @@ int cp_log_init(const cp_flags *f, unsigned long pid, cp_error *e)
         FILE *fp = NULL;
         if (path == NULL) {
             rc = cp_error_set(e, CP_E_NOMEM, "logger: out of memory");
-        } else if ((fp = open_append(path, &lg.size)) == NULL) {
-            rc = cp_error_set(e, CP_E_IO, "open log file %s: %s", path, strerror(errno));
+        } else if ((fp = open_append(path, &lg.size, &oe)) == NULL) {
+            rc = cp_error_set(e, oe.status == CP_E_FAILED_PRECONDITION ? oe.status : CP_E_IO,
+                              "open log file %s", oe.msg);
             free(path);
         } else {
             if (lg.file != NULL)
@@ -165,7 +170,8 @@ static void rotate(void)
     rename(lg.path, old);
     free(old);
     lg.size = 0;
-    lg.file = open_append(lg.path, &lg.size);
+    cp_error oe;
+    lg.file = open_append(lg.path, &lg.size, &oe);
     if (lg.file == NULL)
         lg.stderr_only = true; /* nowhere else to go */
     else

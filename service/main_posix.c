@@ -17,6 +17,8 @@
 #include "server/pool.h"
 #include "server/transport.h"
 #include "service/flags.h"
+#include "service/regfile.h"
+#include "service/roots.h"
 #include "winapi/storage_sim.h"
 
 #define DRAIN_MS 10000
@@ -83,10 +85,22 @@ int main(int argc, char **argv)
     cp_fs_host fs = {0};
     cp_storage_host storage = {0}; /* -sim-fixture; else the groups' default */
 
+    /* Roots that would hand callers the system (roots.h). */
+    if (cp_roots_check("-kubelet-path", f.kubelet_path, &e) != CP_OK)
+        goto out;
+    for (size_t i = 0; i < f.n_working_dirs; i++)
+        if (cp_roots_check("-working-dir", f.working_dirs[i], &e) != CP_OK)
+            goto out;
     if (cp_fs_host_posix_new(f.root, &fs, &e) != CP_OK)
         goto out;
-    if (f.sim_fixture != NULL && cp_storage_sim_new(f.sim_fixture, &storage, &e) != CP_OK)
-        goto out;
+    if (f.sim_fixture != NULL) { /* a regular file, not a FIFO or a device (regfile.h) */
+        FILE *fx = cp_regfile_open(f.sim_fixture, "rb", &e);
+        if (fx == NULL)
+            goto out;
+        fclose(fx);
+        if (cp_storage_sim_new(f.sim_fixture, &storage, &e) != CP_OK)
+            goto out;
+    }
     cp_groups_config gc = {
         .kubelet_path = f.kubelet_path,
         .working_dirs = (const char *const *)f.working_dirs,

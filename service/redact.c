@@ -1,25 +1,52 @@
 /* redact.c - see redact.h. */
 #include "redact.h"
 
+#include "../server/utf8.h"
+
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #define MAX_DEPTH 8
-#define MAX_STR 200 /* longer strings are cut in the rendering */
+#define MAX_STR 200 /* longer strings are cut in the rendering, on a character boundary */
+
+/* name lower-cased, without '_' and '-' (cut to cap - 1 bytes). */
+static void fold(const char *name, char *low, size_t cap)
+{
+    size_t n = 0;
+    for (const char *p = name; *p != '\0' && n + 1 < cap; p++)
+        if (*p != '_' && *p != '-')
+            low[n++] = (char)tolower((unsigned char)*p);
+    low[n] = '\0';
+}
+
+static char extra[CP_REDACT_MAX_EXTRA][64]; /* folded */
+static size_t n_extra;
+
+bool cp_redact_set_extra(char *const *names, size_t n)
+{
+    if (n > CP_REDACT_MAX_EXTRA)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (strlen(names[i]) >= sizeof(extra[0]))
+            return false;
+    for (size_t i = 0; i < n; i++)
+        fold(names[i], extra[i], sizeof(extra[i]));
+    n_extra = n;
+    return true;
+}
 
 bool cp_redact_is_secret(const char *name)
 {
     static const char *const words[] = {"password", "passwd", "secret"};
     char low[128];
-    size_t n = 0;
-    for (const char *p = name; *p != '\0' && n + 1 < sizeof(low); p++)
-        if (*p != '_' && *p != '-')
-            low[n++] = (char)tolower((unsigned char)*p);
-    low[n] = '\0';
+    fold(name, low, sizeof(low));
     for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
         if (strstr(low, words[i]) != NULL)
+            return true;
+    for (size_t i = 0; i < n_extra; i++)
+        if (strcmp(low, extra[i]) == 0)
             return true;
     return false;
 }
@@ -29,10 +56,14 @@ typedef struct out {
     size_t cap, len;
 } out;
 
+/* Appends what fits of s, never part of a UTF-8 character. */
 static void put(out *o, const char *s, size_t n)
 {
-    for (size_t i = 0; i < n && o->len + 1 < o->cap; i++)
-        o->buf[o->len++] = s[i];
+    size_t room = o->cap - 1 - o->len;
+    if (n > room)
+        n = cp_utf8_cut(s, n, room);
+    memcpy(o->buf + o->len, s, n);
+    o->len += n;
     o->buf[o->len] = '\0';
 }
 
@@ -44,21 +75,25 @@ static void puts_(out *o, const char *s)
 static void put_string(out *o, const char *s)
 {
     put(o, "\"", 1);
-    size_t i = 0;
-    for (; s[i] != '\0' && i < MAX_STR; i++) {
+    size_t len = strnlen(s, MAX_STR + 1);
+    size_t keep = cp_utf8_cut(s, len, MAX_STR); /* a cut never splits a character */
+    size_t run = 0; /* start of the bytes not yet written, put in one piece */
+    for (size_t i = 0; i < keep; i++) {
         unsigned char c = (unsigned char)s[i];
         char esc[8];
         if (c == '"' || c == '\\') {
-            esc[0] = '\\', esc[1] = (char)c;
-            put(o, esc, 2);
+            esc[0] = '\\', esc[1] = (char)c, esc[2] = '\0';
         } else if (c < 0x20 || c == 0x7f) {
             snprintf(esc, sizeof(esc), "\\u%04x", c);
-            puts_(o, esc);
         } else {
-            put(o, (const char *)&c, 1);
+            continue;
         }
+        put(o, s + run, i - run);
+        puts_(o, esc);
+        run = i + 1;
     }
-    if (s[i] != '\0')
+    put(o, s + run, keep - run);
+    if (keep < len)
         puts_(o, "...");
     put(o, "\"", 1);
 }

@@ -2,7 +2,9 @@
  *
  * A field is secret by its name: one containing "password", "passwd" or
  * "secret" in any case, underscores ignored (smb password, iscsi
- * chap_secret, SetMutualChapSecret's MutualChapSecret). Messages are
+ * chap_secret, SetMutualChapSecret's MutualChapSecret), or one the
+ * configuration names (log.redactFields: the same comparison, whole
+ * name). Messages are
  * rendered for the log with every secret field's value replaced by
  * "<redacted>", at any depth; and any text (an error message a handler
  * built) can be scrubbed of the secret values a request carried. Portable
@@ -19,6 +21,14 @@
 
 /* True for a field name that holds a secret. */
 bool cp_redact_is_secret(const char *field_name);
+
+#define CP_REDACT_MAX_EXTRA 32
+
+/* More field names to treat as secret (log.redactFields), replacing any
+ * given before; at most CP_REDACT_MAX_EXTRA names of under 64 bytes
+ * (false otherwise, nothing changed). Call at start-up, before calls are
+ * served: the list is read without a lock. */
+bool cp_redact_set_extra(char *const *names, size_t n);
 
 /* Writes m as one line of compact JSON-like text ({"path":"C:\\x",
  * "force":true}; bytes as <N bytes>; long strings cut with "...") with

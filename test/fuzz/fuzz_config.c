@@ -8,8 +8,10 @@
  * Oracles: the result is OK, INVALID_ARGUMENT or out-of-memory; a refusal
  * carries a message starting with the file name; an accepted file leaves
  * every group with a pipe security string and answers cp_config_serves for
- * every catalog entry; cp_config_free releases everything in both cases
- * (LeakSanitizer).
+ * every catalog entry; without security.allowBroadCallers no served group
+ * admits a broad group (broad.h); the root check (roots.h) takes the
+ * kubelet path and working dirs without harm; cp_config_free releases
+ * everything in both cases (LeakSanitizer).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 
 #include "groups/catalog.h"
 #include "service/config.h"
+#include "service/roots.h"
 
 static bool resolve(void *ctx, const char *account, cp_sid *out, char *why, size_t cap)
 {
@@ -57,7 +60,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         cp_catalog[i].group);
                 abort();
             }
+            char which[512];
+            if (g->served && !c.allow_broad_callers &&
+                cp_config_group_broad(g, which, sizeof(which))) {
+                fprintf(stderr, "fuzz_config: group %s admits %s\n", g->name, which);
+                abort();
+            }
         }
+        char why[512];
+        if (c.kubelet_path != NULL)
+            (void)cp_roots_judge(c.kubelet_path, cp_roots_portable, cp_roots_portable_n, why,
+                                 sizeof(why));
+        for (size_t i = 0; i < c.n_working_dirs; i++)
+            (void)cp_roots_judge(c.working_dirs[i], cp_roots_portable, cp_roots_portable_n, why,
+                                 sizeof(why));
     }
     cp_config_free(&c);
     return 0;

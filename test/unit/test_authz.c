@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "service/authz.h"
+#include "service/broad.h"
 
 #define EN (CP_SE_GROUP_MANDATORY | CP_SE_GROUP_ENABLED_BY_DEFAULT | CP_SE_GROUP_ENABLED) /* 0x7   \
                                                                                            */
@@ -321,6 +322,39 @@ static void test_many_groups(void **state)
     free(g);
 }
 
+/* Issue 8 item 10: which SIDs are broad groups (refused as callers
+ * unless security.allowBroadCallers), and which are not. */
+static void test_broad_groups(void **state)
+{
+    (void)state;
+    const char *broad[] = {"S-1-1-0",      "S-1-5-7",           "S-1-5-11",
+                           "S-1-5-32-545", "S-1-5-32-546",      "S-1-5-4",
+                           "S-1-5-2",      "S-1-5-6",           "S-1-2-0",
+                           "S-1-15-2-1",   "S-1-5-21-1-2-3-513", "S-1-5-21-1-2-3-514",
+                           "S-1-5-21-1-2-3-515", "S-1-5-21-1-2-3-501"};
+    const char *narrow[] = {"S-1-5-18",      "S-1-5-32-544",       "S-1-5-93-2-1", "S-1-5-93-2-2",
+                            "S-1-5-19",      "S-1-5-21-1-2-3-512", "S-1-5-21-1-2-3-1105",
+                            "S-1-5-21-1-2-3-500", "S-1-5-32-545-1"};
+    for (size_t i = 0; i < sizeof(broad) / sizeof(broad[0]); i++) {
+        cp_sid sid;
+        assert_true(cp_sid_parse(broad[i], &sid));
+        if (cp_broad_sid(&sid) == NULL)
+            fail_msg("%s should be broad", broad[i]);
+    }
+    for (size_t i = 0; i < sizeof(narrow) / sizeof(narrow[0]); i++) {
+        cp_sid sid;
+        assert_true(cp_sid_parse(narrow[i], &sid));
+        if (cp_broad_sid(&sid) != NULL)
+            fail_msg("%s should not be broad: %s", narrow[i], cp_broad_sid(&sid));
+    }
+    char which[128];
+    assert_true(cp_broad_sddl("D:P(A;;GA;;;SY)(A;;0x12019f;;;IU)", which, sizeof(which)));
+    assert_string_equal(which, "IU (INTERACTIVE)");
+    assert_false(cp_broad_sddl("D:P(A;;GA;;;SY)(D;;GA;;;WD)(A;;GA;;;BA)", which, sizeof(which)));
+    /* an owner or group is granted nothing by the DACL */
+    assert_false(cp_broad_sddl("O:BUG:BUD:P(A;;GA;;;SY)", which, sizeof(which)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -330,6 +364,7 @@ int main(void)
         cmocka_unit_test(test_restricting_deny_only),
         cmocka_unit_test(test_fail_closed),
         cmocka_unit_test(test_many_groups),
+        cmocka_unit_test(test_broad_groups),
     };
     return cmocka_run_group_tests_name("authz", tests, NULL, NULL);
 }

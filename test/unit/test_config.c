@@ -12,7 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "service/config.h"
+#include "service/log.h"
 #include "service/sddl.h"
 #include "service/sid.h"
 
@@ -283,9 +287,11 @@ static void test_example_file(void **state)
     assert_false(cp_config_serves(&c, "smb", "v1beta2"));
     const cp_config_group *smb = cp_config_group_of(&c, "smb");
     assert_int_equal(smb->n_allowed, 3);
-    assert_string_equal(sid_str(&smb->allowed[2]), "S-1-5-32-545");
+    assert_string_equal(sid_str(&smb->allowed[2]), "S-1-5-21-1004336348-1177238915-682003330-1105");
     /* own callers, no own pipeSecurity: derived from the callers */
-    assert_string_equal(smb->pipe_sddl, "D:P(A;;GA;;;SY)(A;;GA;;;BA)(A;;GA;;;BU)");
+    assert_string_equal(smb->pipe_sddl, "D:P(A;;GA;;;SY)(A;;GA;;;BA)"
+                                        "(A;;GA;;;S-1-5-21-1004336348-1177238915-682003330-1105)");
+    assert_false(c.allow_broad_callers);
     assert_int_equal(smb->pipe_sddl_line, 0);
     const cp_config_group *fs = cp_config_group_of(&c, "filesystem");
     assert_string_equal(fs->pipe_sddl, "D:P(A;;GA;;;SY)(A;;GA;;;BA)");
@@ -541,6 +547,139 @@ static void test_errors(void **state)
     expect_error("kubeletPath: \"C:\\u0000x\"\n", 1, "NUL");
 }
 
+/* Issue 8 item 6: the config file must be a regular file. A device
+ * (/dev/null reads empty: the default policy), a directory or a FIFO (the
+ * open would block) is refused, naming the file and what it is; so is a
+ * log file that is a device. */
+static void expect_not_regular(const char *path, const char *what)
+{
+    cp_config c;
+    cp_error e;
+    int rc = cp_config_load_file(&c, path, NULL, NULL, &e);
+    char want[256];
+    snprintf(want, sizeof(want), "%s: not a regular file: %s", path, what);
+    if (rc != CP_E_FAILED_PRECONDITION || strcmp(e.msg, want) != 0)
+        fail_msg("%s: want FAILED_PRECONDITION \"%s\"; got rc %d: %s", path, want, rc, e.msg);
+    cp_config_free(&c);
+}
+
+static void test_config_file_must_be_regular(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/cp-cfg-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char fifo[64], file[64];
+    snprintf(fifo, sizeof(fifo), "%s/fifo.yaml", dir);
+    snprintf(file, sizeof(file), "%s/ok.yaml", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    expect_not_regular("/dev/null", "a character device");
+    expect_not_regular(dir, "a directory");
+    expect_not_regular(fifo, "a pipe (FIFO)"); /* and it did not block */
+    FILE *fp = fopen(file, "w");
+    assert_non_null(fp);
+    fputs("groups:\n  filesystem: {}\n", fp);
+    fclose(fp);
+    cp_config c;
+    cp_error e;
+    assert_int_equal(cp_config_load_file(&c, file, NULL, NULL, &e), CP_OK);
+    assert_false(cp_config_serves(&c, "disk", "v1"));
+    cp_config_free(&c);
+    /* The same rule for every file opened by name: the log file. */
+    cp_flags f;
+    cp_flags_init(&f);
+    f.logtostderr = false;
+    f.log_file = "/dev/null";
+    assert_int_equal(cp_log_init(&f, 1, &e), CP_E_FAILED_PRECONDITION);
+    assert_string_equal(e.msg, "open log file /dev/null: not a regular file: a character device");
+    f.log_file = fifo;
+    assert_int_equal(cp_log_init(&f, 1, &e), CP_E_FAILED_PRECONDITION);
+    assert_non_null(strstr(e.msg, "not a regular file: a pipe (FIFO)"));
+    cp_log_close();
+    unlink(fifo);
+    unlink(file);
+    rmdir(dir);
+}
+
+/* Issue 8 item 10: broad groups are refused in allowedCallers and in the
+ * allow entries of pipeSecurity (groups and security:), unless
+ * security.allowBroadCallers says true. */
+static void test_broad_callers_refused(void **state)
+{
+    (void)state;
+    {
+        cp_config c;
+        cp_error e;
+        assert_int_equal(load(&c, "log:\n  redactFields: [target_path, username]\n", &e), CP_OK);
+        assert_int_equal(c.log.n_redact_fields, 2);
+        assert_string_equal(c.log.redact_fields[1], "username");
+        cp_config_free(&c);
+        expect_error("log:\n  redactFields: [aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                     "aaaaaaaaaaaaaaaaaaaaaaaa]\n",
+                     2, "log.redactFields: at most 32 names, each under 64 bytes");
+    }
+    expect_error("security:\n  allowedCallers: [Everyone]\n", 2,
+                 "security.allowedCallers: S-1-1-0 (Everyone) admits a broad group to the "
+                 "filesystem group; csi-proxy acts as SYSTEM for its callers; set "
+                 "security.allowBroadCallers: true to allow it anyway");
+    expect_error("groups:\n  filesystem: {}\n  smb:\n"
+                 "    allowedCallers: [SYSTEM, 'BUILTIN\\Users']\n",
+                 4, "groups.smb.allowedCallers: S-1-5-32-545 (BUILTIN\\Users) admits a broad group "
+                    "to the smb group");
+    expect_error("security:\n  allowedCallers: ['Authenticated Users']\n", 2,
+                 "S-1-5-11 (Authenticated Users)");
+    expect_error("security:\n  allowedCallers: [S-1-5-7]\n", 2, "S-1-5-7 (ANONYMOUS LOGON)");
+    expect_error("security:\n  allowedCallers: [INTERACTIVE]\n", 2, "S-1-5-4 (INTERACTIVE)");
+    expect_error("security:\n  allowedCallers: [S-1-5-32-546]\n", 2, "(BUILTIN\\Guests)");
+    expect_error("security:\n  allowedCallers: [S-1-5-21-11-22-33-513]\n", 2, "(Domain Users)");
+    /* pipe security: the SIDs its allow entries grant, aliases or SID strings */
+    expect_error("security:\n  pipeSecurity: 'D:P(A;;GA;;;SY)(A;;GA;;;WD)'\n", 2,
+                 "security.pipeSecurity: \"D:P(A;;GA;;;SY)(A;;GA;;;WD)\" grants WD (Everyone) "
+                 "access to the filesystem group's pipes");
+    expect_error("groups:\n  disk:\n    pipeSecurity: 'D:P(A;;GA;;;SY)(A;;GRGW;;;AU)'\n", 3,
+                 "groups.disk.pipeSecurity: \"D:P(A;;GA;;;SY)(A;;GRGW;;;AU)\" grants AU "
+                 "(Authenticated Users)");
+    expect_error("security:\n  pipeSecurity: 'D:P(A;;GA;;;SY)(A;;GA;;;S-1-5-32-545)'\n", 2,
+                 "grants S-1-5-32-545 (BUILTIN\\Users)");
+    expect_error("security:\n  pipeSecurity: 'D:P(A;;GA;;;SY)(A;;GA;;;DU)'\n", 2,
+                 "grants DU (Domain Users)");
+    expect_error("security:\n  pipeSecurity: 'O:SYD:P(A;;GA;;;SY)(A;;GA;;;AN)'\n", 2,
+                 "grants AN (ANONYMOUS LOGON)");
+
+    cp_config c;
+    cp_error e;
+    /* a deny entry for Everyone grants nothing; a group not served is not looked at */
+    assert_int_equal(load(&c, "security:\n  pipeSecurity: 'D:P(D;;GA;;;WD)(A;;GA;;;SY)'\n", &e),
+                     CP_OK);
+    cp_config_free(&c);
+    assert_int_equal(load(&c,
+                          "groups:\n  filesystem: {}\n"
+                          "  smb: ~\n",
+                          &e),
+                     CP_OK);
+    cp_config_free(&c);
+    /* allowBroadCallers: true admits them, and says which (for the warning) */
+    const char *yes = "security:\n  allowBroadCallers: true\ngroups:\n  filesystem: {}\n  smb:\n"
+                      "    allowedCallers: [SYSTEM, 'BUILTIN\\Users']\n"
+                      "    pipeSecurity: 'D:P(A;;GA;;;SY)(A;;GA;;;BU)'\n";
+    assert_int_equal(load(&c, yes, &e), CP_OK);
+    assert_true(c.allow_broad_callers);
+    char which[512];
+    assert_true(cp_config_group_broad(cp_config_group_of(&c, "smb"), which, sizeof(which)));
+    assert_string_equal(which, "allowed callers: S-1-5-32-545 (BUILTIN\\Users)");
+    assert_false(cp_config_group_broad(cp_config_group_of(&c, "filesystem"), which, sizeof(which)));
+    cp_config_free(&c);
+    /* the key's order does not matter; false is the default */
+    assert_int_equal(load(&c,
+                          "groups:\n  smb:\n    allowedCallers: [Everyone]\n"
+                          "security:\n  allowBroadCallers: true\n",
+                          &e),
+                     CP_OK);
+    cp_config_free(&c);
+    expect_error("security:\n  allowBroadCallers: false\n  allowedCallers: [Everyone]\n", 3,
+                 "S-1-1-0 (Everyone)");
+    expect_error("security:\n  allowBroadCallers: yes please\n", 2, "security.allowBroadCallers");
+}
+
 static void test_too_large_and_binary(void **state)
 {
     (void)state;
@@ -580,6 +719,8 @@ int main(void)
         cmocka_unit_test(test_flags_override_file),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_too_large_and_binary),
+        cmocka_unit_test(test_config_file_must_be_regular),
+        cmocka_unit_test(test_broad_callers_refused),
     };
     return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

@@ -16,9 +16,11 @@
 
 #include "disk/v1/api.pb-c.h"
 #include "filesystem/v1/api.pb-c.h"
+#include "filesystem/v1beta1/api.pb-c.h"
 #include "server/conn.h"
 #include "server/grpc_wire.h"
 #include "server/thread.h"
+#include "server/wirecheck.h"
 
 #ifndef CAPTURES
 #define CAPTURES "test/captures"
@@ -71,6 +73,15 @@ static const cp_method methods[] = {
 static const cp_service_def fs_def = {"filesystem", "v1", "v1.Filesystem", &v1__filesystem__descriptor,
                                       methods, 3, sizeof(t_req), sizeof(t_resp)};
 static const cp_service fs_svc = {&fs_def, NULL};
+/* v1beta1: PathExistsResponse.exists is field 2 */
+static const cp_method beta_methods[] = {
+    {"PathExists", &v1beta1__path_exists_request__descriptor,
+     &v1beta1__path_exists_response__descriptor, req_map, NULL, h_exists, resp_map, NULL, 0},
+};
+static const cp_service_def beta_def = {"filesystem", "v1beta1", "v1beta1.Filesystem",
+                                        &v1beta1__filesystem__descriptor, beta_methods, 1,
+                                        sizeof(t_req), sizeof(t_resp)};
+static const cp_service beta_svc = {&beta_def, NULL};
 static const cp_service_def disk_def = {"disk", "v1", "v1.Disk", &v1__disk__descriptor, NULL, 0,
                                         sizeof(t_req), sizeof(t_resp)};
 static const cp_service disk_svc = {&disk_def, NULL};
@@ -355,6 +366,26 @@ static void test_capture_pathexists_v1(void **state)
     cp_conn_close(c);
 }
 
+/* Capture 02: v1beta1, :authority %5C%5C.%5C%5Cpipe%5C%5Ccsi-proxy-filesystem-v1beta1
+ * (grpc-go percent-encodes the backslashes), request path + context POD. */
+static void test_capture_pathexists_v1beta1(void **state)
+{
+    (void)state;
+    client cl;
+    cp_conn *c;
+    replay(&beta_svc, "02-filesystem-v1beta1-PathExists.bin", &cl, 1, &c);
+    assert_int_equal(cl.r[0].grpc_status, 0);
+    assert_string_equal(cl.r[0].http_status, "200");
+    assert_int_equal(cl.r[0].rst, 0);
+    /* 5-byte prefix + v1beta1.PathExistsResponse{exists: true} = 10 01 */
+    const uint8_t want[] = {0, 0, 0, 0, 2, 0x10, 0x01};
+    assert_int_equal(cl.r[0].data_len, sizeof(want));
+    assert_memory_equal(cl.r[0].data, want, sizeof(want));
+    cp_conn_close(c);
+}
+
+/* Capture 09: the pipe dialled with single backslashes, :authority
+ * %5C%5C.%5Cpipe%5Ccsi-proxy-filesystem-v1. */
 static void test_capture_single_backslash_authority(void **state)
 {
     (void)state;
@@ -362,6 +393,11 @@ static void test_capture_single_backslash_authority(void **state)
     cp_conn *c;
     replay(&fs_svc, "09-filesystem-v1-single-backslash-PathExists.bin", &cl, 1, &c);
     assert_int_equal(cl.r[0].grpc_status, 0);
+    assert_string_equal(cl.r[0].http_status, "200");
+    assert_int_equal(cl.r[0].rst, 0);
+    const uint8_t want[] = {0, 0, 0, 0, 2, 0x08, 0x01};
+    assert_int_equal(cl.r[0].data_len, sizeof(want));
+    assert_memory_equal(cl.r[0].data, want, sizeof(want));
     cp_conn_close(c);
 }
 
@@ -439,7 +475,7 @@ static int32_t call(client *cl, const char *path, const char *ctype, const char 
                     const char *extra_value, body *b)
 {
     nghttp2_nv nv[] = {HV(":method", "POST"), HV(":scheme", "http"), HV(":path", path),
-                       HV(":authority", "\\\\.\\\\pipe\\\\csi-proxy-filesystem-v1"),
+                       HV(":authority", "%5C%5C.%5C%5Cpipe%5C%5Ccsi-proxy-filesystem-v1"),
                        HV("content-type", ctype), HV("te", "trailers"),
                        HV(extra_name ? extra_name : "x-none", extra_value ? extra_value : "")};
     nghttp2_data_provider dp = {.source.ptr = b, .read_callback = body_read};
@@ -538,7 +574,7 @@ static void test_truncated_and_garbage(void **state)
     body g = {garbage, sizeof(garbage), 0};
     call(&cl, "/v1.Filesystem/PathExists", "application/grpc", NULL, NULL, &g);
     pump(c, &cl, true);
-    complete_jobs(c, 1);
+    complete_jobs(c, 0); /* the garbage is refused as it arrives: no job */
     pump(c, &cl, true);
     assert_int_equal(cl.r[0].grpc_status, 13);
     assert_non_null(strstr(cl.r[0].message, "truncated"));
@@ -655,6 +691,153 @@ static void test_bad_preface_closes(void **state)
     cp_conn_close(c);
 }
 
+/* nghttp2's HTTP checks are on: a malformed request is reset with
+ * PROTOCOL_ERROR (RFC 9113 section 8.1.1) and never reaches a handler. */
+static void test_malformed_headers_reset(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *path, *authority, *name, *value;
+    } bad[] = {
+        /* raw backslashes: what the old comment said grpc-go sends; the
+         * captures (test/captures/README.md) show %5C instead */
+        {"/v1.Filesystem/PathExists", "\\\\.\\\\pipe\\\\csi-proxy-filesystem-v1", NULL, NULL},
+        /* (uppercase names: test/faults; nghttp2's client lowercases them) */
+        {"/v1.Filesystem/PathExists", "localhost", "connection", "close"}, /* connection-specific */
+        {"/v1.Filesystem/PathExists", "localhost", "transfer-encoding", "chunked"},
+        {"/v1.Filesystem/PathExists", "localhost", "te", "gzip"},          /* te other than trailers */
+        {"/v1.Filesystem/PathExists", "localhost", "x-a", "a\r\nb: c"},    /* CR LF in a value */
+        {"/v1.Filesystem/PathExists", "localhost", "x-a", "a\nb"},
+        {"/v1.Filesystem/PathExists", "localhost", "x-bad name", "1"},     /* space in a name */
+        {"v1.Filesystem/PathExists", "localhost", NULL, NULL},             /* :path without / */
+        {"/v1.Filesystem/Path Exists", "localhost", NULL, NULL},           /* space in :path */
+        {"/v1.Filesystem/PathExists", "local host", NULL, NULL},           /* space in :authority */
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        client cl;
+        cp_conn *c = new_pair(&cl, NULL);
+        nghttp2_nv nv[8] = {HV(":method", "POST"), HV(":scheme", "http"), HV(":path", bad[i].path),
+                            HV(":authority", bad[i].authority),
+                            HV("content-type", "application/grpc"), HV("te", "trailers")};
+        size_t n = 6;
+        if (bad[i].name != NULL)
+            nv[n++] = (nghttp2_nv)HV(bad[i].name, bad[i].value);
+        body b = {yes_req, sizeof(yes_req), 0};
+        nghttp2_data_provider dp = {.source.ptr = &b, .read_callback = body_read};
+        assert_int_equal(nghttp2_submit_request(cl.h2, NULL, nv, n, &dp, NULL), 1);
+        pump(c, &cl, true);
+        if (cl.r[0].rst != NGHTTP2_PROTOCOL_ERROR || cl.r[0].grpc_status != -1)
+            fail_msg("case %zu (%s %s %s): rst %u, grpc-status %d", i, bad[i].authority,
+                     bad[i].name ? bad[i].name : "", bad[i].path, cl.r[0].rst,
+                     cl.r[0].grpc_status);
+        assert_true(cl.r[0].closed);
+        /* the connection stays usable */
+        body ok = {yes_req, sizeof(yes_req), 0};
+        call(&cl, "/v1.Filesystem/PathExists", "application/grpc", NULL, NULL, &ok);
+        pump(c, &cl, true);
+        complete_jobs(c, 1);
+        pump(c, &cl, true);
+        assert_int_equal(cl.r[1].grpc_status, 0);
+        cp_conn_close(c);
+        nghttp2_session_del(cl.h2);
+    }
+}
+
+/* Builds a gRPC message: prefix, then body. */
+static size_t grpc_msg(uint8_t *out, const uint8_t *b, size_t n)
+{
+    cp_grpc_put_prefix(out, false, (uint32_t)n);
+    memcpy(out + CP_GRPC_PREFIX, b, n);
+    return n + CP_GRPC_PREFIX;
+}
+
+/* Unknown fields (what a newer client may send) are dropped as they
+ * arrive, so they cost no memory; the call is answered as without them. */
+static void test_unknown_fields_ignored(void **state)
+{
+    (void)state;
+    client cl;
+    cp_conn *c = new_pair(&cl, NULL);
+    const uint8_t *path = yes_req + CP_GRPC_PREFIX;
+    size_t path_len = sizeof(yes_req) - CP_GRPC_PREFIX;
+    static const uint8_t extra[] = {
+        0xc0, 0x3e, 0x96, 0x01,                         /* 1000: varint 150 */
+        0xc9, 0x3e, 1, 2, 3, 4, 5, 6, 7, 8,             /* 1001: fixed64 */
+        0xd5, 0x3e, 1, 2, 3, 4,                         /* 1002: fixed32 */
+        0xda, 0x3e, 3, 0, 0xff, 'x',                    /* 1003: bytes (NUL, not UTF-8) */
+        0x1a, 2, 0x08, 0x01,                            /* 3: a nested message */
+    };
+    static uint8_t body_bytes[3][256], msg[3][300];
+    size_t len[3];
+    /* before, after, around the known field */
+    memcpy(body_bytes[0], extra, sizeof(extra));
+    memcpy(body_bytes[0] + sizeof(extra), path, path_len);
+    memcpy(body_bytes[1], path, path_len);
+    memcpy(body_bytes[1] + path_len, extra, sizeof(extra));
+    memcpy(body_bytes[2], extra, sizeof(extra));
+    memcpy(body_bytes[2] + sizeof(extra), path, path_len);
+    memcpy(body_bytes[2] + sizeof(extra) + path_len, extra, sizeof(extra));
+    size_t blen[3] = {sizeof(extra) + path_len, sizeof(extra) + path_len,
+                      2 * sizeof(extra) + path_len};
+    body b[3];
+    for (int i = 0; i < 3; i++) {
+        len[i] = grpc_msg(msg[i], body_bytes[i], blen[i]);
+        b[i] = (body){msg[i], len[i], 0};
+        call(&cl, "/v1.Filesystem/PathExists", "application/grpc", NULL, NULL, &b[i]);
+        pump(c, &cl, true);
+    }
+    complete_jobs(c, 3);
+    pump(c, &cl, true);
+    const uint8_t want[] = {0, 0, 0, 0, 2, 0x08, 0x01};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(cl.r[i].grpc_status, 0);
+        assert_int_equal(cl.r[i].data_len, sizeof(want));
+        assert_memory_equal(cl.r[i].data, want, sizeof(want));
+    }
+    cp_conn_close(c);
+    nghttp2_session_del(cl.h2);
+}
+
+/* A known field repeated past the limit: RESOURCE_EXHAUSTED naming the
+ * method and the limit, as soon as the limit is passed. 2000 unknown
+ * fields are fine. */
+static void test_field_limit(void **state)
+{
+    (void)state;
+    client cl;
+    cp_conn *c = new_pair(&cl, NULL);
+    static uint8_t rep_body[2 * (CP_WIRE_MAX_FIELDS + 1)], unk_body[3 * 2000 + 32];
+    static uint8_t m1[sizeof(rep_body) + 5], m2[sizeof(unk_body) + 5];
+    for (size_t i = 0; i < CP_WIRE_MAX_FIELDS + 1; i++) {
+        rep_body[2 * i] = 0x0a; /* path = "" */
+        rep_body[2 * i + 1] = 0;
+    }
+    size_t n = 0;
+    for (int i = 0; i < 2000; i++) {
+        unk_body[n++] = 0xc2; /* field 1000, empty */
+        unk_body[n++] = 0x3e;
+        unk_body[n++] = 0;
+    }
+    memcpy(unk_body + n, yes_req + CP_GRPC_PREFIX, sizeof(yes_req) - CP_GRPC_PREFIX);
+    n += sizeof(yes_req) - CP_GRPC_PREFIX;
+    body b1 = {m1, grpc_msg(m1, rep_body, sizeof(rep_body)), 0};
+    body b2 = {m2, grpc_msg(m2, unk_body, n), 0};
+    call(&cl, "/v1.Filesystem/PathExists", "application/grpc", NULL, NULL, &b1);
+    pump(c, &cl, true);
+    call(&cl, "/v1.Filesystem/PathExists", "application/grpc", NULL, NULL, &b2);
+    pump(c, &cl, true);
+    complete_jobs(c, 1);
+    pump(c, &cl, true);
+    assert_int_equal(cl.r[0].grpc_status, 8);
+    assert_string_equal(cl.r[0].message,
+                        "/v1.Filesystem/PathExists: the request message has more than 1000 "
+                        "fields, the limit for one request (each decoded field costs memory; "
+                        "unknown top-level fields are ignored and not counted)");
+    assert_int_equal(cl.r[1].grpc_status, 0);
+    cp_conn_close(c);
+    nghttp2_session_del(cl.h2);
+}
+
 static void test_grpc_wire_helpers(void **state)
 {
     (void)state;
@@ -684,6 +867,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_capture_pathexists_v1),
+        cmocka_unit_test(test_capture_pathexists_v1beta1),
         cmocka_unit_test(test_capture_single_backslash_authority),
         cmocka_unit_test(test_capture_two_calls_with_deadline),
         cmocka_unit_test(test_capture_unimplemented_group),
@@ -700,6 +884,9 @@ int main(void)
         cmocka_unit_test(test_close_with_call_in_flight),
         cmocka_unit_test(test_graceful_shutdown),
         cmocka_unit_test(test_bad_preface_closes),
+        cmocka_unit_test(test_malformed_headers_reset),
+        cmocka_unit_test(test_unknown_fields_ignored),
+        cmocka_unit_test(test_field_limit),
         cmocka_unit_test(test_grpc_wire_helpers),
     };
     return cmocka_run_group_tests_name("conn", tests, setup, teardown);

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "service/flags.h"
+#include "service/roots.h"
 
 /* Parses a NULL-terminated list of arguments (argv[0] is added). */
 #define PARSE(f, e, ...) parse_list((f), (e), (const char *[]){"csi-proxy.exe", __VA_ARGS__, NULL})
@@ -347,6 +348,69 @@ static void test_usage(void **state)
     free(buf);
 }
 
+/* Issue 8 item 10: -kubelet-path and -working-dir may not be a drive
+ * root or a system directory (roots.h), however the path is spelled. */
+static void test_roots(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *path, *why;
+    } refused[] = {
+        {"C:\\", "a drive root"},
+        {"C:", "a drive root"},
+        {"c:/", "a drive root"},
+        {"D:\\", "a drive root"},
+        {"C:\\var\\..", "a drive root"},
+        {"C:\\var\\..\\..\\..", "a drive root"},
+        {"\\\\srv\\share", "a drive root"},
+        {"\\\\srv\\share\\", "a drive root"},
+        {"\\\\?\\C:\\", "a drive root"},
+        {"\\\\?\\UNC\\srv\\share", "a drive root"},
+        {"\\\\?\\Volume{0a1b2c3d-0000-0000-0000-100000000000}\\", "a drive root"},
+        {"\\", "a drive root"},
+        {"C:\\Windows", "is C:\\Windows (%SystemRoot%), a system directory"},
+        {"c:\\WINDOWS\\system32", "within C:\\Windows (%SystemRoot%)"},
+        {"C:\\var\\..\\Windows\\Temp", "within C:\\Windows (%SystemRoot%)"},
+        {"C:/Windows//System32/./drivers", "within C:\\Windows (%SystemRoot%)"},
+        {"C:\\Program Files", "is C:\\Program Files (Program Files)"},
+        {"C:\\Program Files (x86)\\app", "within C:\\Program Files (x86)"},
+        {"C:\\ProgramData", "is C:\\ProgramData (ProgramData)"},
+        {"C:\\ProgramData\\", "is C:\\ProgramData (ProgramData)"},
+        {"C:\\Users", "is C:\\Users (the user profiles directory)"},
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        char why[256] = "";
+        if (cp_roots_judge(refused[i].path, cp_roots_portable, cp_roots_portable_n, why,
+                           sizeof(why)) ||
+            strstr(why, refused[i].why) == NULL)
+            fail_msg("%s: want refused (\"%s\"), got \"%s\"", refused[i].path, refused[i].why,
+                     why);
+    }
+    const char *fine[] = {"C:\\var\\lib\\kubelet", "C:\\csi", "C:\\Windowsx", "C:\\Windows.old2\\k",
+                          "C:\\ProgramData\\kubelet", "C:\\Users\\builder\\work",
+                          "D:\\data\\kubelet", "\\\\srv\\share\\kubelet", "C:\\Program Filesx"};
+    for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
+        char why[256] = "";
+        if (!cp_roots_judge(fine[i], cp_roots_portable, cp_roots_portable_n, why, sizeof(why)))
+            fail_msg("%s: want accepted, got \"%s\"", fine[i], why);
+    }
+    /* The system's own places (Windows asks where they are): a Windows on D: */
+    const cp_root_rule sys[] = {{"D:\\Win", "%SystemRoot%", true},
+                                {"E:\\Profiles\\All", "the user profiles directory", false}};
+    char why[256];
+    assert_false(cp_roots_judge("d:\\win\\temp", sys, 2, why, sizeof(why)));
+    assert_non_null(strstr(why, "within D:\\Win (%SystemRoot%)"));
+    assert_false(cp_roots_judge("E:\\Profiles", sys, 2, why, sizeof(why)));
+    assert_non_null(strstr(why, "holds E:\\Profiles\\All (the user profiles directory)"));
+    assert_true(cp_roots_judge("E:\\Profiles\\All\\bob\\k", sys, 2, why, sizeof(why)));
+    /* the check names the flag and the path */
+    cp_error e;
+    assert_int_equal(cp_roots_check("-kubelet-path", "C:\\", &e), CP_E_INVALID_ARGUMENT);
+    assert_string_equal(e.msg, "-kubelet-path C:\\: refused as a root: a drive root: callers "
+                               "could change any file on the drive");
+    assert_int_equal(cp_roots_check("-working-dir", "C:\\var\\lib\\kubelet", &e), CP_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -366,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_usage),
+        cmocka_unit_test(test_roots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

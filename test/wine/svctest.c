@@ -21,6 +21,15 @@
  *   svctest send HANDLE
  *       (the child) waits 500 ms, sends the HTTP/2 client preface and an
  *       empty SETTINGS frame on the inherited handle, reads the answer.
+ *   svctest handoff-call PIPE DIR
+ *       the attack of issue 8 item 3: this process (allowed: an admin)
+ *       opens \\.\pipe\PIPE, sends the first byte of the HTTP/2 preface,
+ *       starts "svctest handed ..." with Administrators deny-only (as
+ *       `restricted`) and the pipe handle inherited, lets the service see
+ *       the byte, prints the child's pid and exits. The child waits for
+ *       this process to end, then sends the rest of the preface and a
+ *       filesystem Mkdir of DIR on the inherited connection, and prints
+ *       "status: N MESSAGE" (exit code N; 100 when it could not call).
  *   svctest member
  *       prints "admin" or "not admin" for this process's token.
  *   svctest msg EXE TEXT
@@ -39,11 +48,15 @@
 #include <windows.h>
 
 #include <aclapi.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <sddl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
+
+#include "cli/h2client.h"
 
 static int fail(const char *what)
 {
@@ -269,6 +282,135 @@ static int send_preface(const wchar_t *hs)
     return 0;
 }
 
+/* --- a connection handed on (issue 8 item 3) ---------------------------- */
+
+/* CreateRestrictedToken of this process's token with BUILTIN\Administrators
+ * deny-only; NULL on failure. */
+static HANDLE restricted_token(void)
+{
+    HANDLE self, rtok;
+    BYTE admins[SECURITY_MAX_SID_SIZE];
+    DWORD len = sizeof(admins);
+    if (!OpenProcessToken(GetCurrentProcess(), TOKEN_ALL_ACCESS, &self) ||
+        !CreateWellKnownSid(WinBuiltinAdministratorsSid, NULL, admins, &len))
+        return NULL;
+    SID_AND_ATTRIBUTES disable = {admins, 0};
+    BOOL ok = CreateRestrictedToken(self, 0, 1, &disable, 0, NULL, 0, NULL, &rtok);
+    CloseHandle(self);
+    return ok ? rtok : NULL;
+}
+
+static int handoff_call(const wchar_t *name, const wchar_t *dir)
+{
+    wchar_t path[512];
+    swprintf(path, 512, L"\\\\.\\pipe\\%ls", name);
+    SECURITY_ATTRIBUTES sa = {sizeof(sa), NULL, TRUE};
+    HANDLE h = CreateFileW(path, GENERIC_READ | GENERIC_WRITE, 0, &sa, OPEN_EXISTING,
+                           SECURITY_SQOS_PRESENT | SECURITY_ANONYMOUS, NULL);
+    if (h == INVALID_HANDLE_VALUE)
+        return fail("CreateFileW(pipe)");
+    DWORD n = 0;
+    if (!WriteFile(h, "P", 1, &n, NULL)) /* the service identifies us on this byte */
+        return fail("WriteFile(first byte)");
+    HANDLE self = NULL; /* for the child to wait on */
+    if (!DuplicateHandle(GetCurrentProcess(), GetCurrentProcess(), GetCurrentProcess(), &self,
+                         SYNCHRONIZE, TRUE, 0))
+        return fail("DuplicateHandle(self)");
+    HANDLE rtok = restricted_token();
+    if (rtok == NULL)
+        return fail("CreateRestrictedToken");
+    wchar_t exe[MAX_PATH];
+    static wchar_t cmd[4096];
+    GetModuleFileNameW(NULL, exe, MAX_PATH);
+    swprintf(cmd, 4096, L"\"%ls\" handed %llu %llu", exe, (unsigned long long)(UINT_PTR)h,
+             (unsigned long long)(UINT_PTR)self);
+    append_arg(cmd, 4096, dir);
+    STARTUPINFOW si = {sizeof(si)};
+    si.dwFlags = STARTF_USESTDHANDLES;
+    si.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
+    si.hStdOutput = GetStdHandle(STD_OUTPUT_HANDLE);
+    si.hStdError = GetStdHandle(STD_ERROR_HANDLE);
+    PROCESS_INFORMATION pi;
+    if (!CreateProcessAsUserW(rtok, NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi))
+        return fail("CreateProcessAsUserW");
+    printf("handed to pid %lu\n", (unsigned long)pi.dwProcessId);
+    fflush(stdout);
+    CloseHandle(pi.hThread);
+    CloseHandle(pi.hProcess);
+    Sleep(1000); /* the service reads the byte and lets us in meanwhile */
+    return 0;    /* and exit: the child holds the connection */
+}
+
+typedef struct handed_io {
+    HANDLE h;
+    bool skipped; /* the opener sent the preface's first byte */
+} handed_io;
+
+static int handed_write(void *ctx, const uint8_t *buf, size_t len, cp_error *e)
+{
+    handed_io *io = ctx;
+    if (!io->skipped && len > 0) {
+        io->skipped = true;
+        buf++, len--;
+    }
+    while (len > 0) {
+        DWORD n = 0;
+        if (!WriteFile(io->h, buf, (DWORD)len, &n, NULL))
+            return cp_error_set(e, CP_E_IO, "WriteFile: error %lu", (unsigned long)GetLastError());
+        buf += n, len -= n;
+    }
+    return CP_OK;
+}
+
+static long handed_read(void *ctx, uint8_t *buf, size_t cap, int64_t timeout_ms, cp_error *e)
+{
+    (void)timeout_ms;
+    handed_io *io = ctx;
+    DWORD n = 0;
+    if (!ReadFile(io->h, buf, (DWORD)cap, &n, NULL)) {
+        DWORD err = GetLastError();
+        if (err == ERROR_BROKEN_PIPE || err == ERROR_PIPE_NOT_CONNECTED)
+            return 0;
+        return cp_error_set(e, CP_E_IO, "ReadFile: error %lu", (unsigned long)err);
+    }
+    return (long)n;
+}
+
+static int64_t handed_now(void *ctx)
+{
+    (void)ctx;
+    return (int64_t)GetTickCount64();
+}
+
+static int handed(const wchar_t *hs, const wchar_t *ps, const wchar_t *dir)
+{
+    handed_io io = {(HANDLE)(UINT_PTR)wcstoull(hs, NULL, 10), false};
+    HANDLE opener = (HANDLE)(UINT_PTR)wcstoull(ps, NULL, 10);
+    if (WaitForSingleObject(opener, 10000) != WAIT_OBJECT_0)
+        return fail("waiting for the opener to exit"), 100;
+    char path[1024];
+    int plen = WideCharToMultiByte(CP_UTF8, 0, dir, -1, path, sizeof(path), NULL, NULL) - 1;
+    if (plen <= 0 || plen > 120)
+        return fail("DIR"), 100;
+    uint8_t body[128] = {0x0a, (uint8_t)plen}; /* MkdirRequest{path = DIR} */
+    memcpy(body + 2, path, (size_t)plen);
+    cp_h2c_io hio = {handed_write, handed_read, handed_now, &io};
+    cp_error e = {0};
+    cp_h2c *c = NULL;
+    cp_arena *a = cp_arena_new();
+    if (a == NULL || cp_h2c_new(&hio, "svctest-handed", &c, &e) != CP_OK)
+        return fprintf(stderr, "svctest: %s\n", e.msg), 100;
+    cp_h2c_request req = {.path = "/v1.Filesystem/Mkdir", .body = body, .len = (size_t)plen + 2};
+    cp_h2c_response resp = {0};
+    if (cp_h2c_call(c, &req, a, &resp, &e) != CP_OK)
+        return fprintf(stderr, "svctest: call: %s\n", e.msg), 100;
+    printf("status: %d %s\n", resp.grpc_status, resp.grpc_message);
+    fflush(stdout);
+    cp_h2c_free(c);
+    cp_arena_free(a);
+    return resp.grpc_status;
+}
+
 /* --- a minimal service ("Writing a ServiceMain Function") --------------- */
 
 static SERVICE_STATUS_HANDLE dummy_status;
@@ -329,6 +471,10 @@ int wmain(int argc, wchar_t **argv)
         return member();
     if (argc == 3 && wcscmp(argv[1], L"handoff") == 0)
         return handoff(argv[2]);
+    if (argc == 4 && wcscmp(argv[1], L"handoff-call") == 0)
+        return handoff_call(argv[2], argv[3]);
+    if (argc == 5 && wcscmp(argv[1], L"handed") == 0)
+        return handed(argv[2], argv[3], argv[4]);
     if (argc == 3 && wcscmp(argv[1], L"send") == 0)
         return send_preface(argv[2]);
     if (argc == 4 && wcscmp(argv[1], L"msg") == 0)
@@ -339,6 +485,7 @@ int wmain(int argc, wchar_t **argv)
         return run_service(argv[2]);
     fprintf(stderr,
             "usage: svctest restricted EXE [ARGS...] | sddl PIPE | norm SDDL | touch PIPE | "
-            "handoff PIPE | member | msg EXE TEXT | qc SERVICE | service NAME\n");
+            "handoff PIPE | handoff-call PIPE DIR | member | msg EXE TEXT | qc SERVICE | "
+            "service NAME\n");
     return 2;
 }
