@@ -222,6 +222,32 @@ static bool full_access(const char *p, size_t n)
     return false;
 }
 
+/* Whether the rights field [p, p+n) takes away any right a pipe's server
+ * end needs for a new instance: FILE_GENERIC_READ | FILE_GENERIC_WRITE
+ * (0x12019f, which holds FILE_CREATE_PIPE_INSTANCE, 0x4) or a generic right
+ * that maps onto them. Two-letter codes by their SDDL access masks
+ * ("ACE Strings": CC 0x1, DC 0x2, LC 0x4, SW 0x8, RP 0x10, LO 0x80, CR
+ * 0x100, RC READ_CONTROL, FA/FR/FW/FX and the generic ones). */
+static bool takes_needed(const char *p, size_t n)
+{
+    if (n > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+        unsigned long m = 0;
+        for (size_t i = 2; i < n; i++)
+            m = m * 16 + (unsigned long)(isdigit((unsigned char)p[i])
+                                             ? p[i] - '0'
+                                             : tolower((unsigned char)p[i]) - 'a' + 10);
+        return (m & (0x12019Ful | 0x10000000ul | 0x20000000ul | 0x40000000ul | 0x80000000ul)) != 0;
+    }
+    static const char *const hit[] = {"GA", "GR", "GW", "GX", "FA", "FR", "FW",
+                                      "FX", "CC", "DC", "LC", "SW", "RP", "LO",
+                                      "CR", "RC", "KA", "KR", "KW", "KX", NULL};
+    for (size_t i = 0; i + 1 < n; i += 2)
+        for (const char *const *h = hit; *h != NULL; h++)
+            if (strncmp(p + i, *h, 2) == 0)
+                return true;
+    return false;
+}
+
 /* Whether the ACE flags [p, p+n) hold IO (inherit only). */
 static bool inherit_only(const char *p, size_t n)
 {
@@ -267,7 +293,7 @@ bool cp_sddl_grants(const char *s, const cp_sid *account, const cp_sid *held, si
         bool held_group = false;
         for (size_t i = 0; i < n_held && !mine; i++)
             held_group = held_group || cp_sid_equal(&sid, &held[i]);
-        if (f[0][0] == 'D' && (mine || held_group)) {
+        if (f[0][0] == 'D' && (mine || held_group) && takes_needed(f[2], len[2])) {
             snprintf(why, cap,
                      "it denies %.*s, which %s: csi-proxy, running as %s, must create each "
                      "instance of the pipe (FILE_CREATE_PIPE_INSTANCE), or the group serves one "

@@ -36,7 +36,9 @@ bool cp_sddl_check(const char *s, char *why, size_t cap);
  * enforced: an allow entry naming `account` (an alias or S-1-...) with full
  * access (GA, FA, 0x10000000 GENERIC_ALL or all of 0x1F01FF
  * FILE_ALL_ACCESS), and no deny entry naming the account or one of the
- * `n_held` groups its token holds. Inherit-only entries (IO) do not count.
+ * `n_held` groups its token holds that takes away a right the server end
+ * needs (read, write, FILE_CREATE_PIPE_INSTANCE: a deny of WRITE_DAC is
+ * fine). Inherit-only entries (IO) do not count.
  * False with why saying what is missing. */
 bool cp_sddl_grants(const char *s, const cp_sid *account, const cp_sid *held, size_t n_held,
                     char *why, size_t cap);
