@@ -310,9 +310,9 @@ cfg broad1.yaml 'security:\n  allowedCallers: [SYSTEM, Everyone]\n'
 expect "allowedCallers: [Everyone] is refused with file:line (issue 8 item 10)" 1 \
     'C:\csi\broad1.yaml:2: security.allowedCallers: S-1-1-0 (Everyone) admits a broad group' \
     proxy_bounded -config 'C:\csi\broad1.yaml'
-cfg broad2.yaml 'groups:\n  filesystem:\n    pipeSecurity: "D:P(A;;GA;;;WD)"\n'
-expect "pipeSecurity D:P(A;;GA;;;WD) is refused with file:line" 1 \
-    'C:\csi\broad2.yaml:3: groups.filesystem.pipeSecurity: "D:P(A;;GA;;;WD)" grants WD (Everyone)' \
+cfg broad2.yaml 'groups:\n  filesystem:\n    pipeSecurity: "D:P(A;;GA;;;SY)(A;;GA;;;WD)"\n'
+expect "pipeSecurity D:P(A;;GA;;;SY)(A;;GA;;;WD) is refused with file:line" 1 \
+    'C:\csi\broad2.yaml:3: groups.filesystem.pipeSecurity: "D:P(A;;GA;;;SY)(A;;GA;;;WD)" grants WD (Everyone)' \
     proxy_bounded -config 'C:\csi\broad2.yaml'
 # Roots that would hand callers the system (issue 8 item 10).
 expect "-kubelet-path C:\\ (a drive root) is refused" 1 \
