@@ -66,11 +66,12 @@ FACTS = {
     9: ["test_ebs_lifecycle", "test_gce_lifecycle"],
     10: ["test_azuredisk_kubelet_retries", "test_gce_kubelet_retries"],
     11: ["test_fact11_rmdir_force", "test_azuredisk_lifecycle", "test_fact11c_rmdir_mount_folder"],
-    12: ["test_ebs_restage_after_unstage"],
+    12: ["test_ebs_restage_after_unstage", "test_fact12_14_16_offline_restage"],
     13: ["test_gce_lifecycle", "test_fact13_set_disk_state_same_state"],
-    14: ["test_ebs_restage_after_unstage", "test_azuredisk_lifecycle"],
+    14: ["test_ebs_restage_after_unstage", "test_azuredisk_lifecycle",
+         "test_fact12_14_16_offline_restage", "test_fact26_probes_during_a_long_stage"],
     15: ["test_ebs_lifecycle"],
-    16: ["test_ebs_lifecycle", "test_gce_lifecycle"],
+    16: ["test_ebs_lifecycle", "test_gce_lifecycle", "test_fact12_14_16_offline_restage"],
     17: ["test_ebs_kubelet_retries"],
     18: ["test_fact18_disk_matching"],
     19: ["test_fact19_lunid_decimal"],
@@ -667,6 +668,32 @@ def test_fact11c_rmdir_mount_folder(call, srv):
     assert code != OK, f"{stg} still resolves to {r.volume_id}"
     d.rpc("volume", "MountVolume", volume_id=vol, target_path=stg)  # can be mounted again
     d.rpc("filesystem", "Rmdir", path=d.normalize(stg), force=True)
+
+
+def test_fact12_14_16_offline_restage(call, srv):
+    """The restage sequence on a disk unstage left offline, without the
+    path probes: PartitionDisk on the offline partitioned disk is a no-op
+    (fact 12), ListVolumesOnDisk right after SetDiskState(online) lists the
+    volume although the simulator announces it ARRIVAL_MS later (fact 14),
+    GetDiskNumberFromVolumeID after the mount point is gone (fact 16)."""
+    d = GCE(call, srv, "C:\\var\\lib\\kubelet")
+    stg = d.staging("fact12")
+    d.kubelet_mkdir(stg)
+    d.rpc("disk", "PartitionDisk", disk_number=13)
+    vol = d.rpc("volume", "ListVolumesOnDisk", disk_number=13).volume_ids[0]
+    d.rpc("volume", "FormatVolume", volume_id=vol)
+    d.rpc("volume", "MountVolume", volume_id=vol, target_path=stg)
+    d.rpc("volume", "UnmountVolume", volume_id=vol, target_path=stg)
+    d.rpc("filesystem", "Rmdir", path=stg, force=True)
+    assert d.rpc("volume", "GetDiskNumberFromVolumeID", volume_id=vol).disk_number == 13
+    d.rpc("disk", "SetDiskState", disk_number=13, is_online=False)
+    for _ in range(2):
+        d.rpc("disk", "PartitionDisk", disk_number=13)
+        assert not d.rpc("disk", "GetDiskState", disk_number=13).is_online
+        d.rpc("disk", "SetDiskState", disk_number=13, is_online=True)
+        assert d.rpc("volume", "ListVolumesOnDisk", disk_number=13).volume_ids == [vol]
+        assert d.rpc("volume", "IsVolumeFormatted", volume_id=vol).formatted
+        d.rpc("disk", "SetDiskState", disk_number=13, is_online=False)
 
 
 def test_fact13_set_disk_state_same_state(call, srv):
