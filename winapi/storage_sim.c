@@ -612,6 +612,45 @@ static int sim_drive_volume(void *ctx, char letter, char *id, size_t idlen, cp_e
     return rc;
 }
 
+/* --- the mount points as the fs host sees them (mountpoints.h) ----------- */
+
+static int mp_volume_at(void *ctx, const char *dir, char *id, size_t idlen)
+{
+    sim *s = ctx;
+    cp_mutex_lock(s->mu);
+    const sim_mount *m = find_mount(s, dir);
+    int rc = m != NULL && find_volume(s, m->id, NULL) != NULL ? CP_OK : CP_E_FAILED_PRECONDITION;
+    if (rc == CP_OK)
+        snprintf(id, idlen, "%s", m->id);
+    cp_mutex_unlock(s->mu);
+    return rc;
+}
+
+static int mp_drop(void *ctx, const char *dir, char *id, size_t idlen)
+{
+    sim *s = ctx;
+    cp_mutex_lock(s->mu);
+    sim_mount *m = find_mount(s, dir);
+    int rc = m != NULL ? CP_OK : CP_E_FAILED_PRECONDITION;
+    if (m != NULL) {
+        snprintf(id, idlen, "%s", m->id);
+        free(m->dir);
+        *m = s->mounts[--s->n_mounts];
+    }
+    cp_mutex_unlock(s->mu);
+    return rc;
+}
+
+int cp_storage_sim_mount_points(const cp_storage_host *h, cp_mount_points *out)
+{
+    if (h == NULL || h->ops != &sim_ops)
+        return CP_E_INVALID_ARGUMENT;
+    out->ctx = h->ctx;
+    out->volume_at = mp_volume_at;
+    out->drop = mp_drop;
+    return CP_OK;
+}
+
 static void sim_destroy(void *ctx)
 {
     sim *s = ctx;

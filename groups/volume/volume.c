@@ -92,7 +92,9 @@ static int check_id(cp_call *call, const char *id, const char *empty_text,
 }
 
 /* Upstream's empty check, the path rules, and the directory must exist.
- * CP_PATH_REPLACE (mount, unmount) refuses a configured directory. */
+ * CP_PATH_REPLACE (mount, unmount) refuses a configured directory. A path
+ * without a drive letter gets the system drive (cp_hostpath_with_drive):
+ * upstream validates no volume path and drivers send kubelet's raw ones. */
 static int check_dir(cp_call *call, const char *path, const char *empty_text,
                      cp_path_intent intent, const char **dir)
 {
@@ -100,6 +102,9 @@ static int check_dir(cp_call *call, const char *path, const char *empty_text,
         return vfail(call, CP_E_INVALID_ARGUMENT, "%s", empty_text);
     const cp_storage_group_ctx *ctx = cp_sg_ctx(call);
     cp_error e;
+    path = cp_hostpath_with_drive(call, path); /* raw kubelet paths (fact 7) */
+    if (path == NULL)
+        return vfail(call, CP_E_NOMEM, "out of memory");
     if (cp_hostpath_confine_entry(call, ctx->rules, &ctx->fs, path, intent, dir, &e) != CP_OK)
         return efail(call, &e);
     bool exists = false;
@@ -463,22 +468,78 @@ int cp_volume_handle_disk_number(cp_call *call, const void *req, void *resp)
     return CP_OK;
 }
 
+/* EBS decides "nothing is staged here" by matching the error text against
+ * `(Get-Item -Path \S+).Target, output: , error: <nil>|because it does not
+ * exist` (DRIVER-CONTRACTS §1.3, facts 3-5): csi-proxy v1.2.1's texts for a
+ * directory with no target and for a missing path. Any other text fails
+ * NodeStageVolume on its fresh staging directory and an unstage retry
+ * for ever. So our explanation is followed by the v1.2.1 wording; the
+ * status codes stay ours (FAILED_PRECONDITION, NOT_FOUND). */
+#define V121_NO_TARGET "cmd: (Get-Item -Path $Env:mountpath).Target, output: , error: <nil>"
+#define LINK_STEPS 8 /* directory links followed at most, each confined */
+
+static int no_such_dir(cp_call *call, const char *dir)
+{
+    return vfail(call, CP_E_NOT_FOUND,
+                 "directory %s does not exist (Cannot find path '%s' because it does not exist.)",
+                 dir, dir);
+}
+
+/* Kubelet's pod path is a directory link (CreateSymlink) to the staging
+ * mount point, and drivers ask for the volume behind it (fact 6): a
+ * directory that is no mount point but a link is followed - the host
+ * resolves it and the result is confined again (cp_hostpath_follow) -
+ * at most LINK_STEPS times, then the mount-point test runs on where it
+ * leads. csi-proxy v1.2.1 followed each .Target the same way. */
 int cp_volume_handle_id_from_target(cp_call *call, const void *req, void *resp)
 {
     const cp_volume_request *q = req;
+    const cp_storage_group_ctx *ctx = cp_sg_ctx(call);
     const cp_storage_host *h = host(call);
     const char *dir;
-    int rc = check_dir(call, q->target_path, "target path is empty", CP_PATH_READ, &dir);
-    if (rc != CP_OK)
-        return rc;
+    if (q->target_path[0] == '\0')
+        return vfail(call, CP_E_INVALID_ARGUMENT, "target path is empty");
+    const char *path = cp_hostpath_with_drive(call, q->target_path);
+    if (path == NULL)
+        return vfail(call, CP_E_NOMEM, "out of memory");
+    cp_error e;
+    bool exists = false;
+    if (cp_hostpath_confine_entry(call, ctx->rules, &ctx->fs, path, CP_PATH_READ, &dir, &e) !=
+            CP_OK ||
+        ctx->fs.ops->exists(ctx->fs.ctx, dir, &exists, &e) != CP_OK)
+        return efail(call, &e);
+    if (!exists)
+        return no_such_dir(call, dir);
     char *id = cp_call_alloc(call, CP_VOLUME_ID_MAX);
     if (id == NULL)
         return vfail(call, CP_E_NOMEM, "out of memory");
-    cp_error e;
-    if (h->ops->volume_at(h->ctx, dir, id, CP_VOLUME_ID_MAX, &e) != CP_OK)
-        return efail(call, &e);
-    ((cp_volume_response *)resp)->volume_id = id;
-    return CP_OK;
+    const char *cur = dir;
+    for (int step = 0;; step++) {
+        int rc = h->ops->volume_at(h->ctx, cur, id, CP_VOLUME_ID_MAX, &e);
+        if (rc == CP_OK) {
+            ((cp_volume_response *)resp)->volume_id = id;
+            return CP_OK;
+        }
+        if (rc == CP_E_NOT_FOUND) /* gone meanwhile, or a link to nowhere */
+            return no_such_dir(call, cur);
+        if (rc != CP_E_FAILED_PRECONDITION)
+            return efail(call, &e);
+        bool link = false;
+        cp_error e2;
+        if (step == LINK_STEPS || ctx->fs.ops->is_link(ctx->fs.ctx, cur, &link, &e2) != CP_OK ||
+            !link)
+            break;
+        const char *next;
+        if (cp_hostpath_follow(call, ctx->rules, &ctx->fs, cur, &next, &e2) != CP_OK)
+            return efail(call, &e2);
+        cur = next;
+    }
+    if (cur != dir)
+        return vfail(call, CP_E_FAILED_PRECONDITION,
+                     "%s leads to %s, which is not a mounted folder (" V121_NO_TARGET ")", dir,
+                     cur);
+    return vfail(call, CP_E_FAILED_PRECONDITION, "%s: not a mounted folder (" V121_NO_TARGET ")",
+                 dir);
 }
 
 /* Upstream's walk: from the path towards its drive root, the first
