@@ -183,6 +183,8 @@ static void test_trailers(void **state)
     cp_h2check_init(&c);
     assert_true(cp_h2check_field(&c, (const uint8_t *)"x-t", 3, (const uint8_t *)"1", 1, true));
     assert_false(cp_h2check_field(&c, (const uint8_t *)":path", 5, (const uint8_t *)"/", 1, true));
+    cp_h2check_init(&c); /* a pseudo-header first in the trailers, too */
+    assert_false(cp_h2check_field(&c, (const uint8_t *)":path", 5, (const uint8_t *)"/", 1, true));
     assert_true(cp_h2check_trailers_end(true));
     assert_false(cp_h2check_trailers_end(false));
 }
