@@ -8,6 +8,7 @@
 
 #include "conn_internal.h"
 #include "grpc_wire.h"
+#include "h2check.h"
 #include "thread.h"
 #include "wirecheck.h"
 
@@ -25,6 +26,8 @@ struct cp_stream {
     bool bad_timeout;
     int64_t deadline; /* INT64_MAX: none */
     size_t header_bytes;
+    cp_h2check hc; /* nghttp2's HTTP messaging checks, made in h2check.c */
+    bool h2_reset; /* a check failed: RST_STREAM PROTOCOL_ERROR is queued */
     const cp_method *method;
     uint8_t prefix[CP_GRPC_PREFIX];
     size_t prefix_len;
@@ -350,6 +353,7 @@ static int on_begin_headers(nghttp2_session *h2, const nghttp2_frame *f, void *u
         return NGHTTP2_ERR_CALLBACK_FAILURE;
     st->id = f->hd.stream_id;
     st->deadline = INT64_MAX;
+    cp_h2check_init(&st->hc);
     st->next = c->streams;
     if (c->streams != NULL)
         c->streams->prev = st;
@@ -363,6 +367,18 @@ static bool is(const uint8_t *s, size_t n, const char *lit)
     return strlen(lit) == n && memcmp(s, lit, n) == 0;
 }
 
+/* What nghttp2's messaging does when a check fails: RST_STREAM
+ * PROTOCOL_ERROR. The stream is then CLOSING, so the INTERNAL_ERROR reset
+ * nghttp2 queues for NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE is not sent (as
+ * in nghttp2_session.c, which returns the same code after its own reset),
+ * the rest of the header block is skipped and no frame callback follows. */
+static int reset_stream(nghttp2_session *h2, cp_stream *st)
+{
+    st->h2_reset = true;
+    nghttp2_submit_rst_stream(h2, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_PROTOCOL_ERROR);
+    return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+}
+
 static int on_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t *name,
                      size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
                      void *ud)
@@ -370,7 +386,12 @@ static int on_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t 
     (void)flags;
     (void)ud;
     cp_stream *st = nghttp2_session_get_stream_user_data(h2, f->hd.stream_id);
-    if (st == NULL || f->headers.cat != NGHTTP2_HCAT_REQUEST)
+    if (st == NULL || st->h2_reset)
+        return 0;
+    bool trailer = f->headers.cat != NGHTTP2_HCAT_REQUEST;
+    if (!cp_h2check_field(&st->hc, name, namelen, value, valuelen, trailer))
+        return reset_stream(h2, st);
+    if (trailer)
         return 0; /* trailers from the client carry nothing we use */
     st->header_bytes += namelen + valuelen + 32;
     if (is(name, namelen, ":path")) {
@@ -395,7 +416,7 @@ static int on_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t 
         memcpy(st->encoding, value, n);
         st->encoding[n] = '\0';
     }
-    /* :authority is never used for routing; nghttp2 checked its syntax. */
+    /* :authority is never used for routing; h2check.c checked its syntax. */
     return 0;
 }
 
@@ -405,7 +426,13 @@ static int on_data_chunk(nghttp2_session *h2, uint8_t flags, int32_t id, const u
     (void)flags;
     cp_conn *c = ud;
     cp_stream *st = nghttp2_session_get_stream_user_data(h2, id);
-    if (st == NULL || st->responded || st->job_started || st->method == NULL)
+    if (st == NULL || st->h2_reset)
+        return 0;
+    if (!cp_h2check_data(&st->hc, len)) { /* more than content-length */
+        reset_stream(h2, st);
+        return 0;
+    }
+    if (st->responded || st->job_started || st->method == NULL)
         return 0;
     on_body(c, st, data, len);
     return 0;
@@ -417,11 +444,22 @@ static int on_frame_recv(nghttp2_session *h2, const nghttp2_frame *f, void *ud)
     if (f->hd.type != NGHTTP2_DATA && f->hd.type != NGHTTP2_HEADERS)
         return 0;
     cp_stream *st = nghttp2_session_get_stream_user_data(h2, f->hd.stream_id);
-    if (st == NULL)
+    if (st == NULL || st->h2_reset)
         return 0;
+    bool end = f->hd.flags & NGHTTP2_FLAG_END_STREAM;
+    bool ok = true;
+    if (f->hd.type == NGHTTP2_HEADERS)
+        ok = f->headers.cat == NGHTTP2_HCAT_REQUEST ? cp_h2check_request_end(&st->hc)
+                                                    : cp_h2check_trailers_end(end);
+    if (ok && end)
+        ok = cp_h2check_end_stream(&st->hc);
+    if (!ok) {
+        reset_stream(h2, st);
+        return 0;
+    }
     if (f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_REQUEST)
         check_request(c, st);
-    if (f->hd.flags & NGHTTP2_FLAG_END_STREAM)
+    if (end)
         on_end_stream(c, st);
     return 0;
 }
@@ -496,16 +534,19 @@ cp_conn *cp_conn_new(const cp_service *svc, cp_pool *pool, const cp_conn_opts *o
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
     nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
-    /* nghttp2's HTTP messaging checks stay on (the default): the pseudo-
-     * header set, order and syntax (:authority per RFC 3986, :path), names
-     * lowercase and RFC 9113 values (no CR, LF, NUL, no surrounding
-     * whitespace), no connection-specific fields, te: trailers only. A
-     * request failing one is reset with PROTOCOL_ERROR (RFC 9113 8.1.1);
-     * nghttp2 1.52 resets for a bad regular field too when no
-     * on_invalid_header callback is set. Every real client capture passes
-     * them, :authority included: grpc-go 1.83 percent-encodes the pipe
-     * path's backslashes (%5C; test/captures/README.md, files 01-09). */
-    if (nghttp2_session_server_new(&c->h2, cb, c) != 0)
+    /* nghttp2's HTTP messaging is off, and its checks are made by
+     * h2check.c from the callbacks above, unchanged but for one allowance:
+     * :authority may also be a raw pipe path (\\.\pipe\...), which
+     * grpc-go before 1.57 sends and nghttp2 1.52 refuses with no way to
+     * overrule it for a pseudo-header (h2check.h). A request failing a
+     * check is reset with PROTOCOL_ERROR, as nghttp2 does. */
+    nghttp2_option *opt = NULL;
+    if (nghttp2_option_new(&opt) != 0)
+        goto fail;
+    nghttp2_option_set_no_http_messaging(opt, 1);
+    int rv = nghttp2_session_server_new2(&c->h2, cb, c, opt);
+    nghttp2_option_del(opt);
+    if (rv != 0)
         goto fail;
     nghttp2_settings_entry iv[] = {
         {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, c->opts.max_streams},

@@ -83,7 +83,7 @@ int main(int argc, char **argv)
     cp_listen_spec *specs = NULL;
     char (*names)[64] = NULL;
     cp_fs_host fs = {0};
-    cp_storage_host storage = {0}; /* -sim-fixture; else the groups' default */
+    cp_storage_host storage = {0}; /* -sim-fixture, else this build's default */
 
     /* Roots that would hand callers the system (roots.h). */
     if (cp_roots_check("-kubelet-path", f.kubelet_path, &e) != CP_OK)
@@ -98,9 +98,15 @@ int main(int argc, char **argv)
         if (fx == NULL)
             goto out;
         fclose(fx);
-        if (cp_storage_sim_new(f.sim_fixture, &storage, &e) != CP_OK)
-            goto out;
     }
+    if (f.sim_fixture != NULL ? cp_storage_sim_new(f.sim_fixture, &storage, &e) != CP_OK
+                              : cp_storage_host_open_default(&storage, &e) != CP_OK)
+        goto out;
+    /* The fs host sees the simulator's mount points as Windows would
+     * (winapi/mountpoints.h). */
+    cp_mount_points mp;
+    if (cp_storage_sim_mount_points(&storage, &mp) == CP_OK)
+        cp_fs_host_posix_set_mount_points(&fs, &mp);
     cp_groups_config gc = {
         .kubelet_path = f.kubelet_path,
         .working_dirs = (const char *const *)f.working_dirs,

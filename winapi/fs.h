@@ -71,6 +71,11 @@ typedef struct cp_fs_host {
     void *ctx;
 } cp_fs_host;
 
+/* The letter of the drive Windows runs from, for paths that come without
+ * one (groups/common/hostpath.h): %SystemDrive% in the Windows builds
+ * (fs_win32.c), 'C' natively (fs_posix.c). Upper case. */
+char cp_fs_system_drive(void);
+
 /* The product implementation (Windows build only). */
 cp_fs_host cp_fs_host_win32(void);
 
@@ -78,5 +83,12 @@ cp_fs_host cp_fs_host_win32(void);
  * copied. Free with cp_fs_host_posix_free. */
 int cp_fs_host_posix_new(const char *root, cp_fs_host *out, cp_error *e);
 void cp_fs_host_posix_free(cp_fs_host *h);
+
+/* Connects the native host to the storage simulator's mount points
+ * (mountpoints.h; copied, NULL disconnects), so that IsSymlink and Rmdir
+ * see a folder a volume is mounted at as Windows does. Native build only;
+ * call before serving. */
+struct cp_mount_points;
+void cp_fs_host_posix_set_mount_points(cp_fs_host *h, const struct cp_mount_points *mp);
 
 #endif

@@ -6,8 +6,16 @@
  * opened with openat(O_NOFOLLOW) and walked through their descriptors, so
  * a link (or a directory swapped for a link meanwhile) is unlinked, never
  * entered.
+ *
+ * Mount points: Linux mounts (a directory on another device than its
+ * parent) count as volume mount points, and so does every folder the
+ * storage simulator of the same build has a volume mounted at, once the
+ * two are connected (cp_fs_host_posix_set_mount_points, mountpoints.h):
+ * is_link reports such a folder as Windows does, and removing it deletes
+ * the mount point, never the volume's files (see drop_mount_folder).
  */
 #include "fs.h"
+#include "mountpoints.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -23,6 +31,7 @@
 typedef struct posix_fs {
     char *root;      /* as given */
     char *root_real; /* realpath(root): resolve maps host paths back with it */
+    cp_mount_points mp; /* volume_at NULL: not connected to a storage simulator */
 } posix_fs;
 
 /* --- errors ------------------------------------------------------------- */
@@ -159,10 +168,43 @@ static int fs_mkdir_all(void *ctx, const char *path, cp_error *e)
     return CP_OK;
 }
 
+/* Windows deletes a folder that is a volume mount point as it deletes a
+ * junction: the mount point goes, the volume and its files stay
+ * (RemoveDirectoryW; fs_win32.c never enters a reparse point). Here the
+ * files a process wrote through the mount folder lie in that directory,
+ * so when the simulator had a volume mounted at path, its mount point is
+ * deleted and the directory is moved, whole, out of every drive to
+ * <root>/.sim-volumes/<volume guid>.<n>: the volume's files are kept, the
+ * path is free. host names the directory relative to at (AT_FDCWD: a
+ * full host path). *dropped tells whether path was such a folder. */
+static int drop_mount_folder(const posix_fs *fs, const char *path, int at, const char *host,
+                             bool *dropped, cp_error *e)
+{
+    char id[128], store[PATH_MAX], dest[PATH_MAX + 32];
+    *dropped = false;
+    if (fs->mp.drop == NULL || fs->mp.drop(fs->mp.ctx, path, id, sizeof(id)) != CP_OK)
+        return CP_OK;
+    *dropped = true;
+    const char *g = strchr(id, '{');
+    size_t glen = g != NULL ? strcspn(g + 1, "}") : 0;
+    snprintf(store, sizeof(store), "%s/.sim-volumes", fs->root);
+    if (mkdir(store, 0755) != 0 && errno != EEXIST)
+        return os_error(e, errno, "mkdir (volume store for)", path);
+    for (unsigned n = 1; n < 10000; n++) {
+        snprintf(dest, sizeof(dest), "%s/%.*s.%u", store, (int)glen, g != NULL ? g + 1 : "", n);
+        if (renameat(at, host, AT_FDCWD, dest) == 0)
+            return CP_OK;
+        if (errno != EEXIST && errno != ENOTEMPTY)
+            return os_error(e, errno, "rename (the volume's files out of)", path);
+    }
+    return cp_error_set(e, CP_E_RESOURCE_EXHAUSTED, "remove %s: no room to keep the volume's files",
+                        path);
+}
+
 /* Deletes everything inside the directory open as dfd; wpath names it in
  * messages (a buffer of PATH_MAX bytes, extended and restored per entry).
  * Consumes dfd. */
-static int clear_dir(int dfd, char *wpath, cp_error *e)
+static int clear_dir(const posix_fs *fs, int dfd, char *wpath, cp_error *e)
 {
     DIR *d = fdopendir(dfd);
     if (d == NULL) {
@@ -181,10 +223,16 @@ static int clear_dir(int dfd, char *wpath, cp_error *e)
         if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
             rc = os_error(e, errno, "lstat", wpath);
         } else if (S_ISDIR(st.st_mode)) {
+            bool dropped = false;
+            rc = drop_mount_folder(fs, wpath, dirfd(d), de->d_name, &dropped, e);
+            if (rc != CP_OK || dropped) {
+                wpath[base] = '\0';
+                continue;
+            }
             int cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (cfd < 0)
                 rc = os_error(e, errno, "open", wpath);
-            else if ((rc = clear_dir(cfd, wpath, e)) == CP_OK &&
+            else if ((rc = clear_dir(fs, cfd, wpath, e)) == CP_OK &&
                      unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) != 0)
                 rc = os_error(e, errno, "rmdir", wpath);
         } else if (unlinkat(dirfd(d), de->d_name, 0) != 0) {
@@ -213,13 +261,17 @@ static int fs_remove(void *ctx, const char *path, bool recursive, cp_error *e)
     }
     if (!S_ISDIR(st.st_mode)) /* files and links alike: the entry itself */
         return unlink(host) == 0 ? CP_OK : os_error(e, errno, "unlink", path);
+    bool dropped = false;
+    rc = drop_mount_folder(ctx, path, AT_FDCWD, host, &dropped, e);
+    if (rc != CP_OK || dropped)
+        return rc;
     if (recursive) {
         int dfd = open(host, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (dfd < 0)
             return os_error(e, errno, "open", path);
         char wpath[PATH_MAX];
         snprintf(wpath, sizeof(wpath), "%s", path);
-        rc = clear_dir(dfd, wpath, e);
+        rc = clear_dir(ctx, dfd, wpath, e);
         if (rc != CP_OK)
             return rc;
     }
@@ -244,7 +296,7 @@ static int fs_remove_contents(void *ctx, const char *path, cp_error *e)
         return os_error(e, errno, "open", path);
     char wpath[PATH_MAX];
     snprintf(wpath, sizeof(wpath), "%s", path);
-    return clear_dir(dfd, wpath, e);
+    return clear_dir(ctx, dfd, wpath, e);
 }
 
 static int fs_symlink(void *ctx, const char *link_path, const char *target, cp_error *e)
@@ -295,7 +347,11 @@ static int fs_is_link(void *ctx, const char *path, bool *is_link, cp_error *e)
                 return os_error(e, err, "stat", path);
         }
     } else if (S_ISDIR(st.st_mode)) {
-        *is_link = is_mount_dir(host, &st);
+        const posix_fs *fs = ctx;
+        char id[128];
+        *is_link = is_mount_dir(host, &st) ||
+                   (fs->mp.volume_at != NULL &&
+                    fs->mp.volume_at(fs->mp.ctx, path, id, sizeof(id)) == CP_OK);
     }
     return CP_OK;
 }
@@ -390,4 +446,18 @@ void cp_fs_host_posix_free(cp_fs_host *h)
     free(fs);
     h->ctx = NULL;
     h->ops = NULL;
+}
+
+void cp_fs_host_posix_set_mount_points(cp_fs_host *h, const cp_mount_points *mp)
+{
+    posix_fs *fs = h->ctx;
+    if (mp != NULL)
+        fs->mp = *mp;
+    else
+        memset(&fs->mp, 0, sizeof(fs->mp));
+}
+
+char cp_fs_system_drive(void)
+{
+    return 'C'; /* the native build emulates a Windows whose system drive is C: */
 }

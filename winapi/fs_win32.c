@@ -990,3 +990,25 @@ cp_fs_host cp_fs_host_win32(void)
     cp_fs_host h = {&win32_ops, NULL};
     return h;
 }
+
+/* %SystemDrive% ("C:"), read with GetEnvironmentVariableW (processenv.h);
+ * the service's environment carries it as every process's does (Microsoft
+ * "Environment Variables" / "Recognized environment variables"). Failing
+ * that, the drive of GetSystemWindowsDirectoryW (sysinfoapi.h: "the path
+ * of the shared Windows directory", e.g. C:\Windows); failing both, 'C',
+ * the letter mount-utils' NormalizeWindowsPath assumes. */
+char cp_fs_system_drive(void)
+{
+    wchar_t buf[MAX_PATH + 1];
+    DWORD n = GetEnvironmentVariableW(L"SystemDrive", buf, MAX_PATH + 1);
+    if (!(n >= 2 && n <= MAX_PATH && buf[1] == L':'))
+        n = GetSystemWindowsDirectoryW(buf, MAX_PATH + 1);
+    if (n >= 2 && n <= MAX_PATH && buf[1] == L':') {
+        wchar_t c = buf[0];
+        if (c >= L'a' && c <= L'z')
+            c = (wchar_t)(c - L'a' + L'A');
+        if (c >= L'A' && c <= L'Z')
+            return (char)c;
+    }
+    return 'C';
+}

@@ -431,11 +431,14 @@ int cp_sim_fixture_load(sim *s, yaml_parser_t *parser, const char *name, cp_erro
     loader l = {.doc = &doc, .name = name, .e = e};
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     int rc = CP_OK;
-    static const char *const keys[] = {"latency_ms", "disks", NULL};
+    static const char *const keys[] = {"latency_ms", "volume_arrival_ms", "disks", NULL};
     if (root != NULL && (rc = only_keys(&l, root, keys)) == CP_OK) {
-        uint32_t lat = 0;
+        uint32_t lat = 0, arrival = 0;
         rc = get_u32(&l, root, "latency_ms", &lat);
+        if (rc == CP_OK)
+            rc = get_u32(&l, root, "volume_arrival_ms", &arrival);
         s->latency_ms = lat;
+        s->arrival_ms = arrival;
         yaml_node_t *disks = map_get(&l, root, "disks");
         if (rc == CP_OK && disks != NULL) {
             if (disks->type != YAML_SEQUENCE_NODE) {

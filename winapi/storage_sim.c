@@ -61,12 +61,18 @@ static sim_disk *find_disk(sim *s, uint32_t number)
     return NULL;
 }
 
+/* Whether the disk's volumes exist: it is online and they have arrived. */
+static bool volumes_visible(const sim_disk *d)
+{
+    return d->online && (d->volumes_at == 0 || cp_now_ms() >= d->volumes_at);
+}
+
 /* The volume with this (normalized) id on an online disk. */
 static sim_part *find_volume(sim *s, const char *id, sim_disk **disk)
 {
     for (size_t i = 0; i < s->n_disks; i++) {
         sim_disk *d = &s->disks[i];
-        if (!d->online)
+        if (!volumes_visible(d))
             continue;
         for (size_t j = 0; j < d->n_parts; j++)
             if (d->parts[j].has_volume && strcmp(d->parts[j].id, id) == 0) {
@@ -290,6 +296,10 @@ static int sim_set_disk_online(void *ctx, uint32_t number, bool online, cp_error
     int rc = begin_disk(s, number, &d, e);
     if (rc != CP_OK)
         return rc;
+    /* Coming online, its volumes arrive arrival_ms later (Windows' volume
+     * arrival is asynchronous: SetDiskState returns before them). */
+    if (online && !d->online && s->arrival_ms > 0)
+        d->volumes_at = cp_now_ms() + s->arrival_ms;
     d->online = online;
     finish(s, d);
     return CP_OK;
@@ -436,7 +446,7 @@ static int sim_list_volumes(void *ctx, uint32_t disk, uint32_t partition,
     size_t k = 0;
     if (rc == CP_OK && (out = sim_alloc(a, (d->n_parts + 1) * sizeof(*out))) == NULL)
         rc = nomem(e);
-    for (size_t i = 0; rc == CP_OK && d->online && i < d->n_parts; i++) {
+    for (size_t i = 0; rc == CP_OK && volumes_visible(d) && i < d->n_parts; i++) {
         const sim_part *p = &d->parts[i];
         if (!p->has_volume || (partition != 0 && p->number != partition))
             continue;
@@ -619,7 +629,7 @@ static int sim_drive_volume(void *ctx, char letter, char *id, size_t idlen, cp_e
     cp_mutex_lock(s->mu);
     for (size_t i = 0; rc != CP_OK && i < s->n_disks; i++) {
         const sim_disk *d = &s->disks[i];
-        for (size_t j = 0; d->online && j < d->n_parts; j++)
+        for (size_t j = 0; volumes_visible(d) && j < d->n_parts; j++)
             if (d->parts[j].has_volume && d->parts[j].drive == up) {
                 snprintf(id, idlen, "%s", d->parts[j].id);
                 rc = CP_OK;
@@ -629,6 +639,45 @@ static int sim_drive_volume(void *ctx, char letter, char *id, size_t idlen, cp_e
     }
     cp_mutex_unlock(s->mu);
     return rc;
+}
+
+/* --- the mount points as the fs host sees them (mountpoints.h) ----------- */
+
+static int mp_volume_at(void *ctx, const char *dir, char *id, size_t idlen)
+{
+    sim *s = ctx;
+    cp_mutex_lock(s->mu);
+    const sim_mount *m = find_mount(s, dir);
+    int rc = m != NULL && find_volume(s, m->id, NULL) != NULL ? CP_OK : CP_E_FAILED_PRECONDITION;
+    if (rc == CP_OK)
+        snprintf(id, idlen, "%s", m->id);
+    cp_mutex_unlock(s->mu);
+    return rc;
+}
+
+static int mp_drop(void *ctx, const char *dir, char *id, size_t idlen)
+{
+    sim *s = ctx;
+    cp_mutex_lock(s->mu);
+    sim_mount *m = find_mount(s, dir);
+    int rc = m != NULL ? CP_OK : CP_E_FAILED_PRECONDITION;
+    if (m != NULL) {
+        snprintf(id, idlen, "%s", m->id);
+        free(m->dir);
+        *m = s->mounts[--s->n_mounts];
+    }
+    cp_mutex_unlock(s->mu);
+    return rc;
+}
+
+int cp_storage_sim_mount_points(const cp_storage_host *h, cp_mount_points *out)
+{
+    if (h == NULL || h->ops != &sim_ops)
+        return CP_E_INVALID_ARGUMENT;
+    out->ctx = h->ctx;
+    out->volume_at = mp_volume_at;
+    out->drop = mp_drop;
+    return CP_OK;
 }
 
 static void sim_destroy(void *ctx)

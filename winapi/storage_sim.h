@@ -19,6 +19,7 @@
 #ifndef CP_WINAPI_STORAGE_SIM_H
 #define CP_WINAPI_STORAGE_SIM_H
 
+#include "mountpoints.h"
 #include "storage.h"
 
 /* Loads the fixture file at path (NULL: an empty host, no disks). CP_OK and
@@ -44,5 +45,10 @@ unsigned cp_storage_sim_overlaps(const cp_storage_host *h);
 
 /* How many disk operations ran at the same time at most, over all disks. */
 unsigned cp_storage_sim_max_parallel(const cp_storage_host *h);
+
+/* The simulator's mount points, for the file-system host of the same build
+ * (mountpoints.h): CP_OK and *out set, valid while h lives;
+ * CP_E_INVALID_ARGUMENT when h is not a simulator host. */
+int cp_storage_sim_mount_points(const cp_storage_host *h, cp_mount_points *out);
 
 #endif

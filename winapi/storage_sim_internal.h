@@ -47,6 +47,7 @@ typedef struct sim_disk {
     sim_part *parts;
     size_t n_parts;
     unsigned in_flight;
+    int64_t volumes_at; /* cp_now_ms() when its volumes appear (came online) */
 } sim_disk;
 
 typedef struct sim_mount {
@@ -61,6 +62,9 @@ typedef struct sim {
     sim_mount *mounts;
     size_t n_mounts;
     unsigned latency_ms;
+    unsigned arrival_ms; /* fixture volume_arrival_ms: volumes of a disk that
+                          * comes online appear that much later, as Windows
+                          * announces them asynchronously */
     cp_mutex *sleep_mu;
     cp_cond *sleep_cv;
     unsigned overlaps;

@@ -93,3 +93,37 @@ int cp_hostpath_confine_entry(cp_call *call, const cp_pathrules *rules, const cp
         return rc;
     return cp_hostpath_confine(call, rules, fs, path, true, intent, out, e);
 }
+
+const char *cp_hostpath_with_drive(cp_call *call, const char *path)
+{
+    if (path[0] != '\\' || path[1] == '\\')
+        return path;
+    size_t n = strlen(path);
+    char *out = cp_call_alloc(call, n + 3);
+    if (out == NULL)
+        return NULL;
+    out[0] = cp_fs_system_drive();
+    out[1] = ':';
+    memcpy(out + 2, path, n + 1);
+    return out;
+}
+
+int cp_hostpath_follow(cp_call *call, const cp_pathrules *rules, const cp_fs_host *fs,
+                       const char *path, const char **out, cp_error *e)
+{
+    char *resolved = cp_call_alloc(call, RESOLVED_MAX);
+    const char *const *anchor = anchors(call, rules);
+    if (resolved == NULL || anchor == NULL)
+        return cp_error_set(e, CP_E_NOMEM, "out of memory");
+    int rc = fs->ops->resolve(fs->ctx, path, anchor, cp_pathrules_count(rules), resolved,
+                              RESOLVED_MAX, e);
+    if (rc == CP_OK)
+        rc = cp_pathrules_check_resolved(rules, path, resolved, e);
+    if (rc == CP_OK) {
+        size_t n = strlen(resolved);
+        if (n > 3 && resolved[n - 1] == '\\')
+            resolved[n - 1] = '\0';
+        *out = resolved;
+    }
+    return rc;
+}

@@ -65,6 +65,30 @@ int cp_hostpath_confine_entry(cp_call *call, const cp_pathrules *rules, const cp
 #endif
     ;
 
+/* Paths as drivers send them to the RPCs upstream never validates (the
+ * volume group's paths, IsSymlink): a raw kubelet path may lack its drive
+ * letter ("\var\lib\kubelet\..." when kubelet's root dir has none).
+ * Windows resolves such a path against the current drive; mount-utils'
+ * NormalizeWindowsPath prefixes "c:". Here the system drive
+ * (cp_fs_system_drive: %SystemDrive% on Windows, "C:" natively) is
+ * prefixed to a path starting with exactly one '\'; every other path is
+ * returned as is (UNC, \\?\ and device paths stay refused by the rules).
+ * In the call's arena; NULL when out of memory. */
+const char *cp_hostpath_with_drive(cp_call *call, const char *path);
+
+/* Where path leads once every link in it is followed: the host resolves
+ * the whole path (fs.h resolve) and the result must lie inside a
+ * configured directory (cp_pathrules_check_resolved). CP_OK and *out = the
+ * resolved path (call's arena); CP_E_INVALID_ARGUMENT when it leads
+ * outside; what resolve reported otherwise (FAILED_PRECONDITION for a
+ * dangling link). Call only for a path cp_pathrules_check() accepted. */
+int cp_hostpath_follow(cp_call *call, const cp_pathrules *rules, const cp_fs_host *fs,
+                       const char *path, const char **out, cp_error *e)
+#if defined(__GNUC__)
+    __attribute__((warn_unused_result))
+#endif
+    ;
+
 /* The parent of a normalized path ("C:\a\b" -> "C:\a", "C:\a" -> "C:\"),
  * in the call's arena; NULL for a drive root or when out of memory. */
 char *cp_hostpath_parent(cp_call *call, const char *path);

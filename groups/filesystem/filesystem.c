@@ -173,9 +173,17 @@ int cp_fs_handle_is_symlink(cp_call *call, const void *req, void *resp)
     const cp_fs_request *r = req;
     const cp_fs_host *fs = &group_ctx(call)->fs;
     /* Upstream checks no rules here; we do (drivers only ask about paths
-     * under the kubelet directory). */
+     * under the kubelet directory). GCE sends kubelet's raw path, which
+     * may lack the drive letter (fact 7): the system drive is prefixed
+     * first (cp_hostpath_with_drive), then every rule applies. */
     const char *p;
-    int rc = checked(call, r->path, RESOLVE_ENTRY, CP_PATH_READ, &p);
+    const char *path = cp_hostpath_with_drive(call, r->path);
+    if (path == NULL) {
+        cp_error e;
+        cp_error_set(&e, CP_E_NOMEM, "out of memory");
+        return fail(call, &e);
+    }
+    int rc = checked(call, path, RESOLVE_ENTRY, CP_PATH_READ, &p);
     if (rc != CP_OK)
         return rc;
     bool is_link = false;

@@ -14,12 +14,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../server/thread.h"
 #include "../../winapi/storage_ids.h"
 #include "../common/hostpath.h"
 #include "../common/pbreflect.h"
 
 #define GROW_MIN (100 * 1024 * 1024) /* upstream skips growth below 100 MiB */
 #define CLOSEST_STEPS 256            /* upstream's bound on the walk */
+/* ListVolumesOnDisk's wait for the volume of a disk just brought online
+ * (Windows announces volumes asynchronously): at most this long, polling. */
+#define ARRIVAL_WAIT_MS 10000
+#define ARRIVAL_POLL_MS 50
 
 /* Legacy RPCs forward to their successors; upstream wraps their errors. */
 static const char *forwarded_to(const char *method)
@@ -87,7 +92,9 @@ static int check_id(cp_call *call, const char *id, const char *empty_text,
 }
 
 /* Upstream's empty check, the path rules, and the directory must exist.
- * CP_PATH_REPLACE (mount, unmount) refuses a configured directory. */
+ * CP_PATH_REPLACE (mount, unmount) refuses a configured directory. A path
+ * without a drive letter gets the system drive (cp_hostpath_with_drive):
+ * upstream validates no volume path and drivers send kubelet's raw ones. */
 static int check_dir(cp_call *call, const char *path, const char *empty_text,
                      cp_path_intent intent, const char **dir)
 {
@@ -95,6 +102,9 @@ static int check_dir(cp_call *call, const char *path, const char *empty_text,
         return vfail(call, CP_E_INVALID_ARGUMENT, "%s", empty_text);
     const cp_storage_group_ctx *ctx = cp_sg_ctx(call);
     cp_error e;
+    path = cp_hostpath_with_drive(call, path); /* raw kubelet paths (fact 7) */
+    if (path == NULL)
+        return vfail(call, CP_E_NOMEM, "out of memory");
     if (cp_hostpath_confine_entry(call, ctx->rules, &ctx->fs, path, intent, dir, &e) != CP_OK)
         return efail(call, &e);
     bool exists = false;
@@ -138,6 +148,48 @@ static int refuse_system_volume(cp_call *call, const char *id, const char *what)
 
 /* --- handlers ------------------------------------------------------------- */
 
+/* Whether the disk should show a volume: it is online and has a basic
+ * partition (the one asked for, or any for partition 0). */
+static bool expects_volume(cp_call *call, uint32_t disk, uint32_t partition)
+{
+    const cp_storage_host *h = host(call);
+    cp_storage_alloc a = cp_sg_alloc(call);
+    cp_disk_info d;
+    cp_partition_info *parts = NULL;
+    size_t n = 0;
+    cp_error e;
+    if (h->ops->get_disk(h->ctx, disk, &a, &d, &e) != CP_OK || !d.online)
+        return false;
+    if (h->ops->list_partitions(h->ctx, disk, &a, &parts, &n, &e) != CP_OK)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (parts[i].kind == CP_PART_BASIC && (partition == 0 || parts[i].number == partition))
+            return true;
+    return false;
+}
+
+/* Waits about ms milliseconds (nothing signals the condition). */
+static void pause_ms(int64_t ms)
+{
+    cp_mutex *m = cp_mutex_new();
+    cp_cond *c = cp_cond_new();
+    if (m != NULL && c != NULL) {
+        int64_t until = cp_now_ms() + ms;
+        cp_mutex_lock(m);
+        for (int64_t now = cp_now_ms(); now < until; now = cp_now_ms())
+            cp_cond_timedwait(c, m, until - now);
+        cp_mutex_unlock(m);
+    }
+    if (c != NULL)
+        cp_cond_free(c);
+    if (m != NULL)
+        cp_mutex_free(m);
+}
+
+/* EBS and Azure Disk use VolumeIds[0] unchecked right after PartitionDisk
+ * (and SetDiskState): an online disk with a basic partition whose volume
+ * has not arrived yet is waited for, ARRIVAL_WAIT_MS at most; after that
+ * the empty list is the answer. */
 int cp_volume_handle_list(cp_call *call, const void *req, void *resp)
 {
     const cp_volume_request *q = req;
@@ -150,6 +202,14 @@ int cp_volume_handle_list(cp_call *call, const void *req, void *resp)
     if (lock_disk(call, q->disk_number) != CP_OK)
         return CP_PARKED;
     int rc = h->ops->list_volumes(h->ctx, q->disk_number, q->partition_number, &a, &ids, &n, &e);
+    if (rc == CP_OK && n == 0 && expects_volume(call, q->disk_number, q->partition_number)) {
+        int64_t until = cp_now_ms() + ARRIVAL_WAIT_MS;
+        while (rc == CP_OK && n == 0 && cp_now_ms() < until) {
+            pause_ms(ARRIVAL_POLL_MS);
+            rc = h->ops->list_volumes(h->ctx, q->disk_number, q->partition_number, &a, &ids, &n,
+                                      &e);
+        }
+    }
     unlock_disk(call, q->disk_number);
     if (rc != CP_OK)
         return efail(call, &e);
@@ -275,6 +335,67 @@ int cp_volume_handle_format(cp_call *call, const void *req, void *resp)
     return rc == CP_OK ? CP_OK : efail(call, &e);
 }
 
+/* Parses "<disk>" or "<disk>-part<partition>" (decimal, as Azure Disk's
+ * NodeStage sends as ResizeVolume's VolumeId; partition 0 = none given). */
+static bool parse_disk_source(const char *s, uint32_t *disk, uint32_t *partition)
+{
+    uint64_t v[2] = {0, 0};
+    int k = 0;
+    const char *p = s;
+    for (;;) {
+        const char *start = p;
+        for (; *p >= '0' && *p <= '9'; p++)
+            if ((v[k] = v[k] * 10 + (uint64_t)(*p - '0')) > UINT32_MAX)
+                return false;
+        if (p == start || p - start > 10)
+            return false;
+        if (*p == '\0')
+            break;
+        if (k == 1 || strncmp(p, "-part", 5) != 0)
+            return false;
+        p += 5;
+        k = 1;
+    }
+    *disk = (uint32_t)v[0];
+    *partition = (uint32_t)v[1];
+    return true;
+}
+
+/* Azure Disk (DRIVER-CONTRACTS fact 25, Q2): its NodeStage ends with
+ * ResizeVolume(VolumeId = the disk number) and fails the stage on an
+ * error. Such an ID names the disk's single volume (the one PartitionDisk
+ * made); a disk with none is NOT_FOUND, one with several INVALID_ARGUMENT
+ * (which to grow is not ours to guess). Writes the volume ID to out. */
+static int resolve_disk_source(cp_call *call, uint32_t disk, uint32_t partition,
+                               char out[CP_VOLUME_ID_LEN + 1])
+{
+    const cp_storage_host *h = host(call);
+    cp_storage_alloc a = cp_sg_alloc(call);
+    cp_disk_info d;
+    char **ids = NULL;
+    size_t n = 0;
+    cp_error e;
+    if (h->ops->get_disk(h->ctx, disk, &a, &d, &e) != CP_OK ||
+        cp_sg_refuse_boot(&d, "resize its volume", &e) != CP_OK)
+        return efail(call, &e);
+    if (h->ops->list_volumes(h->ctx, disk, partition, &a, &ids, &n, &e) != CP_OK)
+        return efail(call, &e);
+    char part[32] = "";
+    if (partition != 0)
+        snprintf(part, sizeof(part), " partition %u", (unsigned)partition);
+    if (n == 0)
+        return vfail(call, CP_E_NOT_FOUND, "disk %u%s has no volume to resize%s", (unsigned)disk,
+                     part, d.online ? "" : " (the disk is offline)");
+    if (n > 1)
+        return vfail(call, CP_E_INVALID_ARGUMENT,
+                     "disk %u%s has %zu volumes: name the one to resize by its volume ID",
+                     (unsigned)disk, part, n);
+    cp_error pe;
+    if (cp_volume_id_parse(ids[0], out, NULL, &pe) != CP_OK)
+        return efail(call, &pe);
+    return CP_OK;
+}
+
 int cp_volume_handle_resize(cp_call *call, const void *req, void *resp)
 {
     (void)resp;
@@ -282,7 +403,10 @@ int cp_volume_handle_resize(cp_call *call, const void *req, void *resp)
     const cp_storage_host *h = host(call);
     char id[CP_VOLUME_ID_LEN + 1];
     cp_volume_info v;
-    int rc = check_id(call, q->volume_id, "volume id empty", id);
+    uint32_t by_disk, by_part;
+    int rc = parse_disk_source(q->volume_id, &by_disk, &by_part)
+                 ? resolve_disk_source(call, by_disk, by_part, id)
+                 : check_id(call, q->volume_id, "volume id empty", id);
     if (rc == CP_OK && q->size_bytes < 0)
         rc = vfail(call, CP_E_INVALID_ARGUMENT, "size %lld of volume %s is negative",
                    (long long)q->size_bytes, id);
@@ -344,22 +468,78 @@ int cp_volume_handle_disk_number(cp_call *call, const void *req, void *resp)
     return CP_OK;
 }
 
+/* EBS decides "nothing is staged here" by matching the error text against
+ * `(Get-Item -Path \S+).Target, output: , error: <nil>|because it does not
+ * exist` (DRIVER-CONTRACTS §1.3, facts 3-5): csi-proxy v1.2.1's texts for a
+ * directory with no target and for a missing path. Any other text fails
+ * NodeStageVolume on its fresh staging directory and an unstage retry
+ * for ever. So our explanation is followed by the v1.2.1 wording; the
+ * status codes stay ours (FAILED_PRECONDITION, NOT_FOUND). */
+#define V121_NO_TARGET "cmd: (Get-Item -Path $Env:mountpath).Target, output: , error: <nil>"
+#define LINK_STEPS 8 /* directory links followed at most, each confined */
+
+static int no_such_dir(cp_call *call, const char *dir)
+{
+    return vfail(call, CP_E_NOT_FOUND,
+                 "directory %s does not exist (Cannot find path '%s' because it does not exist.)",
+                 dir, dir);
+}
+
+/* Kubelet's pod path is a directory link (CreateSymlink) to the staging
+ * mount point, and drivers ask for the volume behind it (fact 6): a
+ * directory that is no mount point but a link is followed - the host
+ * resolves it and the result is confined again (cp_hostpath_follow) -
+ * at most LINK_STEPS times, then the mount-point test runs on where it
+ * leads. csi-proxy v1.2.1 followed each .Target the same way. */
 int cp_volume_handle_id_from_target(cp_call *call, const void *req, void *resp)
 {
     const cp_volume_request *q = req;
+    const cp_storage_group_ctx *ctx = cp_sg_ctx(call);
     const cp_storage_host *h = host(call);
     const char *dir;
-    int rc = check_dir(call, q->target_path, "target path is empty", CP_PATH_READ, &dir);
-    if (rc != CP_OK)
-        return rc;
+    if (q->target_path[0] == '\0')
+        return vfail(call, CP_E_INVALID_ARGUMENT, "target path is empty");
+    const char *path = cp_hostpath_with_drive(call, q->target_path);
+    if (path == NULL)
+        return vfail(call, CP_E_NOMEM, "out of memory");
+    cp_error e;
+    bool exists = false;
+    if (cp_hostpath_confine_entry(call, ctx->rules, &ctx->fs, path, CP_PATH_READ, &dir, &e) !=
+            CP_OK ||
+        ctx->fs.ops->exists(ctx->fs.ctx, dir, &exists, &e) != CP_OK)
+        return efail(call, &e);
+    if (!exists)
+        return no_such_dir(call, dir);
     char *id = cp_call_alloc(call, CP_VOLUME_ID_MAX);
     if (id == NULL)
         return vfail(call, CP_E_NOMEM, "out of memory");
-    cp_error e;
-    if (h->ops->volume_at(h->ctx, dir, id, CP_VOLUME_ID_MAX, &e) != CP_OK)
-        return efail(call, &e);
-    ((cp_volume_response *)resp)->volume_id = id;
-    return CP_OK;
+    const char *cur = dir;
+    for (int step = 0;; step++) {
+        int rc = h->ops->volume_at(h->ctx, cur, id, CP_VOLUME_ID_MAX, &e);
+        if (rc == CP_OK) {
+            ((cp_volume_response *)resp)->volume_id = id;
+            return CP_OK;
+        }
+        if (rc == CP_E_NOT_FOUND) /* gone meanwhile, or a link to nowhere */
+            return no_such_dir(call, cur);
+        if (rc != CP_E_FAILED_PRECONDITION)
+            return efail(call, &e);
+        bool link = false;
+        cp_error e2;
+        if (step == LINK_STEPS || ctx->fs.ops->is_link(ctx->fs.ctx, cur, &link, &e2) != CP_OK ||
+            !link)
+            break;
+        const char *next;
+        if (cp_hostpath_follow(call, ctx->rules, &ctx->fs, cur, &next, &e2) != CP_OK)
+            return efail(call, &e2);
+        cur = next;
+    }
+    if (cur != dir)
+        return vfail(call, CP_E_FAILED_PRECONDITION,
+                     "%s leads to %s, which is not a mounted folder (" V121_NO_TARGET ")", dir,
+                     cur);
+    return vfail(call, CP_E_FAILED_PRECONDITION, "%s: not a mounted folder (" V121_NO_TARGET ")",
+                 dir);
 }
 
 /* Upstream's walk: from the path towards its drive root, the first

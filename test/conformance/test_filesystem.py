@@ -288,3 +288,52 @@ def test_concurrent_calls_one_channel(call, server):
     for t in threads:
         t.join()
     assert errors == []
+
+
+# --- driver contracts (DRIVER-CONTRACTS.md §9) -----------------------------
+# Mount-point folders (facts 10, 11c) need the volume group: test_volume.py.
+
+@pytest.mark.parametrize("vv", ["v1beta2", "v1", "v2alpha1"])
+def test_fact07_is_symlink_accepts_driveless_raw_path(call, server, vv):
+    # GCE passes kubelet's raw path to IsSymlink; with a drive-less kubelet
+    # root it is "\var\lib\kubelet\...": the system drive (C:) is prefixed
+    src = p("plugins", f"f07-{vv}", "globalmount")
+    link = p("pods", f"f07-{vv}", "mount")
+    assert call("filesystem", vv, "Mkdir", path=src)[1] == OK
+    assert call("filesystem", vv, "Mkdir", path=p("pods", f"f07-{vv}"))[1] == OK
+    _, code, msg = call("filesystem", vv, "CreateSymlink", source_path=src, target_path=link)
+    assert code == OK, msg
+    r, code, msg = call("filesystem", vv, "IsSymlink", path=link[2:])
+    assert code == OK and r.is_symlink is True, msg
+    r, code, msg = call("filesystem", vv, "IsSymlink", path=src[2:])
+    assert code == OK and r.is_symlink is False, msg
+    # every rule still holds after the prefix: outside, UNC, "..", device paths
+    for bad in ("\\Windows\\System32", "\\\\host\\share\\x", "\\var\\lib\\kubelet\\..\\x",
+                "\\\\.\\PhysicalDrive0"):
+        _, code, msg = call("filesystem", vv, "IsSymlink", path=bad)
+        assert code == INVALID, (bad, msg)
+    # PathExists, Mkdir, Rmdir, CreateSymlink keep upstream's rule: drivers
+    # normalise those paths, a drive-less one is refused
+    _, code, msg = call("filesystem", vv, "PathExists", path=src[2:])
+    assert code == INVALID, msg
+
+
+def test_fact08_lowercase_kubelet_prefix_on_every_rpc(call, server, v):
+    # mount-utils' NormalizeWindowsPath sends "c:\var\lib\kubelet\..."
+    low = "c" + p("pods", f"f08-{v}", "vol")[1:]
+    link = "c" + p("pods", f"f08-{v}", "link")[1:]
+    _, code, msg = call("filesystem", v, "Mkdir", path=low)
+    assert code == OK, msg
+    r, code, msg = call("filesystem", v, "PathExists", path=low)
+    assert code == OK and r.exists, msg
+    make, probe, field = link_rpc(v)
+    _, code, msg = call("filesystem", v, make, source_path=low, target_path=link)
+    assert code == OK, msg
+    r, code, msg = call("filesystem", v, probe, path=link)
+    assert code == OK and getattr(r, field) is True, msg
+    _, code, msg = call("filesystem", v, "Rmdir", path=link, force=True)
+    assert code == OK, msg
+    assert os.path.isdir(server.host(low))  # the link went, not its target
+    # the root stays protected in lower case too
+    _, code, msg = call("filesystem", v, "Rmdir", path="c:\\var\\lib\\kubelet\\", force=True)
+    assert code == INVALID and "configured directory" in msg, msg

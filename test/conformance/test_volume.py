@@ -413,3 +413,208 @@ def test_offline_disk_volume_appears_when_online(c):
     assert disk_of(c, "v1beta1", OFFLINE)[:2] == (10, OK)
     assert c("disk", "v1", "SetDiskState", disk_number=10, is_online=False)[1] == OK
     assert c("volume", "v1", "GetVolumeStats", volume_id=OFFLINE)[1] == NOT_FOUND
+
+
+# --- driver contracts (DRIVER-CONTRACTS.md §9) -----------------------------
+# A server of their own: these tests mount the fixture's formatted, unmounted
+# volume STAGED (disk 9) at folders of their own and apply each driver's own
+# decision to the answers.
+
+import re
+
+# aws-ebs-csi-driver pkg/mounter/mount_windows.go:152, matched against the
+# whole err.Error() of the Go client (our code is not Unknown; EBS looks
+# only at the text, so the prefix form upstream's server produced is used).
+EBS_NOT_MOUNTED = r"(Get-Item -Path \S+).Target, output: , error: <nil>|because it does not exist"
+
+
+def ebs_sees_not_mounted(msg):
+    return re.search(EBS_NOT_MOUNTED, "rpc error: code = Unknown desc = " + msg) is not None
+
+
+ID_VERSIONS = ["v1beta1", "v1beta2", "v1beta3", "v1", "v2alpha1"]  # versions with the RPC
+
+
+@pytest.fixture(scope="module")
+def dsrv(tmp_path_factory):
+    s = Server(str(tmp_path_factory.mktemp("contracts")))
+    yield s
+    s.stop()
+    assert s.proc.returncode == 0
+
+
+@pytest.fixture(scope="module")
+def d(dsrv, pb):
+    return Caller(dsrv, pb)
+
+
+def stage_dir(name):
+    return f"{KUBELET}\\plugins\\kubernetes.io\\csi\\ebs.csi.aws.com\\{name}\\globalmount"
+
+
+def pod_dir(name):
+    return f"{KUBELET}\\pods\\{name}\\volumes\\kubernetes.io~csi\\pvc-{name}\\mount"
+
+
+def fs_mkdir(d, path):
+    _, code, msg = d("filesystem", "v1", "Mkdir", path=path)
+    assert code == OK, msg
+    return path
+
+
+def staged_at(d, name):
+    """EBS NodeStage: Mkdir the staging dir, then MountVolume there."""
+    target = fs_mkdir(d, stage_dir(name))
+    _, code, msg = mount(d, "v1", STAGED, target)
+    assert code == OK, msg
+    return target
+
+
+@pytest.mark.parametrize("v", ID_VERSIONS)
+def test_fact04_empty_staging_dir_text_matches_ebs_regex(d, v):
+    target = fs_mkdir(d, stage_dir(f"fact04-{v}"))  # fresh, empty, nothing mounted
+    vol, code, msg = id_at(d, v, target)
+    assert code == PRECONDITION, msg  # our code and our explanation stay
+    assert "not a mounted folder" in msg and target in msg
+    assert ebs_sees_not_mounted(msg), msg  # EBS: "not staged yet", NodeStage goes on
+
+
+@pytest.mark.parametrize("v", ID_VERSIONS)
+def test_fact05_missing_path_text_matches_ebs_regex(d, v):
+    target = stage_dir(f"fact05-{v}")  # an unstage retry: the directory is gone
+    vol, code, msg = id_at(d, v, target)
+    assert code == NOT_FOUND, msg
+    assert "does not exist" in msg and target in msg
+    assert ebs_sees_not_mounted(msg), msg  # EBS: nothing there, NodeUnstage succeeds
+
+
+@pytest.mark.parametrize("v", ["v1beta3", "v1", "v2alpha1"])
+def test_fact06_pod_symlink_resolves_to_staged_volume(d, v):
+    target = staged_at(d, f"fact06-{v}")
+    pod = pod_dir(f"fact06-{v}")
+    fs_mkdir(d, pod.rsplit("\\", 1)[0])
+    _, code, msg = d("filesystem", "v1", "CreateSymlink", source_path=target, target_path=pod)
+    assert code == OK, msg
+    # EBS expand, azuredisk and GCE stats/expand: the id behind the pod path
+    assert id_at(d, v, pod)[:2] == (STAGED, OK)
+    assert id_at(d, v, target)[:2] == (STAGED, OK)
+    r, code, msg = d("volume", v, "GetVolumeStats", volume_id=STAGED)
+    assert code == OK and r.total_bytes > 0, msg
+    # a link to that link (two steps) leads there too
+    pod2 = pod_dir(f"fact06-{v}-2")
+    fs_mkdir(d, pod2.rsplit("\\", 1)[0])
+    _, code, msg = d("filesystem", "v1", "CreateSymlink", source_path=pod, target_path=pod2)
+    assert code == OK, msg
+    assert id_at(d, v, pod2)[:2] == (STAGED, OK)
+
+
+def test_fact06_links_are_confined_and_bounded(d, dsrv):
+    # a link leading out of the kubelet directory is refused, not followed
+    outside = os.path.join(dsrv.root, "C", "Windows")
+    os.makedirs(outside, exist_ok=True)
+    out_link = pod_dir("fact06-out")
+    os.makedirs(os.path.dirname(dsrv.host(out_link)), exist_ok=True)
+    os.symlink(outside, dsrv.host(out_link))
+    _, code, msg = id_at(d, "v1", out_link)
+    assert code == INVALID and "not within the working directories" in msg, msg
+    # a link to a plain directory: not mounted, in EBS's words too
+    plain = fs_mkdir(d, stage_dir("fact06-plain"))
+    pl = pod_dir("fact06-plain")
+    fs_mkdir(d, pl.rsplit("\\", 1)[0])
+    assert d("filesystem", "v1", "CreateSymlink", source_path=plain, target_path=pl)[1] == OK
+    _, code, msg = id_at(d, "v1", pl)
+    assert code == PRECONDITION and ebs_sees_not_mounted(msg), msg
+    # a loop answers at once (the host refuses to resolve it)
+    loop = pod_dir("fact06-loop")
+    os.makedirs(os.path.dirname(dsrv.host(loop)), exist_ok=True)
+    os.symlink(dsrv.host(loop), dsrv.host(loop))
+    _, code, msg = id_at(d, "v1", loop)
+    assert code not in (OK, grpc.StatusCode.DEADLINE_EXCEEDED), msg
+
+
+@pytest.mark.parametrize("v", ["v1", "v2alpha1"])
+def test_fact07_driveless_raw_kubelet_paths_on_volume_rpcs(d, dsrv, v):
+    target = fs_mkdir(d, stage_dir(f"fact07-{v}"))
+    raw = target[2:]  # "\var\lib\kubelet\...": kubelet's root without a drive
+    assert raw.startswith("\\var\\")
+    _, code, msg = mount(d, v, STAGED, raw)
+    assert code == OK, msg
+    assert id_at(d, v, raw)[:2] == (STAGED, OK)
+    assert id_at(d, v, target)[:2] == (STAGED, OK)  # the same folder
+    r, code, msg = d("volume", v, "GetClosestVolumeIDFromTargetPath", target_path=raw) \
+        if v == "v2alpha1" else (None, OK, "")
+    assert code == OK, msg
+    _, code, msg = unmount(d, v, STAGED, raw)
+    assert code == OK, msg
+    _, code, msg = id_at(d, v, raw)
+    assert code == PRECONDITION and ebs_sees_not_mounted(msg), msg
+    # confinement holds for drive-less paths: outside, UNC, and the root itself
+    for bad in ("\\Windows\\System32", "\\\\host\\share\\x", "\\var\\lib\\kubelet"):
+        _, code, msg = mount(d, v, STAGED, bad)
+        assert code == INVALID, (bad, msg)
+
+
+@pytest.mark.parametrize("v", ["v1", "v2alpha1"])
+def test_fact08_lowercase_drive_on_volume_rpcs(d, v):
+    target = fs_mkdir(d, stage_dir(f"fact08-{v}"))
+    low = "c" + target[1:]  # mount-utils' NormalizeWindowsPath form
+    _, code, msg = mount(d, v, STAGED, low)
+    assert code == OK, msg
+    assert id_at(d, v, target)[:2] == (STAGED, OK)
+    assert id_at(d, v, low)[:2] == (STAGED, OK)
+    _, code, msg = unmount(d, v, STAGED, low)
+    assert code == OK, msg
+    _, code, msg = mount(d, v, STAGED, "c:\\var\\lib\\kubelet\\")  # a root, any case
+    assert code == INVALID and "configured directory" in msg, msg
+
+
+@pytest.mark.parametrize("v", ["v1alpha1", "v1beta1", "v1beta2", "v1", "v2alpha1"])
+def test_fact10_is_symlink_true_on_mounted_staging_folder(d, v):
+    method, field = ("IsMountPoint", "is_mount_point") if v in ("v1alpha1", "v1beta1") \
+        else ("IsSymlink", "is_symlink")
+    target = staged_at(d, f"fact10-{v}")
+    for p in (target, "c" + target[1:]):
+        r, code, msg = d("filesystem", v, method, path=p)
+        assert code == OK and getattr(r, field) is True, msg  # azuredisk/GCE: already staged
+    if v in ("v1", "v2alpha1"):  # GCE sends the raw path (fact 7)
+        r, code, msg = d("filesystem", v, method, path=target[2:])
+        assert code == OK and getattr(r, field) is True, msg
+    _, code, msg = unmount(d, "v1", STAGED, target)
+    assert code == OK, msg
+    r, code, msg = d("filesystem", v, method, path=target)
+    assert code == OK and getattr(r, field) is False, msg
+    _, code, msg = d("filesystem", v, method, path=target + "-missing")
+    assert code != OK, msg  # an error, not false, for a missing path
+
+
+def test_fact11c_rmdir_force_of_mount_folder_removes_the_mount_not_the_files(d, dsrv):
+    target = staged_at(d, "fact11c")
+    with open(os.path.join(dsrv.host(target), "volume-data.txt"), "w") as f:
+        f.write("kept")
+    (total, used), code, msg = stats(d, "v1", STAGED)
+    assert code == OK, msg
+    # azuredisk NodeUnstage: Rmdir(force) with no UnmountVolume
+    _, code, msg = d("filesystem", "v1", "Rmdir", path=target, force=True)
+    assert code == OK, msg
+    assert not os.path.exists(dsrv.host(target))
+    fs_mkdir(d, target)  # a new folder at the same path is not the old mount
+    _, code, msg = id_at(d, "v1", target)
+    assert code == PRECONDITION and ebs_sees_not_mounted(msg), msg
+    r, code, msg = d("filesystem", "v1", "IsSymlink", path=target)
+    assert code == OK and r.is_symlink is False, msg
+    # the volume and its files are intact
+    assert stats(d, "v1", STAGED) == ((total, used), OK, "")
+    r, code, msg = d("volume", "v1", "IsVolumeFormatted", volume_id=STAGED)
+    assert code == OK and r.formatted, msg
+    kept = [os.path.join(root, f) for root, _, files in
+            os.walk(os.path.join(dsrv.root, ".sim-volumes")) for f in files]
+    assert any(p.endswith("volume-data.txt") and open(p).read() == "kept" for p in kept)
+    # a parent removed with force takes the mount point inside with it
+    again = staged_at(d, "fact11c-parent")
+    _, code, msg = d("filesystem", "v1", "Rmdir", path=again.rsplit("\\", 1)[0], force=True)
+    assert code == OK, msg
+    fs_mkdir(d, again)
+    _, code, msg = id_at(d, "v1", again)
+    assert code == PRECONDITION, msg
+    _, code, msg = mount(d, "v1", STAGED, again)  # and the volume mounts again
+    assert code == OK, msg

@@ -425,9 +425,9 @@ def test_sigterm_with_clients_attached(tmp_path):
 # ---- header validation (issue 8 item 9) --------------------------------------
 
 def test_malformed_headers_reset_with_protocol_error(server, healthy):
-    # nghttp2's HTTP checks are on: each malformed request is reset with
-    # RST_STREAM PROTOCOL_ERROR (RFC 9113 section 8.1.1), no gRPC answer,
-    # and the connection goes on serving.
+    # nghttp2's HTTP checks (made by server/h2check.c): each malformed
+    # request is reset with RST_STREAM PROTOCOL_ERROR (RFC 9113 section
+    # 8.1.1), no gRPC answer, and the connection goes on serving.
     base = [(":method", "POST"), (":scheme", "http"), (":path", EXISTS),
             (":authority", "localhost"), ("content-type", "application/grpc"),
             ("te", "trailers")]
@@ -448,7 +448,8 @@ def test_malformed_headers_reset_with_protocol_error(server, healthy):
         "space in a name": base + [("x a", "1")],
         ":path without /": swap(":path", EXISTS[1:]),
         "space in :path": swap(":path", "/v1.Filesystem/Path Exists"),
-        "raw backslashes in :authority": swap(":authority", "\\\\.\\\\pipe\\\\csi-proxy-filesystem-v1"),
+        "space in a raw-backslash :authority": swap(":authority", "\\\\.\\pipe\\csi proxy"),
+        "control byte in a raw-backslash :authority": swap(":authority", "\\\\.\\pipe\\csi\x01"),
         "unknown pseudo-header": base + [(":foo", "1")],
         "pseudo-header after a regular one": base[:5] + [("te", "trailers"), (":path", EXISTS)],
         "two :path": base + [(":path", EXISTS)],
@@ -470,6 +471,27 @@ def test_malformed_headers_reset_with_protocol_error(server, healthy):
     c.close()
     healthy()
 
+
+def test_raw_backslash_authority_accepted(server, healthy):
+    # grpc-go before 1.57 (grpc/grpc-go#6428) sends the dial target as
+    # :authority unencoded: the raw pipe path, single or doubled backslashes.
+    # nghttp2's own check refuses it; the service allows exactly this form.
+    c = connect(server)
+    sid = 1
+    for authority in ("\\\\.\\pipe\\csi-proxy-filesystem-v1",
+                      "\\\\.\\\\pipe\\\\csi-proxy-filesystem-v1"):
+        headers = [(":method", "POST"), (":scheme", "http"), (":path", EXISTS),
+                   (":authority", authority), ("content-type", "application/grpc"),
+                   ("te", "trailers")]
+        c.send(frame(HEADERS, END_HEADERS, sid, hpack(headers)) +
+               frame(DATA, END_STREAM, sid, grpc_message(body())))
+        st = c.response(sid)
+        assert st is not None and st.rst is None, (authority, st and st.rst)
+        exists_ok(st)
+        sid += 2
+    assert c.goaway is None
+    c.close()
+    healthy()
 
 CAPTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "captures")
 

@@ -691,17 +691,18 @@ static void test_bad_preface_closes(void **state)
     cp_conn_close(c);
 }
 
-/* nghttp2's HTTP checks are on: a malformed request is reset with
- * PROTOCOL_ERROR (RFC 9113 section 8.1.1) and never reaches a handler. */
+/* nghttp2's HTTP checks (made by server/h2check.c): a malformed request is
+ * reset with PROTOCOL_ERROR (RFC 9113 section 8.1.1) and never reaches a
+ * handler. */
 static void test_malformed_headers_reset(void **state)
 {
     (void)state;
     static const struct {
         const char *path, *authority, *name, *value;
     } bad[] = {
-        /* raw backslashes: what the old comment said grpc-go sends; the
-         * captures (test/captures/README.md) show %5C instead */
-        {"/v1.Filesystem/PathExists", "\\\\.\\\\pipe\\\\csi-proxy-filesystem-v1", NULL, NULL},
+        /* a raw pipe path is allowed, but not with a space or control byte */
+        {"/v1.Filesystem/PathExists", "\\\\.\\pipe\\csi proxy", NULL, NULL},
+        {"/v1.Filesystem/PathExists", "\\\\.\\pipe\\csi\tproxy", NULL, NULL},
         /* (uppercase names: test/faults; nghttp2's client lowercases them) */
         {"/v1.Filesystem/PathExists", "localhost", "connection", "close"}, /* connection-specific */
         {"/v1.Filesystem/PathExists", "localhost", "transfer-encoding", "chunked"},
@@ -709,6 +710,7 @@ static void test_malformed_headers_reset(void **state)
         {"/v1.Filesystem/PathExists", "localhost", "x-a", "a\r\nb: c"},    /* CR LF in a value */
         {"/v1.Filesystem/PathExists", "localhost", "x-a", "a\nb"},
         {"/v1.Filesystem/PathExists", "localhost", "x-bad name", "1"},     /* space in a name */
+        {"/v1.Filesystem/PathExists", "localhost", "content-length", "1"}, /* body is longer */
         {"v1.Filesystem/PathExists", "localhost", NULL, NULL},             /* :path without / */
         {"/v1.Filesystem/Path Exists", "localhost", NULL, NULL},           /* space in :path */
         {"/v1.Filesystem/PathExists", "local host", NULL, NULL},           /* space in :authority */
@@ -738,6 +740,41 @@ static void test_malformed_headers_reset(void **state)
         complete_jobs(c, 1);
         pump(c, &cl, true);
         assert_int_equal(cl.r[1].grpc_status, 0);
+        cp_conn_close(c);
+        nghttp2_session_del(cl.h2);
+    }
+}
+
+/* grpc-go before 1.57 sends the dial target as :authority unencoded: the
+ * raw pipe path, with single or doubled backslashes. nghttp2's own check
+ * refuses a backslash; server/h2check.c allows exactly this form. */
+static void test_raw_backslash_authority_answers_ok(void **state)
+{
+    (void)state;
+    static const char *const raw[] = {
+        "\\\\.\\pipe\\csi-proxy-filesystem-v1",
+        "\\\\.\\\\pipe\\\\csi-proxy-filesystem-v1",
+    };
+    for (size_t i = 0; i < sizeof(raw) / sizeof(raw[0]); i++) {
+        client cl;
+        cp_conn *c = new_pair(&cl, NULL);
+        nghttp2_nv nv[] = {HV(":method", "POST"), HV(":scheme", "http"),
+                           HV(":path", "/v1.Filesystem/PathExists"), HV(":authority", raw[i]),
+                           HV("content-type", "application/grpc"), HV("te", "trailers")};
+        body b = {yes_req, sizeof(yes_req), 0};
+        nghttp2_data_provider dp = {.source.ptr = &b, .read_callback = body_read};
+        assert_int_equal(nghttp2_submit_request(cl.h2, NULL, nv, 6, &dp, NULL), 1);
+        pump(c, &cl, true);
+        if (cl.r[0].rst != 0) /* (nghttp2's own check: PROTOCOL_ERROR) */
+            fail_msg("authority %s: reset with %u", raw[i], cl.r[0].rst);
+        complete_jobs(c, 1);
+        pump(c, &cl, true);
+        if (cl.r[0].rst != 0 || cl.r[0].grpc_status != 0)
+            fail_msg("authority %s: rst %u, grpc-status %d", raw[i], cl.r[0].rst,
+                     cl.r[0].grpc_status);
+        const uint8_t want[] = {0, 0, 0, 0, 2, 0x08, 0x01};
+        assert_int_equal(cl.r[0].data_len, sizeof(want));
+        assert_memory_equal(cl.r[0].data, want, sizeof(want));
         cp_conn_close(c);
         nghttp2_session_del(cl.h2);
     }
@@ -869,6 +906,7 @@ int main(void)
         cmocka_unit_test(test_capture_pathexists_v1),
         cmocka_unit_test(test_capture_pathexists_v1beta1),
         cmocka_unit_test(test_capture_single_backslash_authority),
+        cmocka_unit_test(test_raw_backslash_authority_answers_ok),
         cmocka_unit_test(test_capture_two_calls_with_deadline),
         cmocka_unit_test(test_capture_unimplemented_group),
         cmocka_unit_test(test_capture_wrong_pipe),

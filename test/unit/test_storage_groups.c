@@ -96,6 +96,9 @@ static int make_env(void **state, const char *yaml)
         print_error("%s\n", e.msg);
         return -1;
     }
+    cp_mount_points mp; /* as service/main_posix.c connects them */
+    if (cp_storage_sim_mount_points(&t->storage, &mp) == CP_OK)
+        cp_fs_host_posix_set_mount_points(&t->fs, &mp);
     cp_groups_config cfg = {.fs = t->fs, .storage = t->storage};
     t->groups = cp_groups_new(&cfg, &e);
     if (t->groups == NULL) {

@@ -373,6 +373,48 @@ static void test_overlap_detected_parallel_allowed(void **state)
     h.ops->destroy(h.ctx);
 }
 
+/* volume_arrival_ms: a disk brought online shows its volumes that much
+ * later (Windows announces them asynchronously); before, neither
+ * list_volumes nor get_volume sees them. */
+static void test_volume_arrival_delay(void **state)
+{
+    (void)state;
+    cp_storage_host h;
+    cp_error e;
+    assert_int_equal(cp_storage_sim_new_from_string(
+                         "volume_arrival_ms: 300\n"
+                         "disks: [{number: 5, size: 2GiB, online: false, style: gpt,"
+                         " partitions: [{size: 1GiB, volume: "
+                         "{guid: '{55555555-0000-0000-0000-000000000005}'}}]}]",
+                         &h, &e),
+                     CP_OK);
+    const char *id = "\\\\?\\Volume{55555555-0000-0000-0000-000000000005}\\";
+    cp_volume_info v;
+    char **ids;
+    size_t n;
+    int64_t t0 = cp_now_ms();
+    assert_int_equal(h.ops->set_disk_online(h.ctx, 5, true, &e), CP_OK);
+    assert_int_equal(h.ops->list_volumes(h.ctx, 5, 0, &alloc, &ids, &n, &e), CP_OK);
+    if (cp_now_ms() - t0 < 250) {
+        assert_int_equal(n, 0);
+        assert_int_equal(h.ops->get_volume(h.ctx, id, &v, &e), CP_E_NOT_FOUND);
+    }
+    cp_mutex *m = cp_mutex_new();
+    cp_cond *c = cp_cond_new();
+    cp_mutex_lock(m);
+    while (cp_now_ms() - t0 < 400)
+        cp_cond_timedwait(c, m, 400 - (cp_now_ms() - t0));
+    cp_mutex_unlock(m);
+    cp_cond_free(c);
+    cp_mutex_free(m);
+    assert_int_equal(h.ops->list_volumes(h.ctx, 5, 0, &alloc, &ids, &n, &e), CP_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(ids[0], id);
+    assert_int_equal(h.ops->get_volume(h.ctx, id, &v, &e), CP_OK);
+    h.ops->destroy(h.ctx);
+    free_blocks();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -383,6 +425,7 @@ int main(void)
         cmocka_unit_test(test_fixture_errors),
         cmocka_unit_test(test_repository_fixture_loads),
         cmocka_unit_test(test_overlap_detected_parallel_allowed),
+        cmocka_unit_test(test_volume_arrival_delay),
     };
     return cmocka_run_group_tests_name("storage_sim", tests, NULL, NULL);
 }
