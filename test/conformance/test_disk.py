@@ -66,7 +66,7 @@ def disk_arg(v, n):
 def test_list_disk_ids(c, v):
     r, code, msg = c("disk", v, "ListDiskIDs")
     assert code == OK, msg
-    assert len(r.diskIDs) == 18  # 0..17; 18 does not answer
+    assert len(r.diskIDs) == 18  # 0..16 and 19; 20 does not answer
     for n, (page83, serial) in IDS.items():
         if v in OLD:
             ids = r.diskIDs[str(n)].identifiers
@@ -101,7 +101,7 @@ def test_get_disk_number_by_name(c):
     assert msg == "GetDiskNumberByName: could not find disk with Page83 ID no-such-id"
 
 
-# Issue 9 item 7: disk 18 answers nothing (ERROR_NOT_READY on Windows: an
+# Issue 9 item 7: disk 20 answers nothing (ERROR_NOT_READY on Windows: an
 # empty virtual-media drive, a disk vanishing mid-detach). The listings
 # leave it out and answer for every other disk; calls naming it fail
 # UNAVAILABLE, naming it and the cause; the server logs the skip.
@@ -111,10 +111,10 @@ def test_unreadable_disk_is_skipped_not_fatal(srv, c, v):
     if v != "v1alpha1":
         r, code, msg = c("disk", v, "ListDiskIDs")
         assert code == OK, msg
-        assert key(18) not in r.diskIDs and key(17) in r.diskIDs and key(13) in r.diskIDs
+        assert key(20) not in r.diskIDs and key(19) in r.diskIDs and key(13) in r.diskIDs
     r, code, msg = c("disk", v, "ListDiskLocations")
     assert code == OK, msg
-    assert key(18) not in r.disk_locations and key(13) in r.disk_locations
+    assert key(20) not in r.disk_locations and key(13) in r.disk_locations
     if v == "v1alpha1":
         r, code, msg = c("disk", v, "GetDiskNumberByName",
                          disk_name="eui.0a1b2c3d4e5f6000050000000000000005")
@@ -123,12 +123,12 @@ def test_unreadable_disk_is_skipped_not_fatal(srv, c, v):
                          disk_name="60022480aa00000000000000000000ee")
         assert code == NOT_FOUND, msg
     if v != "v1alpha1":
-        _, code, msg = stats(c, v, 18)
+        _, code, msg = stats(c, v, 20)
         assert code == grpc.StatusCode.UNAVAILABLE
-        assert "disk 18" in msg and "not ready" in msg
+        assert "disk 20" in msg and "not ready" in msg
     srv.log.flush()
     with open(srv.log.name) as f:
-        assert "skipping IOCTL_DISK_GET_LENGTH_INFO disk 18: The device is not ready" in f.read()
+        assert "skipping IOCTL_DISK_GET_LENGTH_INFO disk 20: The device is not ready" in f.read()
 
 
 @pytest.mark.parametrize("v", VERSIONS)
@@ -281,12 +281,12 @@ def test_partition_disk_raw_offline(c, v, n):
 
 
 # Issue 9 item 13: a boot or system disk is refused only when PartitionDisk
-# would change it. Disk 17 is a restored boot-disk snapshot attached as
+# would change it. Disk 19 is a restored boot-disk snapshot attached as
 # data (ESP, MSR, a basic NTFS volume); the boot disk 0 has its C: volume.
 # Both are already what PartitionDisk makes: success, nothing changes.
 @pytest.mark.parametrize("v", VERSIONS)
 def test_partition_disk_boot_or_system_noop(c, v):
-    for n in (17, 0):
+    for n in (19, 0):
         before, code, _ = c("volume", "v1", "ListVolumesOnDisk", disk_number=n)
         assert code == OK and len(before.volume_ids) >= 1
         _, code, msg = c("disk", v, "PartitionDisk", **disk_arg(v, n))
