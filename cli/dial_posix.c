@@ -74,8 +74,7 @@ int cp_dial_open(const char *target, cp_dial **out, cp_error *e)
     if (rc != 0) {
         int err = errno;
         cp_dial_close(d);
-        return cp_error_set(e, CP_E_UNAVAILABLE, "cannot connect to %s: %s", target,
-                            strerror(err));
+        return cp_error_set(e, CP_E_UNAVAILABLE, "cannot connect to %s: %s", target, strerror(err));
     }
     *out = d;
     return CP_OK;

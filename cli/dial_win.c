@@ -72,8 +72,7 @@ int cp_dial_open(const char *target, cp_dial **out, cp_error *e)
     bool waited = false;
     for (;;) {
         d->h = CreateFileW(name, GENERIC_READ | GENERIC_WRITE, 0, NULL, OPEN_EXISTING,
-                           FILE_FLAG_OVERLAPPED | SECURITY_SQOS_PRESENT | SECURITY_ANONYMOUS,
-                           NULL);
+                           FILE_FLAG_OVERLAPPED | SECURITY_SQOS_PRESENT | SECURITY_ANONYMOUS, NULL);
         if (d->h != INVALID_HANDLE_VALUE)
             break;
         DWORD err = GetLastError();
@@ -161,7 +160,7 @@ static long dial_read(void *ctx, uint8_t *buf, size_t cap, int64_t timeout_ms, c
         if (err != ERROR_IO_PENDING && err != ERROR_MORE_DATA)
             return win_error(e, CP_E_IO, err, "read from", d->target);
         if (err == ERROR_IO_PENDING) {
-            DWORD wait = timeout_ms < 0 ? INFINITE
+            DWORD wait = timeout_ms < 0             ? INFINITE
                          : timeout_ms >= 0x7fffffff ? 0x7ffffffe
                                                     : (DWORD)timeout_ms;
             if (WaitForSingleObject(d->ev, wait) == WAIT_TIMEOUT) {

@@ -108,8 +108,7 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *frame, void *u
     (void)s;
     cp_h2c *c = user;
     if (c->cur != NULL && frame->hd.type == NGHTTP2_HEADERS &&
-        frame->hd.stream_id == c->cur->stream_id &&
-        frame->headers.cat == NGHTTP2_HCAT_RESPONSE)
+        frame->hd.stream_id == c->cur->stream_id && frame->headers.cat == NGHTTP2_HCAT_RESPONSE)
         c->cur->seen_headers = true;
     return 0;
 }
@@ -253,12 +252,8 @@ void cp_h2c_format_timeout(int64_t ns, char out[16])
     static const struct {
         int64_t ns;
         char unit;
-    } units[] = {{1, 'n'},
-                 {1000, 'u'},
-                 {1000000, 'm'},
-                 {1000000000, 'S'},
-                 {60000000000, 'M'},
-                 {3600000000000, 'H'}};
+    } units[] = {{1, 'n'},          {1000, 'u'},        {1000000, 'm'},
+                 {1000000000, 'S'}, {60000000000, 'M'}, {3600000000000, 'H'}};
     if (ns < 1)
         ns = 1;
     int64_t v = 0;
@@ -380,8 +375,7 @@ static int finish(call *k, cp_h2c_response *r)
     if (k->in_len == 0)
         return set_resp(k, r, 13, "server returned OK without a response message");
     if (k->in_len < CP_GRPC_PREFIX)
-        return set_resp(k, r, 13, "truncated message prefix (%lu bytes)",
-                        (unsigned long)k->in_len);
+        return set_resp(k, r, 13, "truncated message prefix (%lu bytes)", (unsigned long)k->in_len);
     uint32_t len;
     uint8_t flag = cp_grpc_get_prefix(k->in, &len);
     if (flag != 0)

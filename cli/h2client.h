@@ -46,21 +46,21 @@ int cp_h2c_new(const cp_h2c_io *io, const char *user_agent, cp_h2c **out, cp_err
 void cp_h2c_free(cp_h2c *c);
 
 typedef struct cp_h2c_request {
-    const char *path;     /* "/v1.Filesystem/PathExists" */
-    const uint8_t *body;  /* serialized message (may be NULL when len 0) */
+    const char *path;    /* "/v1.Filesystem/PathExists" */
+    const uint8_t *body; /* serialized message (may be NULL when len 0) */
     size_t len;
-    int64_t timeout_ns;   /* > 0: send grpc-timeout and give up locally when
+    int64_t timeout_ns;    /* > 0: send grpc-timeout and give up locally when
                              it expires (DEADLINE_EXCEEDED); <= 0: none */
     const char *authority; /* NULL: "localhost" */
 } cp_h2c_request;
 
 typedef struct cp_h2c_response {
-    int grpc_status;      /* 0..16 (or whatever number the server sent) */
+    int grpc_status;          /* 0..16 (or whatever number the server sent) */
     const char *grpc_message; /* percent-decoded, NUL-terminated; "" if none */
-    const uint8_t *body;  /* the message without its prefix; valid only
+    const uint8_t *body;      /* the message without its prefix; valid only
                              when grpc_status is 0 */
     size_t len;
-    int http_status;      /* :status, 0 if no HEADERS arrived */
+    int http_status; /* :status, 0 if no HEADERS arrived */
 } cp_h2c_response;
 
 /* Maximum response message accepted, as grpc-go clients (4 MiB). */

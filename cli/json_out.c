@@ -321,8 +321,7 @@ static void put_message(sbuf *b, const ProtobufCMessage *m, unsigned flags)
             for (size_t i = 0; i < n; i++) {
                 if (i)
                     put(b, ",", 1);
-                if (f->type == PROTOBUF_C_TYPE_MESSAGE &&
-                    ((void *const *)arr)[i] == NULL)
+                if (f->type == PROTOBUF_C_TYPE_MESSAGE && ((void *const *)arr)[i] == NULL)
                     put(b, "{}", 2);
                 else
                     put_value(b, f, arr + i * es, false, flags);

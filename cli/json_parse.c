@@ -78,8 +78,8 @@ typedef struct parser {
     cp_error *e;
 } parser;
 
-static int __attribute__((format(printf, 3, 4))) syntax_error(parser *p, size_t pos,
-                                                              const char *fmt, ...)
+static int __attribute__((format(printf, 3, 4)))
+syntax_error(parser *p, size_t pos, const char *fmt, ...)
 {
     /* Line and column (in characters, 1-based) make the error findable
      * in a request file. */
@@ -175,8 +175,7 @@ static int parse_string(parser *p, const char **out, size_t *out_len)
     while (p->i < end) {
         unsigned char c = (unsigned char)p->s[p->i];
         if (c < 0x20)
-            return syntax_error(p, p->i, "control character 0x%02x in string (use an escape)",
-                                c);
+            return syntax_error(p, p->i, "control character 0x%02x in string (use an escape)", c);
         if (c != '\\') {
             uint32_t cp;
             size_t n = cp_json_utf8_next((const unsigned char *)p->s + p->i, end - p->i, &cp);
@@ -220,8 +219,7 @@ static int parse_string(parser *p, const char **out, size_t *out_len)
             if (cp >= 0xd800 && cp <= 0xdbff) {
                 if (end - p->i < 6 || p->s[p->i] != '\\' || p->s[p->i + 1] != 'u' ||
                     hex4(p->s + p->i + 2, &lo) != 0 || lo < 0xdc00 || lo > 0xdfff)
-                    return syntax_error(p, esc, "unpaired high surrogate \\u%04X",
-                                        (unsigned)cp);
+                    return syntax_error(p, esc, "unpaired high surrogate \\u%04X", (unsigned)cp);
                 p->i += 6;
                 cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
             }
@@ -326,15 +324,13 @@ static int parse_container(parser *p, cp_json **out)
             if ((rc = grow(p, (void **)&v->keys, v->n, &kcap, sizeof(*v->keys))) != CP_OK)
                 return rc;
             if (p->i >= p->len || p->s[p->i] != '"')
-                return syntax_error(p, p->i, "expected a quoted member name, got %s",
-                                    here(p, hb));
+                return syntax_error(p, p->i, "expected a quoted member name, got %s", here(p, hb));
             size_t klen;
             if ((rc = parse_string(p, &v->keys[v->n], &klen)) != CP_OK)
                 return rc;
             skip_ws(p);
             if (p->i >= p->len || p->s[p->i] != ':')
-                return syntax_error(p, p->i, "expected ':' after member name, got %s",
-                                    here(p, hb));
+                return syntax_error(p, p->i, "expected ':' after member name, got %s", here(p, hb));
             p->i++;
         }
         if ((rc = parse_value(p, &v->items[v->n])) != CP_OK)

@@ -110,8 +110,8 @@ static const char *kind_name(cp_json_kind k)
     return "?";
 }
 
-static int __attribute__((format(printf, 3, 4))) field_error(conv *c, const char *path,
-                                                             const char *fmt, ...)
+static int __attribute__((format(printf, 3, 4)))
+field_error(conv *c, const char *path, const char *fmt, ...)
 {
     char what[512];
     va_list ap;
@@ -260,8 +260,8 @@ static int set_integer(conv *c, const ProtobufCFieldDescriptor *f, const cp_json
     return CP_OK;
 }
 
-static int set_float(conv *c, const ProtobufCFieldDescriptor *f, const cp_json *v,
-                     const char *path, void *dst)
+static int set_float(conv *c, const ProtobufCFieldDescriptor *f, const cp_json *v, const char *path,
+                     void *dst)
 {
     double d;
     if (v->kind == CP_JSON_STRING && strcmp(v->str, "NaN") == 0) {
@@ -341,8 +341,8 @@ static int to_message(conv *c, const cp_json *v, const ProtobufCMessageDescripto
 
 /* Sets one value (a singular field, a repeated element, a map key or
  * value) of field f at dst. */
-static int set_value(conv *c, const ProtobufCFieldDescriptor *f, const cp_json *v,
-                     const char *path, void *dst)
+static int set_value(conv *c, const ProtobufCFieldDescriptor *f, const cp_json *v, const char *path,
+                     void *dst)
 {
     switch (f->type) {
     case PROTOBUF_C_TYPE_STRING:
@@ -415,8 +415,8 @@ static int set_repeated(conv *c, const ProtobufCFieldDescriptor *f, const cp_jso
     return CP_OK;
 }
 
-static int set_map(conv *c, const ProtobufCFieldDescriptor *f, const cp_json *v,
-                   const char *path, void *msg)
+static int set_map(conv *c, const ProtobufCFieldDescriptor *f, const cp_json *v, const char *path,
+                   void *msg)
 {
     if (v->kind != CP_JSON_OBJECT)
         return wrong_type(c, path, "an object (map)", v);
@@ -520,8 +520,7 @@ static int to_message(conv *c, const cp_json *v, const ProtobufCMessageDescripto
                     return field_error(c, fp, "another field of the same oneof is already set");
                 *which = f->id;
             } else if (rc == CP_OK && f->label == PROTOBUF_C_LABEL_OPTIONAL &&
-                       f->type != PROTOBUF_C_TYPE_STRING &&
-                       f->type != PROTOBUF_C_TYPE_MESSAGE) {
+                       f->type != PROTOBUF_C_TYPE_STRING && f->type != PROTOBUF_C_TYPE_MESSAGE) {
                 *(protobuf_c_boolean *)(base + f->quantifier_offset) = 1;
             }
         }

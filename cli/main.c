@@ -91,8 +91,8 @@ static int64_t parse_duration(const char *s)
     static const struct {
         const char *unit;
         double ns;
-    } units[] = {{"ns", 1},        {"us", 1e3},  {"\xc2\xb5s", 1e3}, {"ms", 1e6},
-                 {"s", 1e9},       {"m", 60e9},  {"h", 3600e9}};
+    } units[] = {{"ns", 1},  {"us", 1e3}, {"\xc2\xb5s", 1e3}, {"ms", 1e6},
+                 {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}};
     double total = 0;
     if (*s == '\0')
         return -1;
@@ -238,8 +238,7 @@ static const ProtobufCMethodDescriptor *find_method(const ProtobufCServiceDescri
     const ProtobufCMethodDescriptor *found = NULL;
     for (unsigned i = 0; i < d->n_methods; i++) {
         const char *a = d->methods[i].name, *b = name;
-        while (*a != '\0' && *b != '\0' &&
-               (*a | 0x20) == (*b | 0x20))
+        while (*a != '\0' && *b != '\0' && (*a | 0x20) == (*b | 0x20))
             a++, b++;
         if (*a == '\0' && *b == '\0') {
             if (found != NULL)
@@ -298,8 +297,7 @@ static int load_request(cp_arena *a, const char *arg, char **text, size_t *len)
     if (arg[0] == '@') {
         FILE *f = fopen(arg + 1, "rb");
         if (f == NULL)
-            return fail(EXIT_BAD_ARGS, "cannot open request file %s: %s", arg + 1,
-                        strerror(errno));
+            return fail(EXIT_BAD_ARGS, "cannot open request file %s: %s", arg + 1, strerror(errno));
         int rc = read_all(a, f, arg + 1, text, len);
         fclose(f);
         return rc;
@@ -366,15 +364,14 @@ static int run(cp_arena *a, const opts *o)
     const char *group = o->pos[0], *version = o->pos[1];
     const cp_catalog_entry *svc = cp_catalog_find(group, version);
     if (svc == NULL)
-        return fail(EXIT_BAD_ARGS, "no service \"%s %s\"; run --list to see them", group,
-                    version);
+        return fail(EXIT_BAD_ARGS, "no service \"%s %s\"; run --list to see them", group, version);
 
     const ProtobufCMethodDescriptor *md = NULL;
     if (o->npos >= 3) {
         md = find_method(svc->desc, o->pos[2]);
         if (md == NULL) {
-            fprintf(stderr, "csi-proxy-cli: %s has no method \"%s\"; it has:",
-                    svc->desc->name, o->pos[2]);
+            fprintf(stderr, "csi-proxy-cli: %s has no method \"%s\"; it has:", svc->desc->name,
+                    o->pos[2]);
             for (unsigned i = 0; i < svc->desc->n_methods; i++)
                 fprintf(stderr, " %s", svc->desc->methods[i].name);
             fputc('\n', stderr);
@@ -403,9 +400,8 @@ static int run(cp_arena *a, const opts *o)
         return fail(EXIT_BAD_ARGS, "a REQUEST needs a Method to give it a type");
     }
 
-    char *path = o->raw_path != NULL
-                     ? (char *)o->raw_path
-                     : cp_arena_printf(a, "/%s/%s", svc->desc->name, md->name);
+    char *path = o->raw_path != NULL ? (char *)o->raw_path
+                                     : cp_arena_printf(a, "/%s/%s", svc->desc->name, md->name);
     char *target;
     cp_error e;
     int rc;
@@ -426,14 +422,13 @@ static int run(cp_arena *a, const opts *o)
         code = fail(cp_status_to_grpc(rc), "%s", e.msg);
         goto out;
     }
-    cp_h2c_request req = {.path = path, .body = body, .len = body_len,
-                          .timeout_ns = o->timeout_ns};
+    cp_h2c_request req = {.path = path, .body = body, .len = body_len, .timeout_ns = o->timeout_ns};
     cp_h2c_response resp = {0}; /* n >= 1: cp_h2c_call fills it at least once */
     long n = o->repeat > 0 ? o->repeat : 1;
     for (long i = 0; i < n; i++) {
         if ((rc = cp_h2c_call(c, &req, a, &resp, &e)) != CP_OK) {
-            code = fail(cp_status_to_grpc(rc), "%s %s (call %ld of %ld): %s", target, path,
-                        i + 1, n, e.msg);
+            code = fail(cp_status_to_grpc(rc), "%s %s (call %ld of %ld): %s", target, path, i + 1,
+                        n, e.msg);
             goto out;
         }
         if (resp.grpc_status != 0)

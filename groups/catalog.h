@@ -9,8 +9,8 @@
 #include <protobuf-c/protobuf-c.h>
 
 typedef struct cp_catalog_entry {
-    const char *group;   /* "filesystem" */
-    const char *version; /* "v1" */
+    const char *group;                      /* "filesystem" */
+    const char *version;                    /* "v1" */
     const ProtobufCServiceDescriptor *desc; /* desc->name is "v1.Filesystem" */
 } cp_catalog_entry;
 

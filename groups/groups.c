@@ -33,7 +33,7 @@ struct cp_groups {
     bool own_storage;                 /* opened the default host: release it */
     cp_system_group_ctx system_ctx;
     bool own_system;
-    char **allowed;                   /* copies of the allowed services */
+    char **allowed; /* copies of the allowed services */
     char *allowed_text;
     cp_service_def *stub_defs; /* one per catalog entry; used for groups without tables */
     cp_service *services;      /* catalog order */
@@ -42,12 +42,12 @@ struct cp_groups {
 
 /* The groups that have tables, by (group, version). */
 static const cp_service_def *const implemented[] = {
-    &cp_fs_v1alpha1_def, &cp_fs_v1beta1_def, &cp_fs_v1beta2_def, &cp_fs_v1_def, &cp_fs_v2alpha1_def,
-    &cp_disk_v1alpha1_def, &cp_disk_v1beta1_def, &cp_disk_v1beta2_def, &cp_disk_v1beta3_def,
-    &cp_disk_v1_def,
-    &cp_volume_v1alpha1_def, &cp_volume_v1beta1_def, &cp_volume_v1beta2_def,
-    &cp_volume_v1beta3_def, &cp_volume_v1_def, &cp_volume_v2alpha1_def,
-    &cp_system_v1alpha1_def,
+    &cp_fs_v1alpha1_def,     &cp_fs_v1beta1_def,      &cp_fs_v1beta2_def,
+    &cp_fs_v1_def,           &cp_fs_v2alpha1_def,     &cp_disk_v1alpha1_def,
+    &cp_disk_v1beta1_def,    &cp_disk_v1beta2_def,    &cp_disk_v1beta3_def,
+    &cp_disk_v1_def,         &cp_volume_v1alpha1_def, &cp_volume_v1beta1_def,
+    &cp_volume_v1beta2_def,  &cp_volume_v1beta3_def,  &cp_volume_v1_def,
+    &cp_volume_v2alpha1_def, &cp_system_v1alpha1_def,
 };
 
 static const cp_service_def *implemented_def(const cp_catalog_entry *c)

@@ -20,7 +20,7 @@ typedef struct cp_groups_config {
     const char *kubelet_path;        /* NULL: CP_DEFAULT_KUBELET_PATH */
     const char *const *working_dirs; /* -working-dir values */
     size_t n_working_dirs;
-    cp_fs_host fs;                   /* borrowed: must outlive the cp_groups */
+    cp_fs_host fs; /* borrowed: must outlive the cp_groups */
     /* Disk and volume host (borrowed). ops NULL: the groups open this
      * build's default host (cp_storage_host_open_default: Win32 in
      * csi-proxy.exe, the simulator elsewhere) and release it. */

@@ -31,10 +31,10 @@ struct cp_stream {
     const cp_method *method;
     uint8_t prefix[CP_GRPC_PREFIX];
     size_t prefix_len;
-    uint32_t msg_len;      /* as the prefix says */
-    uint32_t got;          /* message bytes received */
-    cp_wire_filter *filt;  /* from the prefix to the job */
-    uint8_t *buf;          /* the message bytes the filter kept */
+    uint32_t msg_len;     /* as the prefix says */
+    uint32_t got;         /* message bytes received */
+    cp_wire_filter *filt; /* from the prefix to the job */
+    uint8_t *buf;         /* the message bytes the filter kept */
     size_t len, cap;
     bool job_started;
     cp_job *job; /* in flight on the pool; cancelled if the stream goes first */
@@ -47,7 +47,10 @@ struct cp_stream {
 
 /* ---- responses ------------------------------------------------------ */
 
-#define NV(n, v) {(uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NONE}
+#define NV(n, v)                                                                                   \
+    {                                                                                              \
+        (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NONE             \
+    }
 
 static void respond_status(cp_conn *c, cp_stream *st, int status, const char *msg)
 {
@@ -80,8 +83,8 @@ static void respond_http(cp_conn *c, cp_stream *st, const char *http_status)
     nghttp2_submit_response(c->h2, st->id, hdrs, 1, NULL);
 }
 
-static ssize_t read_resp(nghttp2_session *h2, int32_t id, uint8_t *buf, size_t len,
-                         uint32_t *flags, nghttp2_data_source *src, void *ud)
+static ssize_t read_resp(nghttp2_session *h2, int32_t id, uint8_t *buf, size_t len, uint32_t *flags,
+                         nghttp2_data_source *src, void *ud)
 {
     (void)h2;
     (void)ud;
@@ -380,8 +383,7 @@ static int reset_stream(nghttp2_session *h2, cp_stream *st)
 }
 
 static int on_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t *name,
-                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
-                     void *ud)
+                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags, void *ud)
 {
     (void)flags;
     (void)ud;

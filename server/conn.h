@@ -39,23 +39,23 @@ typedef void (*cp_conn_post_fn)(void *post_ctx, cp_job *job);
 typedef struct cp_call_record {
     const cp_service *svc;
     const cp_method *method;
-    const char *path;           /* "/v1.Filesystem/Mkdir" */
+    const char *path; /* "/v1.Filesystem/Mkdir" */
     uint32_t peer_pid;
-    const char *peer_id;        /* "" when unknown */
-    const uint8_t *req;         /* the request message (protobuf bytes) */
+    const char *peer_id; /* "" when unknown */
+    const uint8_t *req;  /* the request message (protobuf bytes) */
     size_t req_len;
-    int status;                 /* CP_OK or the call's error status */
-    const char *message;        /* the error message; "" on success */
+    int status;          /* CP_OK or the call's error status */
+    const char *message; /* the error message; "" on success */
     int64_t duration_ms;
 } cp_call_record;
 
 typedef void (*cp_audit_fn)(void *ctx, const cp_call_record *r);
 
 typedef struct cp_conn_opts {
-    size_t max_recv_msg;        /* default 4 MiB */
-    uint32_t max_streams;       /* concurrent streams; default 1000 */
-    size_t max_header_bytes;    /* per request; default 16 KiB */
-    uint32_t peer_pid;          /* 0 when unknown */
+    size_t max_recv_msg;     /* default 4 MiB */
+    uint32_t max_streams;    /* concurrent streams; default 1000 */
+    size_t max_header_bytes; /* per request; default 16 KiB */
+    uint32_t peer_pid;       /* 0 when unknown */
     /* Set when the caller was refused for this service: every call gets
      * PERMISSION_DENIED with this message. NULL when authorized. */
     const char *deny_message;

@@ -21,9 +21,9 @@ struct cp_conn {
     void *post_ctx;
     cp_stream *streams; /* open streams, doubly linked */
     size_t inflight;
-    bool closed;   /* transport released it */
-    bool draining; /* GOAWAY sent */
-    const uint8_t *out;  /* unsent remainder of the last mem_send chunk */
+    bool closed;        /* transport released it */
+    bool draining;      /* GOAWAY sent */
+    const uint8_t *out; /* unsent remainder of the last mem_send chunk */
     size_t out_len;
     void *user;
     void (*on_denied)(void *ctx, const char *path); /* cp_conn_deny */
@@ -33,9 +33,9 @@ struct cp_conn {
 #define CP_JOB_END_HOOKS 4
 
 struct cp_job {
-    cp_task task; /* first: the pool hands us this pointer */
-    cp_conn *conn; /* only for cp_job_complete on the I/O thread */
-    cp_pool *pool; /* to be woken after parking */
+    cp_task task;     /* first: the pool hands us this pointer */
+    cp_conn *conn;    /* only for cp_job_complete on the I/O thread */
+    cp_pool *pool;    /* to be woken after parking */
     int64_t deadline; /* grpc-timeout, cp_now_ms() time; INT64_MAX: none */
     /* Set on the I/O thread when the client reset the stream or the
      * connection closed: a job that has not started yet never will. */
@@ -52,7 +52,7 @@ struct cp_job {
     const cp_method *method;
     char *path;
     uint32_t peer_pid;
-    const char *peer_id;   /* c->opts.peer_id: the job holds a reference on c */
+    const char *peer_id; /* c->opts.peer_id: the job holds a reference on c */
     cp_audit_fn audit;
     void *audit_ctx;
     uint8_t *req; /* message body, without the prefix */

@@ -24,11 +24,11 @@ int cp_dispatch_run(const cp_service *svc, const cp_method *m, cp_call *call, co
     char field[160];
     int wc = cp_wire_check_strings(m->req_desc, req, len, field, sizeof(field));
     if (wc == CP_WIRE_NUL)
-        return cp_call_fail(call, CP_E_INVALID_ARGUMENT,
-                            "%s: field %s contains a NUL byte", call->path, field);
+        return cp_call_fail(call, CP_E_INVALID_ARGUMENT, "%s: field %s contains a NUL byte",
+                            call->path, field);
     if (wc == CP_WIRE_UTF8)
-        return cp_call_fail(call, CP_E_INVALID_ARGUMENT,
-                            "%s: field %s is not valid UTF-8", call->path, field);
+        return cp_call_fail(call, CP_E_INVALID_ARGUMENT, "%s: field %s is not valid UTF-8",
+                            call->path, field);
     if (wc == CP_WIRE_MALFORMED) /* protobuf-c was more lenient than the wire format */
         return cp_call_fail(call, CP_E_INTERNAL,
                             "grpc: error unmarshalling request: %s is not a valid %s message",
@@ -70,7 +70,8 @@ int cp_dispatch_run(const cp_service *svc, const cp_method *m, cp_call *call, co
     size_t n = protobuf_c_message_get_packed_size(resp);
     uint8_t *buf = malloc(n > 0 ? n : 1);
     if (buf == NULL)
-        return cp_call_fail(call, CP_E_NOMEM, "%s: out of memory encoding the response", call->path);
+        return cp_call_fail(call, CP_E_NOMEM, "%s: out of memory encoding the response",
+                            call->path);
     protobuf_c_message_pack(resp, buf);
     *out = buf;
     *out_len = n;

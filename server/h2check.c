@@ -105,8 +105,7 @@ bool cp_h2check_field(cp_h2check *h, const uint8_t *name, size_t namelen, const 
     else if (eq(name, namelen, ":path"))
         ok = nghttp2_check_path(value, valuelen);
     else if (eq(name, namelen, ":authority"))
-        ok = nghttp2_check_authority(value, valuelen) ||
-             cp_h2check_pipe_authority(value, valuelen);
+        ok = nghttp2_check_authority(value, valuelen) || cp_h2check_pipe_authority(value, valuelen);
     else if (eq(name, namelen, "host"))
         ok = nghttp2_check_authority(value, valuelen);
     else if (eq(name, namelen, ":scheme"))
@@ -151,8 +150,8 @@ bool cp_h2check_field(cp_h2check *h, const uint8_t *name, size_t namelen, const 
         if (h->content_length == -1)
             return false;
     } else if (eq(name, namelen, "connection") || eq(name, namelen, "keep-alive") ||
-               eq(name, namelen, "proxy-connection") ||
-               eq(name, namelen, "transfer-encoding") || eq(name, namelen, "upgrade")) {
+               eq(name, namelen, "proxy-connection") || eq(name, namelen, "transfer-encoding") ||
+               eq(name, namelen, "upgrade")) {
         return false;
     } else if (eq(name, namelen, "te")) {
         if (!ieq(value, valuelen, "trailers"))

@@ -43,18 +43,18 @@ typedef struct cp_method {
     const char *name; /* "PathExists" */
     const ProtobufCMessageDescriptor *req_desc;
     const ProtobufCMessageDescriptor *resp_desc;
-    const cp_fieldmap *req_map;   /* used when req_conv is NULL */
+    const cp_fieldmap *req_map; /* used when req_conv is NULL */
     cp_req_conv_fn req_conv;
     cp_handler_fn handler;
-    const cp_fieldmap *resp_map;  /* used when resp_conv is NULL */
+    const cp_fieldmap *resp_map; /* used when resp_conv is NULL */
     cp_resp_conv_fn resp_conv;
     unsigned flags;
 } cp_method;
 
 typedef struct cp_service_def {
-    const char *group;   /* "filesystem" */
-    const char *version; /* "v1" */
-    const char *service; /* "v1.Filesystem" (package.Service) */
+    const char *group;                          /* "filesystem" */
+    const char *version;                        /* "v1" */
+    const char *service;                        /* "v1.Filesystem" (package.Service) */
     const ProtobufCServiceDescriptor *svc_desc; /* generated; all RPCs */
     const cp_method *methods;
     size_t n_methods;

@@ -26,7 +26,7 @@ typedef enum cp_task_result {
 typedef struct cp_task cp_task;
 struct cp_task {
     cp_task_result (*run)(cp_task *t); /* runs on a worker thread */
-    const char *group; /* NULL: no group, no cap; else must outlive the task */
+    const char *group;                 /* NULL: no group, no cap; else must outlive the task */
     /* owned by the pool while queued, running or parked */
     cp_task *next;
     uint64_t seq;

@@ -21,7 +21,7 @@
 
 typedef struct cp_listen_spec {
     const cp_service *svc;
-    const char *name; /* "csi-proxy-filesystem-v1" */
+    const char *name;     /* "csi-proxy-filesystem-v1" */
     const void *security; /* windows: SECURITY_ATTRIBUTES* for this listener; NULL: opts.security */
 } cp_listen_spec;
 
@@ -45,15 +45,15 @@ typedef void (*cp_revoke_fn)(void *ctx, const cp_service *svc, uint32_t pid, con
                              const char *path);
 
 typedef struct cp_transport_opts {
-    const char *dir;        /* posix: socket directory; windows: unused */
+    const char *dir; /* posix: socket directory; windows: unused */
     cp_pool *pool;
-    cp_conn_opts conn;      /* per-connection limits */
+    cp_conn_opts conn; /* per-connection limits */
     cp_authorize_fn authorize;
     void *authorize_ctx;
-    cp_revoke_fn revoke;    /* windows */
-    const void *security;   /* windows: SECURITY_ATTRIBUTES* for pipes, or NULL */
-    uint32_t max_conns;     /* windows: open connections at most (0: no limit) */
-    int64_t idle_ms;        /* windows: close connections idle this long (0: never) */
+    cp_revoke_fn revoke;  /* windows */
+    const void *security; /* windows: SECURITY_ATTRIBUTES* for pipes, or NULL */
+    uint32_t max_conns;   /* windows: open connections at most (0: no limit) */
+    int64_t idle_ms;      /* windows: close connections idle this long (0: never) */
     /* windows: a listener could not create its next pipe instance (it
      * retries), or listens again; msg names the pipe and the cause. Called
      * on the I/O thread, at the first failure, then once a minute, and on
@@ -67,8 +67,8 @@ typedef struct cp_transport cp_transport;
 /* Creates every listener. If one cannot be created (e.g. the name is
  * already in use by another instance), closes the others and returns NULL
  * with e naming the listener and the cause. */
-cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_spec *specs,
-                               size_t n, cp_error *e);
+cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_spec *specs, size_t n,
+                               cp_error *e);
 
 /* Serves until cp_transport_stop(); returns 0, or a negative status. */
 int cp_transport_run(cp_transport *t);

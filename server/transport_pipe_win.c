@@ -54,15 +54,15 @@
 #include "transport.h"
 
 #define PIPE_PREFIX "\\\\.\\pipe\\"
-#define PIPE_QUOTA (64 * 1024)     /* in/out buffer sizes of each instance */
-#define PIPE_TIMEOUT_MS 50         /* default WaitNamedPipe timeout, as go-winio */
+#define PIPE_QUOTA (64 * 1024) /* in/out buffer sizes of each instance */
+#define PIPE_TIMEOUT_MS 50     /* default WaitNamedPipe timeout, as go-winio */
 #define READ_BUF (16 * 1024)
 #define WRITE_BUF (32 * 1024)
-#define RELISTEN_RETRY_MS 250      /* after a failed CreateNamedPipeW at run time */
-#define CLOSE_GRACE_MS 2000        /* final flush before writes are cancelled */
-#define FREE_WAIT_MS 5000          /* cp_transport_free: wait for cancelled I/O */
+#define RELISTEN_RETRY_MS 250 /* after a failed CreateNamedPipeW at run time */
+#define CLOSE_GRACE_MS 2000   /* final flush before writes are cancelled */
+#define FREE_WAIT_MS 5000     /* cp_transport_free: wait for cancelled I/O */
 #define BATCH 64
-#define SYNC_READS 16              /* reads done at once before the port takes a turn */
+#define SYNC_READS 16 /* reads done at once before the port takes a turn */
 
 enum { KEY_IO = 1, KEY_JOB, KEY_STOP };
 enum { RUNNING, DRAINING, CLOSING };
@@ -78,23 +78,23 @@ typedef struct pipe_op {
 struct pipe_conn {
     cp_transport *t;
     listener *l;
-    HANDLE h;          /* INVALID_HANDLE_VALUE once closed */
-    cp_conn *conn;     /* NULL while listening and once closed */
-    pipe_op rd;        /* ConnectNamedPipe while listening, then ReadFile */
-    pipe_op wr;        /* WriteFile */
-    unsigned ops;      /* overlapped operations owned by the kernel */
+    HANDLE h;      /* INVALID_HANDLE_VALUE once closed */
+    cp_conn *conn; /* NULL while listening and once closed */
+    pipe_op rd;    /* ConnectNamedPipe while listening, then ReadFile */
+    pipe_op wr;    /* WriteFile */
+    unsigned ops;  /* overlapped operations owned by the kernel */
     bool reading, writing;
-    bool skip;         /* FILE_SKIP_COMPLETION_PORT_ON_SUCCESS is set */
-    bool dirty;        /* on t->dirty: answers to write after this batch */
+    bool skip;  /* FILE_SKIP_COMPLETION_PORT_ON_SUCCESS is set */
+    bool dirty; /* on t->dirty: answers to write after this batch */
     pipe_conn *dirty_next;
-    bool closing;      /* close as soon as the output is written */
-    bool connected;    /* the connect completed (counted in t->nconns) */
-    int64_t deadline;  /* cached cp_conn_next_deadline() */
-    int64_t active_at; /* last read or finished call, for opts.idle_ms */
+    bool closing;         /* close as soon as the output is written */
+    bool connected;       /* the connect completed (counted in t->nconns) */
+    int64_t deadline;     /* cached cp_conn_next_deadline() */
+    int64_t active_at;    /* last read or finished call, for opts.idle_ms */
     int64_t connected_at; /* FILETIME of the connect, for opts.authorize */
-    HANDLE opener;     /* the allowed client process (authorize hook), or NULL */
-    uint32_t pid;      /* its id, for the revoke hook */
-    uint8_t *rbuf;     /* READ_BUF, then WRITE_BUF for wbuf */
+    HANDLE opener;        /* the allowed client process (authorize hook), or NULL */
+    uint32_t pid;         /* its id, for the revoke hook */
+    uint8_t *rbuf;        /* READ_BUF, then WRITE_BUF for wbuf */
     uint8_t *wbuf;
     size_t wlen;
     pipe_conn *prev, *next; /* t->all */
@@ -102,14 +102,14 @@ struct pipe_conn {
 
 struct listener {
     const cp_service *svc;
-    char *name;        /* \\.\pipe\csi-proxy-... (UTF-8, for messages) */
+    char *name; /* \\.\pipe\csi-proxy-... (UTF-8, for messages) */
     wchar_t *wpath;
     SECURITY_ATTRIBUTES *sa; /* NULL: the default pipe security */
-    bool created;      /* first instance made: later ones omit FIRST_PIPE_INSTANCE */
-    pipe_conn *inst;   /* the listening instance; NULL while none */
-    int64_t retry_at;  /* when inst is NULL: next attempt */
-    DWORD last_err;    /* of the last failed CreateNamedPipeW (0: none) */
-    unsigned failures; /* failed attempts in a row to create the next instance */
+    bool created;            /* first instance made: later ones omit FIRST_PIPE_INSTANCE */
+    pipe_conn *inst;         /* the listening instance; NULL while none */
+    int64_t retry_at;        /* when inst is NULL: next attempt */
+    DWORD last_err;          /* of the last failed CreateNamedPipeW (0: none) */
+    unsigned failures;       /* failed attempts in a row to create the next instance */
 };
 
 struct cp_transport {
@@ -117,9 +117,9 @@ struct cp_transport {
     HANDLE iocp;
     listener *ls;
     size_t nls;
-    pipe_conn *all;    /* every pipe_conn not yet freed */
-    pipe_conn *dirty;  /* connections with finished calls to write out */
-    size_t nconns;     /* connected pipe_conns not yet closed */
+    pipe_conn *all;   /* every pipe_conn not yet freed */
+    pipe_conn *dirty; /* connections with finished calls to write out */
+    size_t nconns;    /* connected pipe_conns not yet closed */
     volatile LONG stop_requested;
     volatile LONG64 stop_drain_ms;
     int phase;
@@ -195,11 +195,10 @@ static int listen_next(cp_transport *t, listener *l, cp_error *e)
     DWORD open_mode = PIPE_ACCESS_DUPLEX | FILE_FLAG_OVERLAPPED;
     if (!l->created)
         open_mode |= FILE_FLAG_FIRST_PIPE_INSTANCE;
-    HANDLE h = CreateNamedPipeW(l->wpath, open_mode,
-                                PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT |
-                                    PIPE_REJECT_REMOTE_CLIENTS,
-                                PIPE_UNLIMITED_INSTANCES, PIPE_QUOTA, PIPE_QUOTA, PIPE_TIMEOUT_MS,
-                                l->sa);
+    HANDLE h = CreateNamedPipeW(
+        l->wpath, open_mode,
+        PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT | PIPE_REJECT_REMOTE_CLIENTS,
+        PIPE_UNLIMITED_INSTANCES, PIPE_QUOTA, PIPE_QUOTA, PIPE_TIMEOUT_MS, l->sa);
     if (h == INVALID_HANDLE_VALUE) {
         DWORD err = GetLastError();
         l->last_err = err;
@@ -281,8 +280,8 @@ static void relisten(cp_transport *t, listener *l, int64_t now)
     if (listen_next(t, l, &e) == CP_OK) {
         if (l->failures > 0 && t->opts.listen_error != NULL) {
             char msg[CP_ERROR_MSG_MAX];
-            snprintf(msg, sizeof(msg), "pipe %s: listening again after %u failed attempts",
-                     l->name, l->failures);
+            snprintf(msg, sizeof(msg), "pipe %s: listening again after %u failed attempts", l->name,
+                     l->failures);
             t->opts.listen_error(t->opts.listen_error_ctx, msg);
         }
         l->failures = 0;
@@ -471,8 +470,7 @@ static void revoked_call(void *ctx, const char *path)
     pipe_conn *pc = ctx;
     cp_transport *t = pc->t;
     if (t->opts.revoke != NULL)
-        t->opts.revoke(t->opts.authorize_ctx, pc->l->svc, pc->pid, cp_conn_peer_id(pc->conn),
-                       path);
+        t->opts.revoke(t->opts.authorize_ctx, pc->l->svc, pc->pid, cp_conn_peer_id(pc->conn), path);
 }
 
 /* Before bytes reach an allowed connection: has the process that opened
@@ -713,8 +711,8 @@ static int64_t tick(cp_transport *t, int64_t now)
 
 /* ---- transport.h ---------------------------------------------------- */
 
-cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_spec *specs,
-                               size_t n, cp_error *e)
+cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_spec *specs, size_t n,
+                               cp_error *e)
 {
     cp_transport *t = calloc(1, sizeof(*t));
     if (t == NULL) {
@@ -740,7 +738,7 @@ cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_sp
         listener *l = &t->ls[t->nls];
         l->svc = specs[t->nls].svc;
         l->sa = (SECURITY_ATTRIBUTES *)(specs[t->nls].security != NULL ? specs[t->nls].security
-                                                                        : opts->security);
+                                                                       : opts->security);
         size_t len = strlen(PIPE_PREFIX) + strlen(specs[t->nls].name) + 1;
         l->name = malloc(len);
         if (l->name != NULL) {

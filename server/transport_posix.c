@@ -41,8 +41,8 @@ struct cp_transport {
     size_t n_ls;
     pconn *conns;
     int wake[2];
-    cp_mutex *mu;   /* guards done and stop_* */
-    cp_task *done;  /* finished jobs, linked through task.next */
+    cp_mutex *mu;  /* guards done and stop_* */
+    cp_task *done; /* finished jobs, linked through task.next */
     bool stop_requested;
     int64_t drain_ms;
 };
@@ -98,14 +98,13 @@ static int open_listener(listener *l, const char *dir, const cp_listen_spec *s, 
         if (l->fd >= 0)
             close(l->fd);
         l->fd = -1;
-        return cp_error_set(e, CP_E_UNAVAILABLE, "cannot listen on %s: %s", l->path,
-                            strerror(err));
+        return cp_error_set(e, CP_E_UNAVAILABLE, "cannot listen on %s: %s", l->path, strerror(err));
     }
     return CP_OK;
 }
 
-cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_spec *specs,
-                               size_t n, cp_error *e)
+cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_spec *specs, size_t n,
+                               cp_error *e)
 {
     cp_transport *t = calloc(1, sizeof(*t));
     if (t == NULL) {

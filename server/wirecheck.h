@@ -22,8 +22,8 @@
 
 enum {
     CP_WIRE_OK = 0,
-    CP_WIRE_NUL = -1,      /* a string holds a NUL byte */
-    CP_WIRE_UTF8 = -2,     /* a string is not valid UTF-8 */
+    CP_WIRE_NUL = -1,       /* a string holds a NUL byte */
+    CP_WIRE_UTF8 = -2,      /* a string is not valid UTF-8 */
     CP_WIRE_MALFORMED = -3, /* not a valid encoding (field number 0 or above
                               2^29-1, a bad wire type or length): refused
                               even when protobuf-c decodes it */
@@ -56,14 +56,14 @@ typedef struct cp_wire_filter {
     const ProtobufCMessageDescriptor *desc[CP_WIRE_MAX_DEPTH + 1];
     uint64_t end[CP_WIRE_MAX_DEPTH + 1]; /* where each open message ends */
     int depth;
-    uint64_t pos, total;   /* bytes read; the message's length */
+    uint64_t pos, total; /* bytes read; the message's length */
     int state;
-    uint64_t acc;          /* the varint being read */
+    uint64_t acc; /* the varint being read */
     unsigned shift;
-    uint8_t tag[10];       /* the tag being read, emitted once known */
+    uint8_t tag[10]; /* the tag being read, emitted once known */
     size_t tag_len;
-    uint64_t left;         /* bytes left of a fixed value or a payload */
-    bool keep;             /* the current field is kept */
+    uint64_t left;                         /* bytes left of a fixed value or a payload */
+    bool keep;                             /* the current field is kept */
     const ProtobufCFieldDescriptor *field; /* its descriptor (NULL: unknown) */
     size_t kept, dropped, max_fields;
     int err;

@@ -38,17 +38,17 @@ typedef struct cp_token_sid {
 } cp_token_sid;
 
 typedef struct cp_token_info {
-    bool identified;               /* false: no token could be read */
+    bool identified; /* false: no token could be read */
     cp_token_sid user;
     const cp_token_sid *groups;
     size_t n_groups;
-    bool restricted;               /* the token has restricting SIDs */
+    bool restricted; /* the token has restricting SIDs */
     const cp_token_sid *restricting;
     size_t n_restricting;
 } cp_token_info;
 
 typedef struct cp_authz_policy {
-    const char *group;             /* "smb", for messages */
+    const char *group; /* "smb", for messages */
     const cp_sid *allowed;
     size_t n_allowed;
 } cp_authz_policy;

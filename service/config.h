@@ -39,8 +39,8 @@
 #include "sid.h"
 
 #define CP_CONFIG_DEFAULT_PATH "C:\\ProgramData\\csi-proxy\\config.yaml"
-#define CP_CONFIG_MAX_FILE (1024 * 1024)  /* larger files are refused */
-#define CP_CONFIG_MAX_LIST 256            /* items in any list */
+#define CP_CONFIG_MAX_FILE (1024 * 1024) /* larger files are refused */
+#define CP_CONFIG_MAX_LIST 256           /* items in any list */
 #define CP_CONFIG_N_GROUPS 6
 
 /* Default limits (also what an absent key means). */
@@ -53,23 +53,23 @@ typedef bool (*cp_config_resolve_fn)(void *ctx, const char *account, cp_sid *out
                                      size_t cap);
 
 typedef struct cp_config_group {
-    const char *name;          /* "filesystem", "disk", "volume", "smb", "system", "iscsi" */
+    const char *name; /* "filesystem", "disk", "volume", "smb", "system", "iscsi" */
     bool served;
-    char **versions;           /* versions to serve; n_versions == 0: all of them */
+    char **versions; /* versions to serve; n_versions == 0: all of them */
     size_t n_versions;
-    cp_sid *allowed;           /* callers allowed (CheckTokenMembership on any) */
+    cp_sid *allowed; /* callers allowed (CheckTokenMembership on any) */
     size_t n_allowed;
-    char *pipe_sddl;           /* effective pipe security, never NULL after load/defaults */
-    int pipe_sddl_line;        /* line it came from, 0 when derived from allowed */
-    int line;                  /* line of the group's entry, 0 when not in the file */
+    char *pipe_sddl;    /* effective pipe security, never NULL after load/defaults */
+    int pipe_sddl_line; /* line it came from, 0 when derived from allowed */
+    int line;           /* line of the group's entry, 0 when not in the file */
 } cp_config_group;
 
 typedef struct cp_config_limits {
-    uint64_t max_message_bytes;  /* default 4 MiB; 1 KiB .. 64 MiB */
-    uint32_t max_connections;    /* 0: unlimited */
-    int64_t idle_timeout_ms;     /* 0: never close idle connections */
-    int64_t drain_timeout_ms;    /* default 10 s; stop, shutdown, Ctrl+C */
-    uint32_t worker_threads;     /* 0: 2 x CPUs, at least 4 */
+    uint64_t max_message_bytes; /* default 4 MiB; 1 KiB .. 64 MiB */
+    uint32_t max_connections;   /* 0: unlimited */
+    int64_t idle_timeout_ms;    /* 0: never close idle connections */
+    int64_t drain_timeout_ms;   /* default 10 s; stop, shutdown, Ctrl+C */
+    uint32_t worker_threads;    /* 0: 2 x CPUs, at least 4 */
 } cp_config_limits;
 
 /* Logging; -1 / NULL: not in the file. */
@@ -79,22 +79,22 @@ typedef struct cp_config_log {
     char *dir;
     int to_stderr, also_to_stderr, skip_headers;
     int64_t file_max_size_mb;
-    int stderr_threshold;       /* CP_SEV_* */
-    char **redact_fields;       /* more request fields kept out of logs (redact.h) */
+    int stderr_threshold; /* CP_SEV_* */
+    char **redact_fields; /* more request fields kept out of logs (redact.h) */
     size_t n_redact_fields;
 } cp_config_log;
 
 typedef struct cp_config {
-    char *path;                 /* the file loaded; NULL for defaults only */
-    char *kubelet_path;         /* NULL: not in the file */
+    char *path;         /* the file loaded; NULL for defaults only */
+    char *kubelet_path; /* NULL: not in the file */
     char **working_dirs;
     size_t n_working_dirs;
     bool working_dirs_given;
     cp_config_group groups[CP_CONFIG_N_GROUPS];
-    char **allowed_services;    /* system group: services it may start/stop */
+    char **allowed_services; /* system group: services it may start/stop */
     size_t n_allowed_services;
     bool allowed_services_given; /* the key was there (even as []): enforce the list */
-    bool allow_broad_callers;   /* security.allowBroadCallers: broad groups admitted */
+    bool allow_broad_callers;    /* security.allowBroadCallers: broad groups admitted */
     cp_config_limits limits;
     cp_config_log log;
 } cp_config;

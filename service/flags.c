@@ -13,10 +13,10 @@ typedef enum ftype { F_BOOL, F_STRING, F_INT, F_UINT64, F_SEVERITY, F_TRACE, F_D
 typedef struct flag_def {
     const char *name;
     ftype type;
-    size_t off;        /* into cp_flags */
-    const char *arg;   /* the value's name in the usage; NULL for bools */
+    size_t off;      /* into cp_flags */
+    const char *arg; /* the value's name in the usage; NULL for bools */
     const char *usage;
-    const char *def;   /* shown as "(default ...)"; NULL for a zero default */
+    const char *def; /* shown as "(default ...)"; NULL for a zero default */
 } flag_def;
 
 #define OFF(field) offsetof(cp_flags, field)
@@ -55,8 +55,7 @@ static const flag_def flag_defs[] = {
     {"root", F_STRING, OFF(root), "string",
      "Native build: directory standing for the host's drives (C:\\ is <root>/C)", NULL},
     {"sim-fixture", F_STRING, OFF(sim_fixture), "string",
-     "Native build: YAML fixture of the simulated disks and volumes (winapi/storage_sim.h)",
-     NULL},
+     "Native build: YAML fixture of the simulated disks and volumes (winapi/storage_sim.h)", NULL},
     {"skip_headers", F_BOOL, OFF(skip_headers), NULL,
      "If true, avoid header prefixes in the log messages", NULL},
     {"skip_log_headers", F_BOOL, OFF(skip_log_headers), NULL,
@@ -71,8 +70,7 @@ static const flag_def flag_defs[] = {
     {"version", F_BOOL, OFF(version), NULL, "Print the version and exit", NULL},
     {"vmodule", F_STRING, OFF(vmodule), "pattern=N,...",
      "comma-separated list of pattern=N settings for file-filtered logging", NULL},
-    {"windows-service", F_BOOL, OFF(windows_service), NULL, "Configure as a Windows Service",
-     NULL},
+    {"windows-service", F_BOOL, OFF(windows_service), NULL, "Configure as a Windows Service", NULL},
     {"working-dir", F_DIRS, OFF(working_dirs), "value",
      "Directory that callers may use besides -kubelet-path (repeatable, or a comma-separated\n"
      "list)",
@@ -315,8 +313,8 @@ int cp_flags_parse(cp_flags *f, int argc, char **argv, cp_error *e)
             quote(q, sizeof(q), value);
             const char *why = rc == 2 ? "value out of range" : "parse error";
             if (d->type == F_BOOL)
-                return cp_error_set(e, CP_E_INVALID_ARGUMENT, "invalid boolean value %s for -%s: %s",
-                                    q, d->name, why);
+                return cp_error_set(e, CP_E_INVALID_ARGUMENT,
+                                    "invalid boolean value %s for -%s: %s", q, d->name, why);
             return cp_error_set(e, CP_E_INVALID_ARGUMENT, "invalid value %s for flag -%s: %s", q,
                                 d->name, why);
         }

@@ -28,21 +28,21 @@ enum { CP_SEV_INFO = 0, CP_SEV_WARNING = 1, CP_SEV_ERROR = 2, CP_SEV_FATAL = 3 }
 
 typedef struct cp_flags {
     /* upstream */
-    const char *kubelet_path;     /* default CP_FLAGS_DEFAULT_KUBELET_PATH */
-    char **working_dirs;          /* -working-dir, repeatable, comma lists split */
+    const char *kubelet_path; /* default CP_FLAGS_DEFAULT_KUBELET_PATH */
+    char **working_dirs;      /* -working-dir, repeatable, comma lists split */
     size_t n_working_dirs;
     bool windows_service;
-    bool require_privacy;         /* default true */
+    bool require_privacy;             /* default true */
     const char *metrics_bind_address; /* accepted and stored; NULL if not given */
     bool version;
     /* klog */
     int v;
-    const char *log_file;         /* NULL if not given */
+    const char *log_file; /* NULL if not given */
     const char *log_dir;
-    bool logtostderr;             /* default true */
+    bool logtostderr; /* default true */
     bool alsologtostderr;
-    uint64_t log_file_max_size;   /* megabytes; default 1800; 0 = unlimited */
-    int stderrthreshold;          /* CP_SEV_*; default CP_SEV_ERROR */
+    uint64_t log_file_max_size; /* megabytes; default 1800; 0 = unlimited */
+    int stderrthreshold;        /* CP_SEV_*; default CP_SEV_ERROR */
     const char *vmodule;
     bool skip_headers;
     bool one_output;
@@ -50,10 +50,10 @@ typedef struct cp_flags {
     const char *log_backtrace_at;
     bool skip_log_headers;
     /* ours */
-    const char *config;           /* -config PATH */
-    const char *socket_dir;       /* -socket-dir DIR (native build) */
-    const char *root;             /* -root DIR (native build) */
-    const char *sim_fixture;      /* -sim-fixture PATH (native build: storage simulator) */
+    const char *config;      /* -config PATH */
+    const char *socket_dir;  /* -socket-dir DIR (native build) */
+    const char *root;        /* -root DIR (native build) */
+    const char *sim_fixture; /* -sim-fixture PATH (native build: storage simulator) */
     /* -h or -help was given: print usage, exit 0 (as Go does). */
     bool help;
     /* Arguments after the flags (ignored, as upstream does). */

@@ -131,8 +131,8 @@ static bool judge(const gate_group *g, HANDLE token, const char *which, char *ca
  * connection's life). A process created after the connection cannot be
  * its client: its pid was recycled from one that exited (the connection
  * living on in a handle it passed on). */
-static bool process_token(const cp_pipe_client *client, uint32_t pid, HANDLE *out,
-                          HANDLE *proc_out, char *why, size_t cap)
+static bool process_token(const cp_pipe_client *client, uint32_t pid, HANDLE *out, HANDLE *proc_out,
+                          char *why, size_t cap)
 {
     *out = NULL;
     *proc_out = NULL;

@@ -1,7 +1,8 @@
 /* log.c - see log.h. */
 #define _POSIX_C_SOURCE 200809L /* localtime_r, gettimeofday (also on mingw) */
 #ifndef __USE_MINGW_ANSI_STDIO
-#define __USE_MINGW_ANSI_STDIO 1 /* mingw: C99 printf formats (as the Makefile); no effect elsewhere */
+#define __USE_MINGW_ANSI_STDIO                                                                     \
+    1 /* mingw: C99 printf formats (as the Makefile); no effect elsewhere */
 #endif
 #include "log.h"
 
@@ -53,8 +54,7 @@ static void write_file_header(void)
     int n = fprintf(lg.file,
                     "Log file created at: %04d/%02d/%02d %02d:%02d:%02d\n"
                     "Log line format: [IWEF]mmdd hh:mm:ss.uuuuuu threadid file:line] msg\n",
-                    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                    tm.tm_sec);
+                    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
     if (n > 0)
         lg.size += (uint64_t)n;
 }
@@ -83,9 +83,8 @@ int cp_log_init(const cp_flags *f, unsigned long pid, cp_error *e)
     lg.skip_log_headers = f->skip_log_headers;
     lg.add_dir_header = f->add_dir_header;
     lg.also_stderr = f->alsologtostderr;
-    lg.max_bytes = f->log_file_max_size > UINT64_MAX / (1024 * 1024)
-                       ? 0
-                       : f->log_file_max_size * 1024 * 1024;
+    lg.max_bytes =
+        f->log_file_max_size > UINT64_MAX / (1024 * 1024) ? 0 : f->log_file_max_size * 1024 * 1024;
     lg.stderr_only = true;
     int rc = CP_OK;
     cp_error oe;
@@ -104,8 +103,8 @@ int cp_log_init(const cp_flags *f, unsigned long pid, cp_error *e)
             localtime_r(&now, &tm);
             size_t dl = strlen(f->log_dir), cap = dl + 64;
             const char *sep = f->log_dir[dl - 1] == '/' || f->log_dir[dl - 1] == '\\' ? ""
-                              : strchr(f->log_dir, '\\') != NULL                  ? "\\"
-                                                                                  : "/";
+                              : strchr(f->log_dir, '\\') != NULL                      ? "\\"
+                                                                                      : "/";
             path = malloc(cap);
             if (path != NULL)
                 snprintf(path, cap, "%s%scsi-proxy.%04d%02d%02d-%02d%02d%02d.%lu.log", f->log_dir,

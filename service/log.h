@@ -45,10 +45,10 @@ void cp_logva(char sev, const char *file, int line, const char *fmt, va_list ap)
 #define CP_LOG_INFO(...) cp_log('I', __FILE__, __LINE__, __VA_ARGS__)
 #define CP_LOG_WARN(...) cp_log('W', __FILE__, __LINE__, __VA_ARGS__)
 #define CP_LOG_ERROR(...) cp_log('E', __FILE__, __LINE__, __VA_ARGS__)
-#define CP_LOG_V(level, ...)                                                                   \
-    do {                                                                                       \
-        if (cp_log_enabled(level))                                                             \
-            cp_log('I', __FILE__, __LINE__, __VA_ARGS__);                                      \
+#define CP_LOG_V(level, ...)                                                                       \
+    do {                                                                                           \
+        if (cp_log_enabled(level))                                                                 \
+            cp_log('I', __FILE__, __LINE__, __VA_ARGS__);                                          \
     } while (0)
 
 #endif

@@ -81,7 +81,7 @@ int main(int argc, char **argv)
     cp_pool *pool = NULL;
     cp_transport *t = NULL;
     cp_listen_spec *specs = NULL;
-    char (*names)[64] = NULL;
+    char(*names)[64] = NULL;
     cp_fs_host fs = {0};
     cp_storage_host storage = {0}; /* -sim-fixture, else this build's default */
 

@@ -60,11 +60,10 @@ FILE *cp_regfile_open(const char *path, const char *mode, cp_error *e)
         cp_error_set(e, CP_E_INVALID_ARGUMENT, "%s: not valid UTF-8", path);
         return NULL;
     }
-    HANDLE h = CreateFileW(w, append ? FILE_APPEND_DATA | SYNCHRONIZE : GENERIC_READ,
-                           FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
-                           append ? OPEN_ALWAYS : OPEN_EXISTING,
-                           FILE_ATTRIBUTE_NORMAL | SECURITY_SQOS_PRESENT | SECURITY_ANONYMOUS,
-                           NULL);
+    HANDLE h =
+        CreateFileW(w, append ? FILE_APPEND_DATA | SYNCHRONIZE : GENERIC_READ,
+                    FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, append ? OPEN_ALWAYS : OPEN_EXISTING,
+                    FILE_ATTRIBUTE_NORMAL | SECURITY_SQOS_PRESENT | SECURITY_ANONYMOUS, NULL);
     if (h == INVALID_HANDLE_VALUE) {
         DWORD err = GetLastError();
         DWORD attrs = GetFileAttributesW(w);

@@ -29,9 +29,9 @@
 #include "../server/status.h"
 
 typedef struct cp_root_rule {
-    const char *path;  /* absolute, Windows form */
-    const char *what;  /* "%SystemRoot%", "Program Files", ... for messages */
-    bool below;        /* everything below it is refused too */
+    const char *path; /* absolute, Windows form */
+    const char *what; /* "%SystemRoot%", "Program Files", ... for messages */
+    bool below;       /* everything below it is refused too */
 } cp_root_rule;
 
 /* C:\Windows, C:\Program Files, C:\Program Files (x86) (below: true),

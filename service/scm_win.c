@@ -31,10 +31,10 @@ static void report(DWORD state, DWORD wait_hint)
 {
     scm.status.dwServiceType = SERVICE_WIN32_OWN_PROCESS;
     scm.status.dwCurrentState = state;
-    scm.status.dwControlsAccepted =
-        state == SERVICE_RUNNING
-            ? SERVICE_ACCEPT_STOP | SERVICE_ACCEPT_SHUTDOWN | SERVICE_ACCEPT_PRESHUTDOWN
-            : 0;
+    scm.status.dwControlsAccepted = state == SERVICE_RUNNING
+                                        ? SERVICE_ACCEPT_STOP | SERVICE_ACCEPT_SHUTDOWN |
+                                              SERVICE_ACCEPT_PRESHUTDOWN
+                                        : 0;
     scm.status.dwWaitHint = wait_hint;
     if (state == SERVICE_START_PENDING || state == SERVICE_STOP_PENDING)
         scm.status.dwCheckPoint++;

@@ -17,10 +17,10 @@
 
 typedef struct cp_scm_app {
     void *ctx;
-    int (*start)(void *ctx, cp_error *e); /* CP_OK, or a status with e set */
-    int (*run)(void *ctx);                 /* serves until stopped; CP_OK or a status */
+    int (*start)(void *ctx, cp_error *e);      /* CP_OK, or a status with e set */
+    int (*run)(void *ctx);                     /* serves until stopped; CP_OK or a status */
     void (*stop)(void *ctx, int64_t drain_ms); /* thread-safe; may come before start */
-    int64_t drain_ms;                      /* for STOP and PRESHUTDOWN */
+    int64_t drain_ms;                          /* for STOP and PRESHUTDOWN */
 } cp_scm_app;
 
 /* Runs app as the service name (SERVICE_WIN32_OWN_PROCESS). Returns the

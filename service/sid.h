@@ -11,13 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CP_SID_MAX_SUB 15       /* SID_MAX_SUB_AUTHORITIES */
-#define CP_SID_STR_MAX 192      /* "S-1-" + 48-bit authority + 15 x "-4294967295" + NUL */
+#define CP_SID_MAX_SUB 15  /* SID_MAX_SUB_AUTHORITIES */
+#define CP_SID_STR_MAX 192 /* "S-1-" + 48-bit authority + 15 x "-4294967295" + NUL */
 
 typedef struct cp_sid {
-    uint8_t revision;           /* always 1 */
-    uint8_t n_sub;              /* 1..15 */
-    uint64_t authority;         /* 48 bits */
+    uint8_t revision;   /* always 1 */
+    uint8_t n_sub;      /* 1..15 */
+    uint64_t authority; /* 48 bits */
     uint32_t sub[CP_SID_MAX_SUB];
 } cp_sid;
 

@@ -11,7 +11,7 @@
 #include "authz.h"
 
 typedef struct cp_win_token {
-    cp_token_info info;      /* info.groups / info.restricting point into the arrays below */
+    cp_token_info info; /* info.groups / info.restricting point into the arrays below */
     cp_token_sid *groups;
     cp_token_sid *restricting;
     bool restricting_unknown; /* the system could not say (Wine): CheckTokenMembership decides */

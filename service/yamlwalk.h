@@ -65,8 +65,8 @@ int cp_yw_sids(cp_yw *w, const yaml_node_t *n, const char *key, cp_sid **items, 
 
 /* Calls fn(key, value) for each pair of a mapping; refuses keys that are
  * not plain scalars and keys given twice. */
-typedef int (*cp_yw_pair_fn)(cp_yw *w, const char *key, const yaml_node_t *k,
-                             const yaml_node_t *v, void *ctx);
+typedef int (*cp_yw_pair_fn)(cp_yw *w, const char *key, const yaml_node_t *k, const yaml_node_t *v,
+                             void *ctx);
 int cp_yw_each_pair(cp_yw *w, const yaml_node_t *n, const char *where, cp_yw_pair_fn fn, void *ctx);
 
 /* The error for a key the schema does not have, listing the known ones. */

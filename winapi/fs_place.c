@@ -29,8 +29,7 @@ static size_t trimmed(const wchar_t *s, size_t n)
  * path on a volume ("var\\lib") lies inside its root (dlen 0). */
 static bool inside(const wchar_t *p, size_t plen, const wchar_t *dir, size_t dlen)
 {
-    return dlen == 0 ||
-           (plen >= dlen && same(p, dir, dlen) && (plen == dlen || p[dlen] == L'\\'));
+    return dlen == 0 || (plen >= dlen && same(p, dir, dlen) && (plen == dlen || p[dlen] == L'\\'));
 }
 
 /* "\\?\Volume{G}\" is the volume; the rest (no leading '\') follows. */
@@ -90,8 +89,7 @@ static wchar_t *through_anchor(const wchar_t *location, size_t vlen, const cp_fs
 }
 
 wchar_t *cp_fs_place(const wchar_t *location, const wchar_t *via, const wchar_t *names,
-                     const wchar_t *system_volume, const cp_fs_anchor *anchors,
-                     size_t n_anchors)
+                     const wchar_t *system_volume, const cp_fs_anchor *anchors, size_t n_anchors)
 {
     size_t vlen = volume_len(location);
     if (vlen == 0)
@@ -101,8 +99,8 @@ wchar_t *cp_fs_place(const wchar_t *location, const wchar_t *via, const wchar_t 
     wchar_t *named = through_anchor(location, vlen, anchors, n_anchors, &protect);
     if (named != NULL)
         return named;
-    if (system_volume != NULL && trimmed(system_volume, wcslen(system_volume)) ==
-                                     trimmed(location, vlen) &&
+    if (system_volume != NULL &&
+        trimmed(system_volume, wcslen(system_volume)) == trimmed(location, vlen) &&
         same(system_volume, location, trimmed(location, vlen)))
         protect = true;
 

@@ -48,7 +48,6 @@ typedef struct cp_fs_anchor {
  * "\\?\Volume{G}\" of the running Windows, or NULL. Returns the malloc'd
  * name (no trailing '\' except "X:\"), or NULL when out of memory. */
 wchar_t *cp_fs_place(const wchar_t *location, const wchar_t *via, const wchar_t *names,
-                     const wchar_t *system_volume, const cp_fs_anchor *anchors,
-                     size_t n_anchors);
+                     const wchar_t *system_volume, const cp_fs_anchor *anchors, size_t n_anchors);
 
 #endif

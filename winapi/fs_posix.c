@@ -29,8 +29,8 @@
 #include <unistd.h>
 
 typedef struct posix_fs {
-    char *root;      /* as given */
-    char *root_real; /* realpath(root): resolve maps host paths back with it */
+    char *root;         /* as given */
+    char *root_real;    /* realpath(root): resolve maps host paths back with it */
     cp_mount_points mp; /* volume_at NULL: not connected to a storage simulator */
 } posix_fs;
 
@@ -81,8 +81,8 @@ static int map_path(const posix_fs *fs, const char *wpath, char *out, size_t out
     if (!isalpha((unsigned char)wpath[0]) || wpath[1] != ':' || wpath[2] != '\\' ||
         strchr(wpath, '/') != NULL || strstr(wpath, "..") != NULL)
         return cp_error_set(e, CP_E_INVALID_ARGUMENT, "not a drive-absolute path: %s", wpath);
-    int n = snprintf(out, outlen, "%s/%c/%s", fs->root, toupper((unsigned char)wpath[0]),
-                     wpath + 3);
+    int n =
+        snprintf(out, outlen, "%s/%c/%s", fs->root, toupper((unsigned char)wpath[0]), wpath + 3);
     if (n < 0 || (size_t)n >= outlen)
         return cp_error_set(e, CP_E_INVALID_ARGUMENT, "path too long: %s", wpath);
     for (char *s = out + strlen(fs->root); *s != '\0'; s++)
@@ -158,8 +158,7 @@ static int fs_mkdir_all(void *ctx, const char *path, cp_error *e)
                 return os_error(e, errno, "stat", path);
             if (!S_ISDIR(st.st_mode))
                 return cp_error_set(e, CP_E_FAILED_PRECONDITION,
-                                    "mkdir %s: a file that is not a directory is in the way",
-                                    path);
+                                    "mkdir %s: a file that is not a directory is in the way", path);
         }
         *s = saved;
         if (saved == '\0')

@@ -241,7 +241,8 @@ static bool nt_functions(nt_open_file_fn *open, nt_status_to_error_fn *to_error)
     if (ntdll == NULL)
         return false;
     *open = (nt_open_file_fn)(void (*)(void))GetProcAddress(ntdll, "NtOpenFile");
-    *to_error = (nt_status_to_error_fn)(void (*)(void))GetProcAddress(ntdll, "RtlNtStatusToDosError");
+    *to_error =
+        (nt_status_to_error_fn)(void (*)(void))GetProcAddress(ntdll, "RtlNtStatusToDosError");
     return *open != NULL && *to_error != NULL;
 }
 
@@ -419,7 +420,7 @@ static int list_dir(HANDLE dir, names *l, void *buf, const wchar_t *name_for_msg
 }
 
 typedef struct level {
-    HANDLE dir;  /* open for listing and deletion; the top one is borrowed */
+    HANDLE dir; /* open for listing and deletion; the top one is borrowed */
     names list;
     size_t len;  /* b->len of this directory's path (messages only) */
     DWORD attrs; /* its attributes, for a read-only directory */
@@ -602,8 +603,8 @@ static int fs_remove_contents(void *ctx, const char *path, cp_error *e)
     int rc = new_wbuf(path, &b, e);
     if (rc != CP_OK)
         return rc;
-    HANDLE h = CreateFileW(b.s, FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES | SYNCHRONIZE,
-                           SHARE_ALL, NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
+    HANDLE h = CreateFileW(b.s, FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES | SYNCHRONIZE, SHARE_ALL,
+                           NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
     if (h == INVALID_HANDLE_VALUE) {
         rc = win_error(e, GetLastError(), "CreateFileW", path);
         free(b.s);
@@ -649,7 +650,8 @@ static int fs_symlink(void *ctx, const char *link_path, const char *target, cp_e
     DWORD flags = (ta != INVALID_FILE_ATTRIBUTES && (ta & FILE_ATTRIBUTE_DIRECTORY))
                       ? SYMBOLIC_LINK_FLAG_DIRECTORY
                       : 0;
-    BOOLEAN made = CreateSymbolicLinkW(wl, wt, flags | SYMBOLIC_LINK_FLAG_ALLOW_UNPRIVILEGED_CREATE);
+    BOOLEAN made =
+        CreateSymbolicLinkW(wl, wt, flags | SYMBOLIC_LINK_FLAG_ALLOW_UNPRIVILEGED_CREATE);
     DWORD err = made ? ERROR_SUCCESS : GetLastError();
     if (!made && err == ERROR_INVALID_PARAMETER) {
         made = CreateSymbolicLinkW(wl, wt, flags);
@@ -843,7 +845,8 @@ static int locate(wchar_t *w, const char *path, wchar_t **out, cp_error *e)
         CloseHandle(h);
         return cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory resolving %s", path);
     }
-    DWORD n = GetFinalPathNameByHandleW(h, final, WIDE_MAX, FILE_NAME_NORMALIZED | VOLUME_NAME_GUID);
+    DWORD n =
+        GetFinalPathNameByHandleW(h, final, WIDE_MAX, FILE_NAME_NORMALIZED | VOLUME_NAME_GUID);
     DWORD err = n == 0 ? GetLastError() : ERROR_SUCCESS;
     if (n == 0) {
         n = GetFinalPathNameByHandleW(h, final, WIDE_MAX, FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
@@ -852,8 +855,8 @@ static int locate(wchar_t *w, const char *path, wchar_t **out, cp_error *e)
     CloseHandle(h);
     if (n == 0 || n >= WIDE_MAX) {
         free(final);
-        return win_error(e, n == 0 ? err : ERROR_FILENAME_EXCED_RANGE,
-                         "GetFinalPathNameByHandleW", path);
+        return win_error(e, n == 0 ? err : ERROR_FILENAME_EXCED_RANGE, "GetFinalPathNameByHandleW",
+                         path);
     }
     if (*missing != L'\0') {
         if (n > 0 && final[n - 1] == L'\\')

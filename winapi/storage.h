@@ -58,10 +58,10 @@ typedef enum cp_part_style {
 
 typedef struct cp_disk_info {
     uint32_t number;
-    uint64_t size;       /* bytes */
-    bool online;         /* NOT MSFT_Disk.IsOffline */
-    bool is_boot;        /* holds the running Windows (MSFT_Disk.IsBoot) */
-    bool is_system;      /* holds the system (EFI/active) partition (IsSystem) */
+    uint64_t size;  /* bytes */
+    bool online;    /* NOT MSFT_Disk.IsOffline */
+    bool is_boot;   /* holds the running Windows (MSFT_Disk.IsBoot) */
+    bool is_system; /* holds the system (EFI/active) partition (IsSystem) */
     cp_part_style style;
     /* Identity as the device reports it (IOCTL_STORAGE_QUERY_PROPERTY).
      * NULL/0 when the device gave none. */

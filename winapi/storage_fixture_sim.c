@@ -79,8 +79,8 @@ static int get_u64(loader *l, const yaml_node_t *map, const char *key, uint64_t 
     static const struct {
         const char *sfx;
         uint64_t mul;
-    } units[] = {{"", 1}, {"KiB", 1024}, {"MiB", MIB}, {"GiB", 1024 * MIB},
-                 {"TiB", 1024 * 1024 * MIB}};
+    } units[] = {
+        {"", 1}, {"KiB", 1024}, {"MiB", MIB}, {"GiB", 1024 * MIB}, {"TiB", 1024 * 1024 * MIB}};
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
         if (strcmp(end, units[i].sfx) == 0) {
             *out = (uint64_t)v * units[i].mul;
@@ -179,12 +179,13 @@ static int load_page83(loader *l, const yaml_node_t *list, sim_disk *d)
     static const char *const cs_names[] = {"binary", "ascii", "utf8", NULL};
     static const uint32_t cs_vals[] = {CP_SID_CODESET_BINARY, CP_SID_CODESET_ASCII,
                                        CP_SID_CODESET_UTF8};
-    static const char *const type_names[] = {"vendor_specific", "vendor_id", "eui64", "fcph_name",
-                                             "port_relative", "naa", "scsi_name_string", NULL};
+    static const char *const type_names[] = {
+        "vendor_specific",  "vendor_id", "eui64", "fcph_name", "port_relative", "naa",
+        "scsi_name_string", NULL};
     /* NAA designators are reported as FCPH names (type 3) by Windows. */
     static const uint32_t type_vals[] = {CP_SID_TYPE_VENDOR_SPECIFIC, CP_SID_TYPE_VENDOR_ID,
-                                         CP_SID_TYPE_EUI64, CP_SID_TYPE_FCPH_NAME,
-                                         CP_SID_TYPE_PORT_RELATIVE, CP_SID_TYPE_FCPH_NAME,
+                                         CP_SID_TYPE_EUI64,           CP_SID_TYPE_FCPH_NAME,
+                                         CP_SID_TYPE_PORT_RELATIVE,   CP_SID_TYPE_FCPH_NAME,
                                          CP_SID_TYPE_SCSI_NAME_STRING};
     static const char *const as_names[] = {"device", "port", "target", NULL};
     static const uint32_t as_vals[] = {CP_SID_ASSOC_DEVICE, CP_SID_ASSOC_PORT, CP_SID_ASSOC_TARGET};
@@ -193,8 +194,8 @@ static int load_page83(loader *l, const yaml_node_t *list, sim_disk *d)
         return bad(l, list, "page83 must be a list of identifiers", "");
     size_t off = CP_STORAGE_ID_HEADER;
     uint32_t count = 0;
-    for (yaml_node_item_t *it = list->data.sequence.items.start;
-         it < list->data.sequence.items.top; it++) {
+    for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top;
+         it++) {
         yaml_node_t *n = yaml_document_get_node(l->doc, *it);
         int rc = only_keys(l, n, keys);
         uint32_t cs = CP_SID_CODESET_BINARY, type = CP_SID_TYPE_FCPH_NAME,
@@ -282,8 +283,8 @@ static int load_roles(loader *l, const yaml_node_t *list, unsigned *roles)
         return CP_OK;
     if (list->type != YAML_SEQUENCE_NODE)
         return bad(l, list, "roles must be a list of system, boot, pagefile, crashdump", "");
-    for (yaml_node_item_t *it = list->data.sequence.items.start;
-         it < list->data.sequence.items.top; it++) {
+    for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top;
+         it++) {
         yaml_node_t *n = yaml_document_get_node(l->doc, *it);
         const char *r = scalar(n);
         unsigned bit = 0;
@@ -330,16 +331,16 @@ static int load_volume(loader *l, const yaml_node_t *v, sim_disk *d, sim_part *p
 static int load_partitions(loader *l, const yaml_node_t *list, sim_disk *d)
 {
     static const char *const keys[] = {"number", "offset", "size", "type", "volume", NULL};
-    static const char *const kinds[] = {"basic", "system", "esp", "msr", "reserved", "recovery",
-                                        "other", NULL};
-    static const uint32_t kind_vals[] = {CP_PART_BASIC,    CP_PART_SYSTEM, CP_PART_SYSTEM,
+    static const char *const kinds[] = {"basic",    "system",   "esp",   "msr",
+                                        "reserved", "recovery", "other", NULL};
+    static const uint32_t kind_vals[] = {CP_PART_BASIC,    CP_PART_SYSTEM,   CP_PART_SYSTEM,
                                          CP_PART_RESERVED, CP_PART_RESERVED, CP_PART_OTHER,
                                          CP_PART_OTHER};
     if (list->type != YAML_SEQUENCE_NODE)
         return bad(l, list, "partitions must be a list", "");
     uint64_t next = MIB;
-    for (yaml_node_item_t *it = list->data.sequence.items.start;
-         it < list->data.sequence.items.top; it++) {
+    for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top;
+         it++) {
         yaml_node_t *n = yaml_document_get_node(l->doc, *it);
         int rc = only_keys(l, n, keys);
         sim_part p = {.number = (uint32_t)d->n_parts + 1, .offset = next};
@@ -369,10 +370,10 @@ static int load_partitions(loader *l, const yaml_node_t *list, sim_disk *d)
 
 static int load_disk(loader *l, const yaml_node_t *n, sim_disk *d)
 {
-    static const char *const keys[] = {"number", "size", "grow_to", "online", "boot", "system",
-                                       "style", "vendor", "product", "serial", "bus_type",
-                                       "page83", "scsi", "location", "partitions", "not_ready",
-                                       NULL};
+    static const char *const keys[] = {"number",    "size",   "grow_to", "online",   "boot",
+                                       "system",    "style",  "vendor",  "product",  "serial",
+                                       "bus_type",  "page83", "scsi",    "location", "partitions",
+                                       "not_ready", NULL};
     static const char *const styles[] = {"raw", "mbr", "gpt", NULL};
     static const uint32_t style_vals[] = {CP_PART_STYLE_RAW, CP_PART_STYLE_MBR, CP_PART_STYLE_GPT};
     int rc = only_keys(l, n, keys);
@@ -424,9 +425,8 @@ int cp_sim_fixture_load(sim *s, yaml_parser_t *parser, const char *name, cp_erro
 {
     yaml_document_t doc;
     if (!yaml_parser_load(parser, &doc))
-        return cp_error_set(e, CP_E_INVALID_ARGUMENT,
-                            "storage simulator: fixture %s line %lu: %s", name,
-                            (unsigned long)parser->problem_mark.line + 1,
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "storage simulator: fixture %s line %lu: %s",
+                            name, (unsigned long)parser->problem_mark.line + 1,
                             parser->problem != NULL ? parser->problem : "YAML error");
     loader l = {.doc = &doc, .name = name, .e = e};
     yaml_node_t *root = yaml_document_get_root_node(&doc);
@@ -444,8 +444,8 @@ int cp_sim_fixture_load(sim *s, yaml_parser_t *parser, const char *name, cp_erro
             if (disks->type != YAML_SEQUENCE_NODE) {
                 rc = bad(&l, disks, "disks must be a list", "");
             } else {
-                size_t n = (size_t)(disks->data.sequence.items.top -
-                                    disks->data.sequence.items.start);
+                size_t n =
+                    (size_t)(disks->data.sequence.items.top - disks->data.sequence.items.start);
                 s->disks = calloc(n > 0 ? n : 1, sizeof(*s->disks));
                 if (s->disks == NULL)
                     rc = nomem(e);

@@ -182,9 +182,9 @@ bool cp_location_parse(const char *location, cp_disk_location *out)
 void cp_volume_id_format(const uint8_t g[16], char out[CP_VOLUME_ID_LEN + 1])
 {
     snprintf(out, CP_VOLUME_ID_LEN + 1,
-             "\\\\?\\Volume{%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x}\\",
-             (unsigned)rd32(g), (unsigned)rd16(g + 4), (unsigned)rd16(g + 6), g[8], g[9], g[10],
-             g[11], g[12], g[13], g[14], g[15]);
+             "\\\\?\\Volume{%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x}\\", (unsigned)rd32(g),
+             (unsigned)rd16(g + 4), (unsigned)rd16(g + 6), g[8], g[9], g[10], g[11], g[12], g[13],
+             g[14], g[15]);
 }
 
 static int hexval(char c)

@@ -65,8 +65,8 @@ static bool volume_of(const wchar_t *path, char id[CP_VOLUME_ID_LEN + 1])
  * function"; REG_SZ, REG_EXPAND_SZ expanded by ExpandEnvironmentStringsW,
  * REG_MULTI_SZ): a malloc'd list ending with an empty string, or *out NULL
  * when the value does not exist. */
-static int read_strings(const wchar_t *key, const wchar_t *value, const char *name,
-                        wchar_t **out, cp_error *e)
+static int read_strings(const wchar_t *key, const wchar_t *value, const char *name, wchar_t **out,
+                        cp_error *e)
 {
     const DWORD flags = RRF_RT_REG_SZ | RRF_RT_REG_EXPAND_SZ | RRF_RT_REG_MULTI_SZ | RRF_NOEXPAND;
     *out = NULL;
@@ -145,9 +145,8 @@ static bool paging_path(const wchar_t *entry, wchar_t *out, size_t cap)
 
 /* Sets role in *roles when a file the value names (each string a path;
  * with paging, a page-file entry) is on volume id. */
-static int role_from_value(const wchar_t *key, const wchar_t *value, const char *name,
-                           bool paging, const char *id, unsigned role, unsigned *roles,
-                           cp_error *e)
+static int role_from_value(const wchar_t *key, const wchar_t *value, const char *name, bool paging,
+                           const char *id, unsigned role, unsigned *roles, cp_error *e)
 {
     wchar_t *list;
     int rc = read_strings(key, value, name, &list, e);
@@ -176,8 +175,8 @@ static int volume_disks(HANDLE v, const char *id, cp_volume_use *o, cp_error *e)
         if (x == NULL)
             return w32s_nomem(e);
         DWORD n;
-        BOOL ok = DeviceIoControl(v, IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS, NULL, 0, x, size, &n,
-                                  NULL);
+        BOOL ok =
+            DeviceIoControl(v, IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS, NULL, 0, x, size, &n, NULL);
         DWORD err = ok ? ERROR_SUCCESS : GetLastError();
         if (ok) {
             for (DWORD i = 0; i < x->NumberOfDiskExtents; i++) {
@@ -259,13 +258,16 @@ int w32_volume_use(void *ctx, const char *id, cp_volume_use *o, cp_error *e)
     char boot[CP_VOLUME_ID_LEN + 1];
     UINT n = GetSystemWindowsDirectoryW(win, PATH_CAP);
     if (n == 0 || n >= PATH_CAP || !volume_of(win, boot))
-        return cp_error_set(e, CP_E_INTERNAL, "volume %s: cannot tell the boot volume "
-                            "(the volume of GetSystemWindowsDirectoryW)", id);
+        return cp_error_set(e, CP_E_INTERNAL,
+                            "volume %s: cannot tell the boot volume "
+                            "(the volume of GetSystemWindowsDirectoryW)",
+                            id);
     if (strcmp(boot, id) == 0)
         o->roles |= CP_VOLUME_ROLE_BOOT;
 
-    rc = role_from_value(MM_KEY, L"PagingFiles", "HKLM\\SYSTEM\\...\\Memory Management\\PagingFiles",
-                         true, id, CP_VOLUME_ROLE_PAGEFILE, &o->roles, e);
+    rc = role_from_value(MM_KEY, L"PagingFiles",
+                         "HKLM\\SYSTEM\\...\\Memory Management\\PagingFiles", true, id,
+                         CP_VOLUME_ROLE_PAGEFILE, &o->roles, e);
     if (rc == CP_OK)
         rc = role_from_value(MM_KEY, L"ExistingPageFiles",
                              "HKLM\\SYSTEM\\...\\Memory Management\\ExistingPageFiles", true, id,

@@ -237,8 +237,7 @@ static int copy_disk(const sim_disk *d, const cp_storage_alloc *a, cp_disk_info 
 
 /* Describes d as the Win32 host's IOCTLs would: a not_ready disk fails as
  * its IOCTL_DISK_GET_LENGTH_INFO does there (ERROR_NOT_READY). */
-static int describe_disk(const sim_disk *d, const cp_storage_alloc *a, cp_disk_info *o,
-                         cp_error *e)
+static int describe_disk(const sim_disk *d, const cp_storage_alloc *a, cp_disk_info *o, cp_error *e)
 {
     if (d->not_ready)
         return cp_error_set(e, CP_E_UNAVAILABLE,
@@ -325,8 +324,7 @@ static int sim_rescan(void *ctx, cp_error *e)
 static int need_online(const sim_disk *d, cp_error *e)
 {
     if (!d->online)
-        return cp_error_set(e, CP_E_FAILED_PRECONDITION, "disk %u is offline",
-                            (unsigned)d->number);
+        return cp_error_set(e, CP_E_FAILED_PRECONDITION, "disk %u is offline", (unsigned)d->number);
     return CP_OK;
 }
 
@@ -422,8 +420,11 @@ static int sim_create_basic_partition(void *ctx, uint32_t number, cp_error *e)
         rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "no free space left on disk %u",
                           (unsigned)number);
     if (rc == CP_OK) {
-        sim_part p = {.number = num + 1, .offset = start, .size = end - start,
-                      .kind = CP_PART_BASIC, .has_volume = true};
+        sim_part p = {.number = num + 1,
+                      .offset = start,
+                      .size = end - start,
+                      .kind = CP_PART_BASIC,
+                      .has_volume = true};
         p.vol_size = p.size;
         new_volume_id(number, p.number, p.id);
         if (cp_sim_add_part(d, &p) != CP_OK)
@@ -435,8 +436,8 @@ static int sim_create_basic_partition(void *ctx, uint32_t number, cp_error *e)
 
 /* --- ops: volumes ----------------------------------------------------------- */
 
-static int sim_list_volumes(void *ctx, uint32_t disk, uint32_t partition,
-                            const cp_storage_alloc *a, char ***ids, size_t *n, cp_error *e)
+static int sim_list_volumes(void *ctx, uint32_t disk, uint32_t partition, const cp_storage_alloc *a,
+                            char ***ids, size_t *n, cp_error *e)
 {
     sim *s = ctx;
     cp_mutex_lock(s->mu);
@@ -562,8 +563,8 @@ static int sim_add_mount_point(void *ctx, const char *id, const char *dir, cp_er
         return rc;
     const sim_mount *m = find_mount(s, dir);
     if (m != NULL) {
-        rc = cp_error_set(e, CP_E_ALREADY_EXISTS, "%s is already a mount point (of volume %s)",
-                          dir, m->id);
+        rc = cp_error_set(e, CP_E_ALREADY_EXISTS, "%s is already a mount point (of volume %s)", dir,
+                          m->id);
     } else {
         sim_mount *nm = realloc(s->mounts, (s->n_mounts + 1) * sizeof(*nm));
         char *copy = nm != NULL ? strdup(dir) : NULL;
@@ -771,10 +772,9 @@ int cp_storage_sim_new(const char *path, cp_storage_host *out, cp_error *e)
         return finish_new(s, CP_OK, out);
     FILE *f = fopen(path, "rb");
     if (f == NULL)
-        return finish_new(s,
-                          cp_error_set(e, CP_E_NOT_FOUND,
-                                       "storage simulator: cannot open fixture %s", path),
-                          out);
+        return finish_new(
+            s, cp_error_set(e, CP_E_NOT_FOUND, "storage simulator: cannot open fixture %s", path),
+            out);
     yaml_parser_t parser;
     int rc = CP_OK;
     if (!yaml_parser_initialize(&parser)) {

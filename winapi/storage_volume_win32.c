@@ -33,7 +33,8 @@ int w32s_need_online(HANDLE h, uint32_t number, cp_error *e)
 {
     cp_get_disk_attributes attrs = {.Version = sizeof(attrs)};
     DWORD n;
-    if (DeviceIoControl(h, IOCTL_DISK_GET_DISK_ATTRIBUTES, NULL, 0, &attrs, sizeof(attrs), &n, NULL) &&
+    if (DeviceIoControl(h, IOCTL_DISK_GET_DISK_ATTRIBUTES, NULL, 0, &attrs, sizeof(attrs), &n,
+                        NULL) &&
         (attrs.Attributes & DISK_ATTRIBUTE_OFFLINE) != 0)
         return cp_error_set(e, CP_E_FAILED_PRECONDITION, "disk %u is offline", (unsigned)number);
     return CP_OK;
@@ -90,7 +91,7 @@ int w32_init_gpt(void *ctx, uint32_t number, cp_error *e)
 }
 
 int w32_list_partitions(void *ctx, uint32_t number, const cp_storage_alloc *a,
-                               cp_partition_info **parts, size_t *n, cp_error *e)
+                        cp_partition_info **parts, size_t *n, cp_error *e)
 {
     (void)ctx;
     char obj[32];
@@ -133,7 +134,6 @@ uint32_t w32s_sector_size(HANDLE h)
         return g.BytesPerSector;
     return 512;
 }
-
 
 void *w32s_heap_alloc(void *actx, size_t n)
 {
@@ -200,7 +200,8 @@ int w32_create_basic_partition(void *ctx, uint32_t number, cp_error *e)
                           "disk %u has no free primary partition entry", (unsigned)number);
         goto out;
     }
-    DWORD count = l->PartitionStyle == PARTITION_STYLE_GPT ? l->PartitionCount + 1 : l->PartitionCount;
+    DWORD count = l->PartitionStyle == PARTITION_STYLE_GPT ? l->PartitionCount + 1
+                                                           : l->PartitionCount;
     if (l->PartitionStyle == PARTITION_STYLE_MBR && count < 4)
         count = 4;
     size_t size = sizeof(DRIVE_LAYOUT_INFORMATION_EX) + count * sizeof(PARTITION_INFORMATION_EX);
@@ -217,7 +218,8 @@ int w32_create_basic_partition(void *ctx, uint32_t number, cp_error *e)
         /* a GPT disk grown since its table was written: the usable area
          * follows the new end once the layout is rewritten */
         if (end > (uint64_t)l->Gpt.StartingUsableOffset.QuadPart)
-            nl->Gpt.UsableLength.QuadPart = (LONGLONG)(end - (uint64_t)l->Gpt.StartingUsableOffset.QuadPart);
+            nl->Gpt.UsableLength.QuadPart =
+                (LONGLONG)(end - (uint64_t)l->Gpt.StartingUsableOffset.QuadPart);
     }
     PARTITION_INFORMATION_EX *np = &nl->PartitionEntry[slot];
     memset(np, 0, sizeof(*np));
@@ -244,8 +246,8 @@ int w32_create_basic_partition(void *ctx, uint32_t number, cp_error *e)
     if (rc == CP_OK)
         rc = IOCTL(h, IOCTL_DISK_UPDATE_PROPERTIES, NULL, 0, NULL, 0, NULL, obj, e);
     if (rc == CP_OK)
-        rc = w32s_wait_volume(number, max_num + 1, GetTickCount64() + NEW_VOLUME_WAIT_MS,
-                              "created", e);
+        rc = w32s_wait_volume(number, max_num + 1, GetTickCount64() + NEW_VOLUME_WAIT_MS, "created",
+                              e);
 out:
     free(nl);
     free(l);
@@ -306,7 +308,7 @@ bool w32s_volume_place(HANDLE v, uint32_t *disk, uint32_t *partition)
 
 /* FindFirstVolumeW / FindNextVolumeW ("Enumerating Volumes"). */
 int w32s_volumes_on(uint32_t disk, uint32_t partition, const cp_storage_alloc *a, char ***ids,
-                      size_t *n, cp_error *e)
+                    size_t *n, cp_error *e)
 {
     wchar_t name[64];
     HANDLE f = FindFirstVolumeW(name, 64);
@@ -361,8 +363,8 @@ int w32s_volumes_on(uint32_t disk, uint32_t partition, const cp_storage_alloc *a
     return CP_OK;
 }
 
-int w32_list_volumes(void *ctx, uint32_t disk, uint32_t partition,
-                            const cp_storage_alloc *a, char ***ids, size_t *n, cp_error *e)
+int w32_list_volumes(void *ctx, uint32_t disk, uint32_t partition, const cp_storage_alloc *a,
+                     char ***ids, size_t *n, cp_error *e)
 {
     (void)ctx;
     HANDLE h = w32s_open_disk(disk, 0, e); /* NOT_FOUND for an unknown disk */
@@ -503,8 +505,8 @@ int w32_grow_volume(void *ctx, const char *id, uint64_t size, cp_error *e)
     if (rc == CP_OK && (l = w32s_get_layout(h, obj, e)) == NULL)
         rc = e->status;
     if (rc == CP_OK && l->PartitionStyle == PARTITION_STYLE_GPT) {
-        uint64_t end = (uint64_t)l->Gpt.StartingUsableOffset.QuadPart +
-                       (uint64_t)l->Gpt.UsableLength.QuadPart;
+        uint64_t end =
+            (uint64_t)l->Gpt.StartingUsableOffset.QuadPart + (uint64_t)l->Gpt.UsableLength.QuadPart;
         uint64_t want_end = 0;
         for (DWORD i = 0; i < l->PartitionCount; i++)
             if (w32s_used_entry(l, i) && l->PartitionEntry[i].PartitionNumber == v.partition_number)
@@ -683,4 +685,3 @@ int w32_drive_volume(void *ctx, char letter, char *id, size_t idlen, cp_error *e
     free(u8);
     return rc;
 }
-

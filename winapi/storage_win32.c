@@ -91,8 +91,8 @@ HANDLE w32s_open_disk(uint32_t number, DWORD access, cp_error *e)
 {
     wchar_t path[40];
     swprintf(path, sizeof(path) / sizeof(path[0]), L"\\\\.\\PhysicalDrive%u", (unsigned)number);
-    HANDLE h = CreateFileW(path, access, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING,
-                           0, NULL);
+    HANDLE h =
+        CreateFileW(path, access, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, 0, NULL);
     if (h == INVALID_HANDLE_VALUE) {
         DWORD err = GetLastError();
         if (err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND)
@@ -119,8 +119,8 @@ HANDLE w32s_open_volume(const char *id, DWORD access, cp_error *e)
     for (size_t i = 0; i + 1 < n; i++)
         path[i] = (wchar_t)(unsigned char)id[i];
     path[n - 1] = L'\0';
-    HANDLE h = CreateFileW(path, access, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING,
-                           0, NULL);
+    HANDLE h =
+        CreateFileW(path, access, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, 0, NULL);
     if (h == INVALID_HANDLE_VALUE) {
         DWORD err = GetLastError();
         if (err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND)
@@ -133,7 +133,7 @@ HANDLE w32s_open_volume(const char *id, DWORD access, cp_error *e)
 
 /* DeviceIoControl (ioapiset.h), synchronous. */
 int w32s_ioctl(HANDLE h, DWORD code, const char *name, const void *in, DWORD inlen, void *out,
-                 DWORD outlen, DWORD *ret, const char *object, cp_error *e)
+               DWORD outlen, DWORD *ret, const char *object, cp_error *e)
 {
     DWORD n = 0;
     if (!DeviceIoControl(h, code, (void *)in, inlen, out, outlen, &n, NULL)) {
@@ -145,7 +145,7 @@ int w32s_ioctl(HANDLE h, DWORD code, const char *name, const void *in, DWORD inl
     return CP_OK;
 }
 
-#define IOCTL(h, code, in, inlen, out, outlen, ret, obj, e)                                    \
+#define IOCTL(h, code, in, inlen, out, outlen, ret, obj, e)                                        \
     w32s_ioctl(h, code, #code, in, inlen, out, outlen, ret, obj, e)
 
 /* IOCTL_DISK_GET_DRIVE_LAYOUT_EX ("IOCTL_DISK_GET_DRIVE_LAYOUT_EX IOCTL"):
@@ -196,7 +196,8 @@ bool w32s_used_entry(const DRIVE_LAYOUT_INFORMATION_EX *l, DWORD i)
     const PARTITION_INFORMATION_EX *p = &l->PartitionEntry[i];
     if (p->PartitionLength.QuadPart == 0)
         return false;
-    return l->PartitionStyle != PARTITION_STYLE_MBR || p->Mbr.PartitionType != PARTITION_ENTRY_UNUSED;
+    return l->PartitionStyle != PARTITION_STYLE_MBR ||
+           p->Mbr.PartitionType != PARTITION_ENTRY_UNUSED;
 }
 
 cp_part_kind w32s_part_kind(const DRIVE_LAYOUT_INFORMATION_EX *l, const PARTITION_INFORMATION_EX *p)
@@ -222,8 +223,8 @@ cp_part_kind w32s_part_kind(const DRIVE_LAYOUT_INFORMATION_EX *l, const PARTITIO
 uint64_t w32s_usable_end(const DRIVE_LAYOUT_INFORMATION_EX *l, uint64_t disk_len)
 {
     if (l->PartitionStyle == PARTITION_STYLE_GPT) {
-        uint64_t end = (uint64_t)l->Gpt.StartingUsableOffset.QuadPart +
-                       (uint64_t)l->Gpt.UsableLength.QuadPart;
+        uint64_t end =
+            (uint64_t)l->Gpt.StartingUsableOffset.QuadPart + (uint64_t)l->Gpt.UsableLength.QuadPart;
         uint64_t grown = disk_len > MIB ? (disk_len - MIB) / MIB * MIB : 0;
         return grown > end ? grown : end;
     }
@@ -240,13 +241,15 @@ static void boot_disks(uint64_t *mask, uint32_t *first)
     *mask = 0;
     *first = UINT32_MAX;
     wchar_t win[MAX_PATH], root[MAX_PATH], vol[64];
-    if (GetSystemWindowsDirectoryW(win, MAX_PATH) == 0 || !GetVolumePathNameW(win, root, MAX_PATH) ||
+    if (GetSystemWindowsDirectoryW(win, MAX_PATH) == 0 ||
+        !GetVolumePathNameW(win, root, MAX_PATH) ||
         !GetVolumeNameForVolumeMountPointW(root, vol, 64))
         return;
     size_t n = wcslen(vol);
     if (n > 0 && vol[n - 1] == L'\\')
         vol[n - 1] = L'\0';
-    HANDLE h = CreateFileW(vol, 0, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, 0, NULL);
+    HANDLE h =
+        CreateFileW(vol, 0, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, 0, NULL);
     if (h == INVALID_HANDLE_VALUE)
         return;
     union {
@@ -560,4 +563,3 @@ int cp_storage_host_open_default(cp_storage_host *out, cp_error *e)
     out->ctx = w;
     return CP_OK;
 }
-

@@ -30,7 +30,8 @@
  * structures (ntddisk.h, Windows Driver Kit: "IOCTL_DISK_GET_DISK_ATTRIBUTES
  * IOCTL", "GET_DISK_ATTRIBUTES structure", "SET_DISK_ATTRIBUTES structure"). */
 #ifndef IOCTL_DISK_GET_DISK_ATTRIBUTES
-#define IOCTL_DISK_GET_DISK_ATTRIBUTES CTL_CODE(IOCTL_DISK_BASE, 0x003c, METHOD_BUFFERED, FILE_ANY_ACCESS)
+#define IOCTL_DISK_GET_DISK_ATTRIBUTES                                                             \
+    CTL_CODE(IOCTL_DISK_BASE, 0x003c, METHOD_BUFFERED, FILE_ANY_ACCESS)
 #endif
 #ifndef IOCTL_DISK_SET_DISK_ATTRIBUTES
 #define IOCTL_DISK_SET_DISK_ATTRIBUTES                                                             \
@@ -59,12 +60,12 @@ _Static_assert(sizeof(cp_get_disk_attributes) == 16, "GET_DISK_ATTRIBUTES is 16 
 _Static_assert(sizeof(cp_set_disk_attributes) == 40, "SET_DISK_ATTRIBUTES is 40 bytes");
 
 /* Partition type GUIDs (diskguid.h; "PARTITION_INFORMATION_GPT structure"). */
-static const GUID basic_data_guid = {0xebd0a0a2, 0xb9e5, 0x4433,
-                                     {0x87, 0xc0, 0x68, 0xb6, 0xb7, 0x26, 0x99, 0xc7}};
-static const GUID esp_guid = {0xc12a7328, 0xf81f, 0x11d2,
-                              {0xba, 0x4b, 0x00, 0xa0, 0xc9, 0x3e, 0xc9, 0x3b}};
-static const GUID msr_guid = {0xe3c9e316, 0x0b5c, 0x4db8,
-                              {0x81, 0x7d, 0xf9, 0x2d, 0xf0, 0x02, 0x15, 0xae}};
+static const GUID basic_data_guid = {
+    0xebd0a0a2, 0xb9e5, 0x4433, {0x87, 0xc0, 0x68, 0xb6, 0xb7, 0x26, 0x99, 0xc7}};
+static const GUID esp_guid = {
+    0xc12a7328, 0xf81f, 0x11d2, {0xba, 0x4b, 0x00, 0xa0, 0xc9, 0x3e, 0xc9, 0x3b}};
+static const GUID msr_guid = {
+    0xe3c9e316, 0x0b5c, 0x4db8, {0x81, 0x7d, 0xf9, 0x2d, 0xf0, 0x02, 0x15, 0xae}};
 
 #define MIB (1024ull * 1024ull)
 #define DESC_BUF 4096
@@ -91,14 +92,15 @@ HANDLE w32s_open_volume(const char *id, DWORD access, cp_error *e);
 /* DeviceIoControl, synchronous; e names the control code and object. */
 int w32s_ioctl(HANDLE h, DWORD code, const char *name, const void *in, DWORD inlen, void *out,
                DWORD outlen, DWORD *ret, const char *object, cp_error *e);
-#define IOCTL(h, code, in, inlen, out, outlen, ret, obj, e) \
+#define IOCTL(h, code, in, inlen, out, outlen, ret, obj, e)                                        \
     w32s_ioctl(h, code, #code, in, inlen, out, outlen, ret, obj, e)
 
 /* IOCTL_DISK_GET_DRIVE_LAYOUT_EX into a malloc'd buffer (caller frees);
  * NULL with e set. */
 DRIVE_LAYOUT_INFORMATION_EX *w32s_get_layout(HANDLE h, const char *obj, cp_error *e);
 bool w32s_used_entry(const DRIVE_LAYOUT_INFORMATION_EX *l, DWORD i);
-cp_part_kind w32s_part_kind(const DRIVE_LAYOUT_INFORMATION_EX *l, const PARTITION_INFORMATION_EX *p);
+cp_part_kind w32s_part_kind(const DRIVE_LAYOUT_INFORMATION_EX *l,
+                            const PARTITION_INFORMATION_EX *p);
 uint64_t w32s_usable_end(const DRIVE_LAYOUT_INFORMATION_EX *l, uint64_t disk_len);
 void *w32s_alloc(const cp_storage_alloc *a, size_t n);
 

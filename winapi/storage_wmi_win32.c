@@ -16,10 +16,10 @@
 
 /* WMI class and interface IDs (wbemcli.h; defined here so the link needs
  * no wbemuuid library). */
-static const CLSID wbem_locator_clsid = {0x4590f811, 0x1d3a, 0x11d0,
-                                         {0x89, 0x1f, 0x00, 0xaa, 0x00, 0x4b, 0x2e, 0x24}};
-static const IID wbem_locator_iid = {0xdc12a687, 0x737f, 0x11cf,
-                                     {0x88, 0x4d, 0x00, 0xaa, 0x00, 0x4b, 0x2e, 0x24}};
+static const CLSID wbem_locator_clsid = {
+    0x4590f811, 0x1d3a, 0x11d0, {0x89, 0x1f, 0x00, 0xaa, 0x00, 0x4b, 0x2e, 0x24}};
+static const IID wbem_locator_iid = {
+    0xdc12a687, 0x737f, 0x11cf, {0x88, 0x4d, 0x00, 0xaa, 0x00, 0x4b, 0x2e, 0x24}};
 
 /* --- COM entry points, loaded on first use -------------------------------- */
 
@@ -30,8 +30,8 @@ static struct {
     HRESULT(WINAPI *CoIncrementMTAUsage)(CO_MTA_USAGE_COOKIE *);
     HRESULT(WINAPI *CoDecrementMTAUsage)(CO_MTA_USAGE_COOKIE);
     HRESULT(WINAPI *CoCreateInstance)(REFCLSID, LPUNKNOWN, DWORD, REFIID, void **);
-    HRESULT(WINAPI *CoSetProxyBlanket)(IUnknown *, DWORD, DWORD, OLECHAR *, DWORD, DWORD,
-                                       RPC_AUTH_IDENTITY_HANDLE, DWORD);
+    HRESULT(WINAPI *CoSetProxyBlanket)
+    (IUnknown *, DWORD, DWORD, OLECHAR *, DWORD, DWORD, RPC_AUTH_IDENTITY_HANDLE, DWORD);
     BSTR(WINAPI *SysAllocString)(const OLECHAR *);
     void(WINAPI *SysFreeString)(BSTR);
     void(WINAPI *VariantInit)(VARIANTARG *);
@@ -58,14 +58,14 @@ static int com_load(cp_error *e)
         const char *name;
         void (**fn)(void);
     } syms[] = {
-        {ole, "CoIncrementMTAUsage", (void (**)(void))&com.CoIncrementMTAUsage},
-        {ole, "CoDecrementMTAUsage", (void (**)(void))&com.CoDecrementMTAUsage},
-        {ole, "CoCreateInstance", (void (**)(void))&com.CoCreateInstance},
-        {ole, "CoSetProxyBlanket", (void (**)(void))&com.CoSetProxyBlanket},
-        {aut, "SysAllocString", (void (**)(void))&com.SysAllocString},
-        {aut, "SysFreeString", (void (**)(void))&com.SysFreeString},
-        {aut, "VariantInit", (void (**)(void))&com.VariantInit},
-        {aut, "VariantClear", (void (**)(void))&com.VariantClear},
+        {ole, "CoIncrementMTAUsage", (void (**)(void)) & com.CoIncrementMTAUsage},
+        {ole, "CoDecrementMTAUsage", (void (**)(void)) & com.CoDecrementMTAUsage},
+        {ole, "CoCreateInstance", (void (**)(void)) & com.CoCreateInstance},
+        {ole, "CoSetProxyBlanket", (void (**)(void)) & com.CoSetProxyBlanket},
+        {aut, "SysAllocString", (void (**)(void)) & com.SysAllocString},
+        {aut, "SysFreeString", (void (**)(void)) & com.SysFreeString},
+        {aut, "VariantInit", (void (**)(void)) & com.VariantInit},
+        {aut, "VariantClear", (void (**)(void)) & com.VariantClear},
     };
     for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
         if (!com_sym(syms[i].m, syms[i].name, syms[i].fn))
@@ -120,7 +120,7 @@ static int wmi(w32 *w, IWbemServices **out, cp_error *e)
         IWbemLocator *loc = NULL;
         if (SUCCEEDED(hr))
             hr = com.CoCreateInstance(&wbem_locator_clsid, NULL, CLSCTX_INPROC_SERVER,
-                                  &wbem_locator_iid, (void **)&loc);
+                                      &wbem_locator_iid, (void **)&loc);
         BSTR ns = SUCCEEDED(hr) ? com.SysAllocString(L"ROOT\\Microsoft\\Windows\\Storage") : NULL;
         if (SUCCEEDED(hr) && ns == NULL)
             hr = E_OUTOFMEMORY;
@@ -150,7 +150,8 @@ static int wmi(w32 *w, IWbemServices **out, cp_error *e)
 static void wmi_reset(w32 *w, HRESULT hr)
 {
     if (hr != (HRESULT)RPC_E_DISCONNECTED && hr != (HRESULT)WBEM_E_TRANSPORT_FAILURE &&
-        hr != (HRESULT)RPC_S_SERVER_UNAVAILABLE && hr != HRESULT_FROM_WIN32(RPC_S_SERVER_UNAVAILABLE))
+        hr != (HRESULT)RPC_S_SERVER_UNAVAILABLE &&
+        hr != HRESULT_FROM_WIN32(RPC_S_SERVER_UNAVAILABLE))
         return;
     AcquireSRWLockExclusive(&w->wmi_lock);
     if (w->svc != NULL) {
@@ -242,9 +243,8 @@ static HRESULT first_path(IWbemServices *svc, const wchar_t *query, VARIANT *pat
     ULONG got = 0;
     HRESULT hr = lang != NULL && q != NULL ? S_OK : E_OUTOFMEMORY;
     if (SUCCEEDED(hr))
-        hr = IWbemServices_ExecQuery(svc, lang, q,
-                                     WBEM_FLAG_FORWARD_ONLY | WBEM_FLAG_RETURN_IMMEDIATELY, NULL,
-                                     &en);
+        hr = IWbemServices_ExecQuery(
+            svc, lang, q, WBEM_FLAG_FORWARD_ONLY | WBEM_FLAG_RETURN_IMMEDIATELY, NULL, &en);
     if (SUCCEEDED(hr))
         hr = blanket((IUnknown *)en);
     if (SUCCEEDED(hr))
@@ -413,8 +413,8 @@ int w32s_disk_online_wmi(w32 *w, uint32_t number, cp_error *e)
         wmi_reset(w, hr);
         rc = w32s_hr_error(e, hr, "WMI: MSFT_Disk.Online", obj);
     } else if (rc == CP_OK && rv != 0) {
-        rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "WMI: MSFT_Disk.Online %s returned %lu",
-                          obj, (unsigned long)rv);
+        rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "WMI: MSFT_Disk.Online %s returned %lu", obj,
+                          (unsigned long)rv);
     }
     com.VariantClear(&path);
     if (out != NULL)

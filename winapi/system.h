@@ -24,10 +24,10 @@
 
 #include "../server/status.h"
 
-#define CP_SERVICE_NAME_MAX 256   /* SCM key names are at most 256 characters */
+#define CP_SERVICE_NAME_MAX 256 /* SCM key names are at most 256 characters */
 #define CP_SERVICE_DISPLAY_MAX 1024
 #define CP_BIOS_SERIAL_MAX 256
-#define CP_SERVICE_WAIT_MS 30000  /* upstream's start/stop wait */
+#define CP_SERVICE_WAIT_MS 30000 /* upstream's start/stop wait */
 
 /* The numbers are the SCM's and the proto's alike: SERVICE_BOOT_START (0)
  * .. SERVICE_DISABLED (4) = StartType BOOT .. DISABLED; SERVICE_STOPPED

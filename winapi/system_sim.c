@@ -113,8 +113,7 @@ static int sim_stop(void *ctx, const char *name, bool force, cp_error *e)
                               name, running);
         } else {
             for (size_t i = 0; i < N_SERVICES; i++)
-                if (s->svc[i].depends_on != NULL &&
-                    strcasecmp(s->svc[i].depends_on, v->name) == 0)
+                if (s->svc[i].depends_on != NULL && strcasecmp(s->svc[i].depends_on, v->name) == 0)
                     s->svc[i].state = 1;
             v->state = 1;
         }

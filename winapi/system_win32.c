@@ -34,7 +34,8 @@ static int w32_bios_serial(void *ctx, char *out, size_t outlen, cp_error *e)
     UINT n = GetSystemFirmwareTable(rsmb, 0, NULL, 0);
     if (n == 0) {
         DWORD err = GetLastError();
-        return cp_error_set(e, CP_E_UNAVAILABLE, "GetBIOSSerialNumber: no SMBIOS table: %s (error %lu)",
+        return cp_error_set(e, CP_E_UNAVAILABLE,
+                            "GetBIOSSerialNumber: no SMBIOS table: %s (error %lu)",
                             cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
     }
     uint8_t *buf = malloc(n);
@@ -44,7 +45,8 @@ static int w32_bios_serial(void *ctx, char *out, size_t outlen, cp_error *e)
     int rc = CP_OK;
     if (got == 0 || got > n) {
         DWORD err = got == 0 ? GetLastError() : ERROR_INSUFFICIENT_BUFFER;
-        rc = cp_error_set(e, CP_E_UNAVAILABLE, "GetBIOSSerialNumber: reading the SMBIOS table: %s (error %lu)",
+        rc = cp_error_set(e, CP_E_UNAVAILABLE,
+                          "GetBIOSSerialNumber: reading the SMBIOS table: %s (error %lu)",
                           cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
     } else {
         DWORD len = 0;
@@ -53,7 +55,8 @@ static int w32_bios_serial(void *ctx, char *out, size_t outlen, cp_error *e)
         if (got < RAW_SMBIOS_HEADER || len > got - RAW_SMBIOS_HEADER ||
             cp_smbios_string(buf + RAW_SMBIOS_HEADER, len, CP_SMBIOS_TYPE_SYSTEM,
                              CP_SMBIOS_SYSTEM_SERIAL, out, outlen) < 0)
-            rc = cp_error_set(e, CP_E_INTERNAL, "GetBIOSSerialNumber: the SMBIOS table is malformed");
+            rc = cp_error_set(e, CP_E_INTERNAL,
+                              "GetBIOSSerialNumber: the SMBIOS table is malformed");
     }
     free(buf);
     return rc;
@@ -100,9 +103,9 @@ static bool query_status(SC_HANDLE s, SERVICE_STATUS_PROCESS *st)
 
 static const char *state_name(DWORD state)
 {
-    static const char *const names[] = {"UNKNOWN",          "STOPPED",       "START_PENDING",
-                                        "STOP_PENDING",     "RUNNING",       "CONTINUE_PENDING",
-                                        "PAUSE_PENDING",    "PAUSED"};
+    static const char *const names[] = {"UNKNOWN",       "STOPPED", "START_PENDING",
+                                        "STOP_PENDING",  "RUNNING", "CONTINUE_PENDING",
+                                        "PAUSE_PENDING", "PAUSED"};
     return state < sizeof(names) / sizeof(names[0]) ? names[state] : "UNKNOWN";
 }
 
@@ -123,12 +126,13 @@ static int wait_state(SC_HANDLE s, DWORD want, const char *op, const char *name,
             DWORD code = st.dwWin32ExitCode == ERROR_SERVICE_SPECIFIC_ERROR
                              ? st.dwServiceSpecificExitCode
                              : st.dwWin32ExitCode;
-            return cp_error_set(e, CP_E_UNKNOWN, "%s %s: the service stopped while starting (exit code %lu)",
-                                op, name, (unsigned long)code);
+            return cp_error_set(e, CP_E_UNKNOWN,
+                                "%s %s: the service stopped while starting (exit code %lu)", op,
+                                name, (unsigned long)code);
         }
         if (GetTickCount64() >= until)
-            return cp_error_set(e, CP_E_DEADLINE_EXCEEDED, "%s %s: not %s after %d s (state %s)", op,
-                                name, state_name(want), CP_SERVICE_WAIT_MS / 1000,
+            return cp_error_set(e, CP_E_DEADLINE_EXCEEDED, "%s %s: not %s after %d s (state %s)",
+                                op, name, state_name(want), CP_SERVICE_WAIT_MS / 1000,
                                 state_name(st.dwCurrentState));
         Sleep(POLL_MS);
     }
@@ -139,14 +143,15 @@ static int wait_state(SC_HANDLE s, DWORD want, const char *op, const char *name,
 static int w32_get(void *ctx, const char *name, cp_service_info *out, cp_error *e)
 {
     (void)ctx;
-    SC_HANDLE scm, s = open_service(name, SERVICE_QUERY_CONFIG | SERVICE_QUERY_STATUS, "GetService",
-                                    &scm, e);
+    SC_HANDLE scm,
+        s = open_service(name, SERVICE_QUERY_CONFIG | SERVICE_QUERY_STATUS, "GetService", &scm, e);
     if (s == NULL)
         return e->status;
     int rc = CP_OK;
     QUERY_SERVICE_CONFIGW *cfg = NULL;
     DWORD need = 0, err = ERROR_SUCCESS;
-    if (QueryServiceConfigW(s, NULL, 0, &need) || (err = GetLastError()) != ERROR_INSUFFICIENT_BUFFER)
+    if (QueryServiceConfigW(s, NULL, 0, &need) ||
+        (err = GetLastError()) != ERROR_INSUFFICIENT_BUFFER)
         err = err != ERROR_SUCCESS ? err : ERROR_INVALID_DATA; /* a zero-size config cannot be */
     else if ((cfg = malloc(need)) == NULL)
         err = ERROR_NOT_ENOUGH_MEMORY;
@@ -182,8 +187,8 @@ static int w32_get(void *ctx, const char *name, cp_service_info *out, cp_error *
 static int w32_start(void *ctx, const char *name, cp_error *e)
 {
     (void)ctx;
-    SC_HANDLE scm, s = open_service(name, SERVICE_START | SERVICE_QUERY_STATUS, "StartService",
-                                    &scm, e);
+    SC_HANDLE scm,
+        s = open_service(name, SERVICE_START | SERVICE_QUERY_STATUS, "StartService", &scm, e);
     if (s == NULL)
         return e->status;
     int rc = CP_OK;
@@ -254,9 +259,9 @@ static ENUM_SERVICE_STATUSW *running_dependents(SC_HANDLE s, const char *name, D
 static int w32_stop(void *ctx, const char *name, bool force, cp_error *e)
 {
     (void)ctx;
-    SC_HANDLE scm, s = open_service(name, SERVICE_STOP | SERVICE_QUERY_STATUS |
-                                              SERVICE_ENUMERATE_DEPENDENTS,
-                                    "StopService", &scm, e);
+    SC_HANDLE scm,
+        s = open_service(name, SERVICE_STOP | SERVICE_QUERY_STATUS | SERVICE_ENUMERATE_DEPENDENTS,
+                         "StopService", &scm, e);
     if (s == NULL)
         return e->status;
     DWORD n = 0, refused = NO_ERROR;
@@ -280,7 +285,8 @@ static int w32_stop(void *ctx, const char *name, bool force, cp_error *e)
         for (DWORD i = 0; rc == CP_OK && i < n; i++) {
             char *dn = cp_win_wide_to_utf8(deps[i].lpServiceName);
             const char *shown = dn != NULL ? dn : "?";
-            SC_HANDLE d = OpenServiceW(scm, deps[i].lpServiceName, SERVICE_STOP | SERVICE_QUERY_STATUS);
+            SC_HANDLE d =
+                OpenServiceW(scm, deps[i].lpServiceName, SERVICE_STOP | SERVICE_QUERY_STATUS);
             if (d == NULL) {
                 rc = svc_error(e, GetLastError(), "StopService (dependent)", shown);
             } else {

@@ -15,8 +15,8 @@
 
 typedef struct entry {
     const void *who;
-    cp_waiter *w;  /* parked call to wake; NULL for a blocked thread */
-    bool granted;  /* blocked thread: the lock is handed to it */
+    cp_waiter *w; /* parked call to wake; NULL for a blocked thread */
+    bool granted; /* blocked thread: the lock is handed to it */
     struct entry *next;
 } entry;
 

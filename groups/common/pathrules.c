@@ -14,10 +14,10 @@
 
 struct cp_pathrules {
     size_t n;
-    char **dirs;      /* display form: "C:\var\lib\kubelet"; a drive root is "C:\" */
+    char **dirs;        /* display form: "C:\var\lib\kubelet"; a drive root is "C:\" */
     const char **flags; /* "-working-dir" or "-kubelet-path": where each came from */
-    size_t *cmp_len;  /* bytes compared: without a trailing '\' ("C:" for a root) */
-    char *dirs_text;  /* "C:\w1 C:\var\lib\kubelet", as Go prints a []string */
+    size_t *cmp_len;    /* bytes compared: without a trailing '\' ("C:" for a root) */
+    char *dirs_text;    /* "C:\w1 C:\var\lib\kubelet", as Go prints a []string */
 };
 
 /* --- small helpers ---------------------------------------------------- */
@@ -119,7 +119,12 @@ static int check_chars(const char *p, cp_error *e)
             return bad_chars(p, "':' after the drive would name an alternate data stream", e);
         case '/':
             return bad_chars(p, "'/' is not accepted as a separator; use '\\'", e);
-        case '"': case '?': case '*': case '|': case '<': case '>': {
+        case '"':
+        case '?':
+        case '*':
+        case '|':
+        case '<':
+        case '>': {
             char why[48];
             snprintf(why, sizeof(why), "wildcard or reserved character '%c'", c);
             return bad_chars(p, why, e);
@@ -169,8 +174,9 @@ static int check_syntax(const char *p, cp_error *e)
     size_t len = strlen(p);
     if (len > CP_PATHRULES_MAX_LEN)
         return cp_error_set(e, CP_E_INVALID_ARGUMENT,
-                            "path length %lu exceeds maximum characters: %d (path %.*s%s)", (unsigned long)len,
-                            CP_PATHRULES_MAX_LEN, shown_len(p), p, shown_more(p));
+                            "path length %lu exceeds maximum characters: %d (path %.*s%s)",
+                            (unsigned long)len, CP_PATHRULES_MAX_LEN, shown_len(p), p,
+                            shown_more(p));
     if (p[0] == '\\') {
         const char *kind = "a path must start with a drive letter";
         if (strncmp(p, "\\\\?\\", 4) == 0)

@@ -33,8 +33,8 @@ void cp_pb_set_string(ProtobufCMessage *msg, const char *name, const char *v)
     *(const char **)((char *)msg + f->offset) = v != NULL ? v : "";
 }
 
-int cp_pb_set_strings(cp_call *call, ProtobufCMessage *msg, const char *name,
-                      const char *const *v, size_t n)
+int cp_pb_set_strings(cp_call *call, ProtobufCMessage *msg, const char *name, const char *const *v,
+                      size_t n)
 {
     const ProtobufCFieldDescriptor *f = cp_pb_field(msg, name);
     if (f == NULL || f->type != PROTOBUF_C_TYPE_STRING || f->label != PROTOBUF_C_LABEL_REPEATED)

@@ -22,8 +22,8 @@
 const char *cp_pb_get_string(const ProtobufCMessage *msg, const char *name);
 
 /* Sets the repeated string field `name` to v[0..n-1] (borrowed). */
-int cp_pb_set_strings(cp_call *call, ProtobufCMessage *msg, const char *name,
-                      const char *const *v, size_t n);
+int cp_pb_set_strings(cp_call *call, ProtobufCMessage *msg, const char *name, const char *const *v,
+                      size_t n);
 
 /* Sets string field `name` of msg (borrowed); no-op when there is none. */
 void cp_pb_set_string(ProtobufCMessage *msg, const char *name, const char *v);

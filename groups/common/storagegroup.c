@@ -36,9 +36,8 @@ static const char *disk_kind(const cp_disk_info *d)
 int cp_sg_refuse_boot(const cp_disk_info *d, const char *what, cp_error *e)
 {
     if (d->is_boot || d->is_system)
-        return cp_error_set(e, CP_E_FAILED_PRECONDITION,
-                            "disk %u is the %s disk: refusing to %s", (unsigned)d->number,
-                            disk_kind(d), what);
+        return cp_error_set(e, CP_E_FAILED_PRECONDITION, "disk %u is the %s disk: refusing to %s",
+                            (unsigned)d->number, disk_kind(d), what);
     return CP_OK;
 }
 
@@ -76,12 +75,11 @@ int cp_sg_refuse_volume(const char *id, const cp_volume_use *u, const cp_disk_in
         int k = snprintf(why + at, sizeof(why) - at, "%s%s", sep, reason[i]);
         at += k > 0 ? (size_t)k : 0;
     }
-    return cp_error_set(e, CP_E_FAILED_PRECONDITION, "volume %s %s: refusing to %s", id, why,
-                        what);
+    return cp_error_set(e, CP_E_FAILED_PRECONDITION, "volume %s %s: refusing to %s", id, why, what);
 }
 
-int cp_sg_refuse_needed_volumes(const cp_storage_host *h, uint32_t disk,
-                                const cp_storage_alloc *a, const char *what, cp_error *e)
+int cp_sg_refuse_needed_volumes(const cp_storage_host *h, uint32_t disk, const cp_storage_alloc *a,
+                                const char *what, cp_error *e)
 {
     char **ids = NULL;
     size_t n = 0;

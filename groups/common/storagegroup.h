@@ -17,8 +17,8 @@
  * borrowed: groups.c keeps them alive longer than any call. */
 typedef struct cp_storage_group_ctx {
     cp_storage_host storage;
-    cp_disklocks *locks;    /* per-disk serialization */
-    cp_fs_host fs;          /* resolves links of mount paths */
+    cp_disklocks *locks; /* per-disk serialization */
+    cp_fs_host fs;       /* resolves links of mount paths */
     const cp_pathrules *rules;
 } cp_storage_group_ctx;
 
@@ -55,7 +55,7 @@ int cp_sg_refuse_volume(const char *id, const cp_volume_use *u, const cp_disk_in
  * lives (system, boot, page file, crash dump: "volume \\?\Volume{...}\
  * holds the page file: refusing to take disk 15 offline"), or when the
  * host cannot tell (its error). `what` says what was refused. */
-int cp_sg_refuse_needed_volumes(const cp_storage_host *h, uint32_t disk,
-                                const cp_storage_alloc *a, const char *what, cp_error *e);
+int cp_sg_refuse_needed_volumes(const cp_storage_host *h, uint32_t disk, const cp_storage_alloc *a,
+                                const char *what, cp_error *e);
 
 #endif

@@ -54,11 +54,11 @@ typedef struct cp_disk_loc {
 typedef struct cp_disk_response {
     cp_disk_loc *locations; /* ListDiskLocations, by disk number */
     size_t n_locations;
-    cp_disk_ids *ids;       /* ListDiskIDs, by disk number */
+    cp_disk_ids *ids; /* ListDiskIDs, by disk number */
     size_t n_ids;
-    int64_t total_bytes;    /* GetDiskStats / DiskStats */
-    bool is_online;         /* GetDiskState / GetAttachState */
-    uint32_t disk_number;   /* GetDiskNumberByName */
+    int64_t total_bytes;  /* GetDiskStats / DiskStats */
+    bool is_online;       /* GetDiskState / GetAttachState */
+    uint32_t disk_number; /* GetDiskNumberByName */
 } cp_disk_response;
 
 /* Handlers (cp_handler_fn). */

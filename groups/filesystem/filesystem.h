@@ -61,11 +61,11 @@ int cp_fs_handle_is_symlink(cp_call *call, const void *req, void *resp);
 
 /* Field maps shared by the version tables (terminated by {NULL}). Proto
  * field names are the same in every version that has the field. */
-extern const cp_fieldmap cp_fs_map_path[];         /* path */
-extern const cp_fieldmap cp_fs_map_path_force[];   /* path, force */
-extern const cp_fieldmap cp_fs_map_link[];         /* source_path, target_path */
-extern const cp_fieldmap cp_fs_map_exists[];       /* exists */
-extern const cp_fieldmap cp_fs_map_is_symlink[];   /* is_symlink */
+extern const cp_fieldmap cp_fs_map_path[];           /* path */
+extern const cp_fieldmap cp_fs_map_path_force[];     /* path, force */
+extern const cp_fieldmap cp_fs_map_link[];           /* source_path, target_path */
+extern const cp_fieldmap cp_fs_map_exists[];         /* exists */
+extern const cp_fieldmap cp_fs_map_is_symlink[];     /* is_symlink */
 extern const cp_fieldmap cp_fs_map_is_mount_point[]; /* is_mount_point */
 
 /* The version tables, in catalog order. */

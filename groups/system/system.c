@@ -31,8 +31,8 @@ static int check_name(cp_call *call, const char *method, const char *name)
                             "%s: service name of %lu bytes is longer than %d", method,
                             (unsigned long)n, CP_SERVICE_NAME_MAX);
     if (strpbrk(name, "\\/") != NULL)
-        return cp_call_fail(call, CP_E_INVALID_ARGUMENT,
-                            "%s: service name %s contains '\\' or '/'", method, name);
+        return cp_call_fail(call, CP_E_INVALID_ARGUMENT, "%s: service name %s contains '\\' or '/'",
+                            method, name);
     return CP_OK;
 }
 

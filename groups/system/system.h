@@ -24,10 +24,10 @@
 /* The context the system service is bound with; borrowed from groups.c. */
 typedef struct cp_system_group_ctx {
     cp_system_host host;
-    bool restricted;              /* allowedServices was configured */
-    const char *const *allowed;   /* then: the only services Start/Stop may touch */
+    bool restricted;            /* allowedServices was configured */
+    const char *const *allowed; /* then: the only services Start/Stop may touch */
     size_t n_allowed;
-    const char *allowed_text;     /* "[w32time, msiscsi]" for messages */
+    const char *allowed_text; /* "[w32time, msiscsi]" for messages */
 } cp_system_group_ctx;
 
 typedef struct cp_system_request {

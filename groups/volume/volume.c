@@ -95,8 +95,8 @@ static int check_id(cp_call *call, const char *id, const char *empty_text,
  * CP_PATH_REPLACE (mount, unmount) refuses a configured directory. A path
  * without a drive letter gets the system drive (cp_hostpath_with_drive):
  * upstream validates no volume path and drivers send kubelet's raw ones. */
-static int check_dir(cp_call *call, const char *path, const char *empty_text,
-                     cp_path_intent intent, const char **dir)
+static int check_dir(cp_call *call, const char *path, const char *empty_text, cp_path_intent intent,
+                     const char **dir)
 {
     if (path[0] == '\0')
         return vfail(call, CP_E_INVALID_ARGUMENT, "%s", empty_text);
@@ -206,8 +206,8 @@ int cp_volume_handle_list(cp_call *call, const void *req, void *resp)
         int64_t until = cp_now_ms() + ARRIVAL_WAIT_MS;
         while (rc == CP_OK && n == 0 && cp_now_ms() < until) {
             pause_ms(ARRIVAL_POLL_MS);
-            rc = h->ops->list_volumes(h->ctx, q->disk_number, q->partition_number, &a, &ids, &n,
-                                      &e);
+            rc =
+                h->ops->list_volumes(h->ctx, q->disk_number, q->partition_number, &a, &ids, &n, &e);
         }
     }
     unlock_disk(call, q->disk_number);
@@ -627,8 +627,14 @@ int cp_volume_conv_list(cp_call *call, const void *resp, ProtobufCMessage *out)
 
 /* --- field maps ------------------------------------------------------------- */
 
-#define REQ(f, member, kind) {f, offsetof(cp_volume_request, member), kind}
-#define RESP(f, member, kind) {f, offsetof(cp_volume_response, member), kind}
+#define REQ(f, member, kind)                                                                       \
+    {                                                                                              \
+        f, offsetof(cp_volume_request, member), kind                                               \
+    }
+#define RESP(f, member, kind)                                                                      \
+    {                                                                                              \
+        f, offsetof(cp_volume_response, member), kind                                              \
+    }
 
 const cp_fieldmap cp_volume_map_disk_partition[] = {
     REQ("disk_number", disk_number, CP_F_UINT32),

@@ -88,8 +88,7 @@ bool bu_pipe_open(bu_pipe *p, const char *name, DWORD *err)
     ULONGLONG deadline = GetTickCount64() + 5000;
     for (;;) {
         p->h = CreateFileW(path, GENERIC_READ | GENERIC_WRITE, 0, NULL, OPEN_EXISTING,
-                           FILE_FLAG_OVERLAPPED | SECURITY_SQOS_PRESENT | SECURITY_ANONYMOUS,
-                           NULL);
+                           FILE_FLAG_OVERLAPPED | SECURITY_SQOS_PRESENT | SECURITY_ANONYMOUS, NULL);
         if (p->h != INVALID_HANDLE_VALUE)
             return true;
         *err = GetLastError();

@@ -38,13 +38,13 @@ typedef struct op {
 /* One pipe instance. ops counts the overlapped operations the system owns;
  * the memory goes only when the handle is closed and ops is back to 0. */
 struct inst {
-    HANDLE h;       /* INVALID_HANDLE_VALUE once closed */
+    HANDLE h; /* INVALID_HANDLE_VALUE once closed */
     bool connected;
     op rd, wr;
     unsigned ops;
     bool writing;
-    size_t got;     /* request bytes not yet answered */
-    size_t owed;    /* response bytes not yet written */
+    size_t got;  /* request bytes not yet answered */
+    size_t owed; /* response bytes not yet written */
     uint8_t rbuf[READ_BUF];
 };
 
@@ -125,7 +125,8 @@ static bool flush(inst *in)
     memset(&in->wr.ov, 0, sizeof(in->wr.ov));
     in->ops++;
     in->writing = true;
-    if (WriteFile(in->h, resp_bytes, (DWORD)n, NULL, &in->wr.ov) || GetLastError() == ERROR_IO_PENDING)
+    if (WriteFile(in->h, resp_bytes, (DWORD)n, NULL, &in->wr.ov) ||
+        GetLastError() == ERROR_IO_PENDING)
         return true;
     in->ops--;
     in->writing = false;

@@ -9,16 +9,29 @@
 #include <nghttp2/nghttp2.h>
 
 #define PREFACE "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-#define SLOTS 1024            /* streams in flight per connection, at most */
+#define SLOTS 1024 /* streams in flight per connection, at most */
 #define RBUF (64 * 1024)
 #define WBUF (64 * 1024)
-#define MAX_FRAME 16384       /* our SETTINGS_MAX_FRAME_SIZE (the default) */
-#define CONN_WINDOW 65535     /* our receive window (grpc-go's initial one) */
+#define MAX_FRAME 16384   /* our SETTINGS_MAX_FRAME_SIZE (the default) */
+#define CONN_WINDOW 65535 /* our receive window (grpc-go's initial one) */
 
-enum { F_DATA = 0, F_HEADERS = 1, F_RST = 3, F_SETTINGS = 4, F_PING = 6, F_GOAWAY = 7,
-       F_WINDOW_UPDATE = 8, F_CONTINUATION = 9 };
-enum { FL_END_STREAM = 0x1, FL_ACK = 0x1, FL_END_HEADERS = 0x4, FL_PADDED = 0x8,
-       FL_PRIORITY = 0x20 };
+enum {
+    F_DATA = 0,
+    F_HEADERS = 1,
+    F_RST = 3,
+    F_SETTINGS = 4,
+    F_PING = 6,
+    F_GOAWAY = 7,
+    F_WINDOW_UPDATE = 8,
+    F_CONTINUATION = 9
+};
+enum {
+    FL_END_STREAM = 0x1,
+    FL_ACK = 0x1,
+    FL_END_HEADERS = 0x4,
+    FL_PADDED = 0x8,
+    FL_PRIORITY = 0x20
+};
 
 /* grpc-go's BDP estimator ping payload (internal/transport/bdp_estimator.go). */
 static const uint8_t bdp_ping[8] = {2, 4, 16, 16, 9, 14, 7, 7};
@@ -417,8 +430,8 @@ static int parse(gbc *c, gbc_done *done, int max)
         }
         if (c->rlen - off < 9 + len)
             break;
-        if (!on_frame(c, h[3], h[4], (int32_t)(get32(h + 5) & 0x7fffffff), h + 9, len, done,
-                      &nd, max)) {
+        if (!on_frame(c, h[3], h[4], (int32_t)(get32(h + 5) & 0x7fffffff), h + 9, len, done, &nd,
+                      max)) {
             c->dead = true;
             return -1;
         }

@@ -29,11 +29,11 @@
 typedef struct gbc_tmpl {
     uint8_t first_hdr[512]; /* header block of the first request */
     size_t first_hdr_len;
-    uint8_t idx_hdr[16];    /* header block of later requests */
+    uint8_t idx_hdr[16]; /* header block of later requests */
     size_t idx_hdr_len;
-    uint8_t msg[1024];      /* DATA payload: gRPC prefix + protobuf */
+    uint8_t msg[1024]; /* DATA payload: gRPC prefix + protobuf */
     size_t msg_len;
-    uint8_t want[64];       /* expected response DATA payload */
+    uint8_t want[64]; /* expected response DATA payload */
     size_t want_len;
 } gbc_tmpl;
 

@@ -229,8 +229,8 @@ static int probe(const opts *o)
     int n = calls - from;
     printf("{\"name\":\"probe\",\"req_bytes\":%u,\"resp_bytes\":%u,"
            "\"first_req_bytes\":%zu,\"ctl_out_per_call\":%.1f,\"ctl_in_per_call\":%.1f}\n",
-           req, resp, 18 + o->t.first_hdr_len + o->t.msg_len,
-           (double)(out1 - out0) / n - req, (double)(in1 - in0) / n - resp);
+           req, resp, 18 + o->t.first_hdr_len + o->t.msg_len, (double)(out1 - out0) / n - req,
+           (double)(in1 - in0) / n - resp);
     return 0;
 fail:
     gbc_close(c);
@@ -240,8 +240,12 @@ fail:
 
 int main(int argc, char **argv)
 {
-    static opts o = {.pipe = "csi-proxy-filesystem-v1", .bdp = true, .n = 1, .inflight = 1,
-                     .secs = 5, .warm = 0.5};
+    static opts o = {.pipe = "csi-proxy-filesystem-v1",
+                     .bdp = true,
+                     .n = 1,
+                     .inflight = 1,
+                     .secs = 5,
+                     .warm = 0.5};
     const char *capture = "test/captures/01-filesystem-v1-PathExists.bin", *label = NULL;
     if (argc < 2)
         goto usage;
@@ -297,8 +301,8 @@ int main(int argc, char **argv)
     if (strcmp(mode, "churn") == 0)
         return run(&o, label ? label : "churn", 1, churn_worker, true, NULL);
     if (strcmp(mode, "load") == 0 && o.calls > 0) {
-        snprintf(ex, sizeof(ex), "\"threads\":%d,\"inflight\":%d,\"percon\":%llu", o.n,
-                 o.inflight, (unsigned long long)o.percon);
+        snprintf(ex, sizeof(ex), "\"threads\":%d,\"inflight\":%d,\"percon\":%llu", o.n, o.inflight,
+                 (unsigned long long)o.percon);
         return run(&o, label ? label : "load", o.n, load_worker, false, ex);
     }
 usage:

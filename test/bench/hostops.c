@@ -120,8 +120,8 @@ int main(int argc, char **argv)
         n = (int)bu_arg_long(argv[2], "-n");
         i = 3;
     }
-    if (i >= argc || n < 10 ||
-        MultiByteToWideChar(CP_UTF8, 0, argv[i], -1, path, WMAX) == 0 || wcslen(path) < 4) {
+    if (i >= argc || n < 10 || MultiByteToWideChar(CP_UTF8, 0, argv[i], -1, path, WMAX) == 0 ||
+        wcslen(path) < 4) {
         fprintf(stderr, "usage: bench-hostops [-n N] C:\\path\\to\\dir\n");
         return 2;
     }

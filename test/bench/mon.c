@@ -196,8 +196,11 @@ static bool spawn(int argc, char **argv, const char *log, PROCESS_INFORMATION *p
                              OPEN_ALWAYS, FILE_ATTRIBUTE_NORMAL, NULL);
     HANDLE in = CreateFileW(L"NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa,
                             OPEN_EXISTING, 0, NULL);
-    STARTUPINFOW si = {.cb = sizeof(si), .dwFlags = STARTF_USESTDHANDLES,
-                       .hStdInput = in, .hStdOutput = out, .hStdError = out};
+    STARTUPINFOW si = {.cb = sizeof(si),
+                       .dwFlags = STARTF_USESTDHANDLES,
+                       .hStdInput = in,
+                       .hStdOutput = out,
+                       .hStdError = out};
     BOOL ok = CreateProcessW(NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, pi);
     DWORD err = GetLastError();
     if (out != INVALID_HANDLE_VALUE)

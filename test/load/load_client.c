@@ -45,7 +45,7 @@ typedef struct target {
 
 /* 0..4 filesystem versions, 5..9 the other groups */
 static const target targets[N_TARGETS] = {
-    {"filesystem", "v1alpha1"}, {"filesystem", "v1beta1"}, {"filesystem", "v1beta2"},
+    {"filesystem", "v1alpha1"}, {"filesystem", "v1beta1"},  {"filesystem", "v1beta2"},
     {"filesystem", "v1"},       {"filesystem", "v2alpha1"}, {"disk", "v1"},
     {"volume", "v2alpha1"},     {"smb", "v1beta2"},         {"system", "v1alpha1"},
     {"iscsi", "v1alpha2"},
@@ -54,7 +54,7 @@ static const target targets[N_TARGETS] = {
  * instead of UNIMPLEMENTED; both count as right. */
 static const bool may_be_implemented[N_TARGETS] = {[5] = true, [6] = true, [8] = true};
 static const char *const unimpl_method[N_TARGETS] = {
-    [5] = "ListDiskIDs", [6] = "ListVolumesOnDisk", [7] = "NewSmbGlobalMapping",
+    [5] = "ListDiskIDs",         [6] = "ListVolumesOnDisk", [7] = "NewSmbGlobalMapping",
     [8] = "GetBIOSSerialNumber", [9] = "ListTargetPortals",
 };
 
@@ -304,7 +304,8 @@ int main(int argc, char **argv)
         free(cls[i].lat_us);
     }
     qsort(all, (size_t)n_lat, sizeof(uint32_t), cmp_u32);
-    double p50 = n_lat ? all[n_lat / 2] / 1000.0 : 0, p99 = n_lat ? all[n_lat * 99 / 100] / 1000.0 : 0;
+    double p50 = n_lat ? all[n_lat / 2] / 1000.0 : 0,
+           p99 = n_lat ? all[n_lat * 99 / 100] / 1000.0 : 0;
     double mx = n_lat ? all[n_lat - 1] / 1000.0 : 0;
     printf("load: %d clients x %ld calls: %ld ok, %ld failed in %.1f s (%.0f calls/s); "
            "latency p50 %.2f ms, p99 %.2f ms, max %.1f ms\n",

@@ -206,8 +206,16 @@ static void test_extra_secret_fields(void **state)
     size_t n = protobuf_c_message_pack(&req.base, buf);
     static const cp_method sym = {"CreateSymlink", &v1__create_symlink_request__descriptor,
                                   &v1__create_symlink_response__descriptor};
-    cp_call_record r = {NULL, &sym, "/v1.Filesystem/CreateSymlink", 1, "S-1-5-18", buf, n,
-                        CP_E_INVALID_ARGUMENT, "CreateSymlink C:\\k\\Hidden-4711: no", 1};
+    cp_call_record r = {NULL,
+                        &sym,
+                        "/v1.Filesystem/CreateSymlink",
+                        1,
+                        "S-1-5-18",
+                        buf,
+                        n,
+                        CP_E_INVALID_ARGUMENT,
+                        "CreateSymlink C:\\k\\Hidden-4711: no",
+                        1};
     char line[CP_AUDIT_LINE_MAX];
     cp_audit_format_call(&r, line, sizeof(line));
     assert_null(strstr(line, "Hidden-4711"));
@@ -230,9 +238,11 @@ static bool valid_utf8(const char *str)
 {
     const unsigned char *s = (const unsigned char *)str;
     while (*s != 0) {
-        size_t n = *s < 0x80 ? 1 : *s >= 0xC2 && *s <= 0xDF ? 2 : *s >= 0xE0 && *s <= 0xEF ? 3
-                               : *s >= 0xF0 && *s <= 0xF4   ? 4
-                                                            : 0;
+        size_t n = *s < 0x80                  ? 1
+                   : *s >= 0xC2 && *s <= 0xDF ? 2
+                   : *s >= 0xE0 && *s <= 0xEF ? 3
+                   : *s >= 0xF0 && *s <= 0xF4 ? 4
+                                              : 0;
         if (n == 0)
             return false;
         for (size_t i = 1; i < n; i++)
@@ -313,8 +323,16 @@ static void test_record_always_valid_utf8(void **state)
     size_t n = protobuf_c_message_pack(&req.base, buf);
     static const cp_method mk = {"Mkdir", &v1__mkdir_request__descriptor,
                                  &v1__mkdir_response__descriptor};
-    cp_call_record r = {NULL, &mk, "/v1.Filesystem/Mkdir", 7, "S-1-5-18", buf, n,
-                        CP_E_INVALID_ARGUMENT, "bad path \xff\xfe here", 1};
+    cp_call_record r = {NULL,
+                        &mk,
+                        "/v1.Filesystem/Mkdir",
+                        7,
+                        "S-1-5-18",
+                        buf,
+                        n,
+                        CP_E_INVALID_ARGUMENT,
+                        "bad path \xff\xfe here",
+                        1};
     sink_calls = 0;
     cp_audit_call(a, &r);
     assert_int_equal(sink_calls, 1);
@@ -426,7 +444,6 @@ static void test_hook_audits_mutating_calls(void **state)
     assert_int_equal(n_records, 2);
     cp_conn_close(c);
 }
-
 
 static void test_audit_sink_and_denied(void **state)
 {

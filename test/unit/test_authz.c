@@ -18,9 +18,10 @@
 #include "service/authz.h"
 #include "service/broad.h"
 
-#define EN (CP_SE_GROUP_MANDATORY | CP_SE_GROUP_ENABLED_BY_DEFAULT | CP_SE_GROUP_ENABLED) /* 0x7   \
+#define EN                                                                                         \
+    (CP_SE_GROUP_MANDATORY | CP_SE_GROUP_ENABLED_BY_DEFAULT | CP_SE_GROUP_ENABLED) /* 0x7   \
                                                                                            */
-#define EN_OWNER (EN | CP_SE_GROUP_OWNER)                                                 /* 0xf */
+#define EN_OWNER (EN | CP_SE_GROUP_OWNER)                                          /* 0xf */
 #define DENY_ONLY                                                                                  \
     (CP_SE_GROUP_USE_FOR_DENY_ONLY | CP_SE_GROUP_MANDATORY | CP_SE_GROUP_OWNER) /* 0x19 */
 #define LOGON (CP_SE_GROUP_LOGON_ID | EN)
@@ -327,14 +328,24 @@ static void test_many_groups(void **state)
 static void test_broad_groups(void **state)
 {
     (void)state;
-    const char *broad[] = {"S-1-1-0",      "S-1-5-7",           "S-1-5-11",
-                           "S-1-5-32-545", "S-1-5-32-546",      "S-1-5-4",
-                           "S-1-5-2",      "S-1-5-6",           "S-1-2-0",
-                           "S-1-15-2-1",   "S-1-5-21-1-2-3-513", "S-1-5-21-1-2-3-514",
-                           "S-1-5-21-1-2-3-515", "S-1-5-21-1-2-3-501"};
-    const char *narrow[] = {"S-1-5-18",      "S-1-5-32-544",       "S-1-5-93-2-1", "S-1-5-93-2-2",
-                            "S-1-5-19",      "S-1-5-21-1-2-3-512", "S-1-5-21-1-2-3-1105",
-                            "S-1-5-21-1-2-3-500", "S-1-5-32-545-1"};
+    const char *broad[] = {"S-1-1-0",
+                           "S-1-5-7",
+                           "S-1-5-11",
+                           "S-1-5-32-545",
+                           "S-1-5-32-546",
+                           "S-1-5-4",
+                           "S-1-5-2",
+                           "S-1-5-6",
+                           "S-1-2-0",
+                           "S-1-15-2-1",
+                           "S-1-5-21-1-2-3-513",
+                           "S-1-5-21-1-2-3-514",
+                           "S-1-5-21-1-2-3-515",
+                           "S-1-5-21-1-2-3-501"};
+    const char *narrow[] = {
+        "S-1-5-18",      "S-1-5-32-544",       "S-1-5-93-2-1",        "S-1-5-93-2-2",
+        "S-1-5-19",      "S-1-5-21-1-2-3-512", "S-1-5-21-1-2-3-1105", "S-1-5-21-1-2-3-500",
+        "S-1-5-32-545-1"};
     for (size_t i = 0; i < sizeof(broad) / sizeof(broad[0]); i++) {
         cp_sid sid;
         assert_true(cp_sid_parse(broad[i], &sid));

@@ -627,8 +627,9 @@ static void test_broad_callers_refused(void **state)
                  "security.allowBroadCallers: true to allow it anyway");
     expect_error("groups:\n  filesystem: {}\n  smb:\n"
                  "    allowedCallers: [SYSTEM, 'BUILTIN\\Users']\n",
-                 4, "groups.smb.allowedCallers: S-1-5-32-545 (BUILTIN\\Users) admits a broad group "
-                    "to the smb group");
+                 4,
+                 "groups.smb.allowedCallers: S-1-5-32-545 (BUILTIN\\Users) admits a broad group "
+                 "to the smb group");
     expect_error("security:\n  allowedCallers: ['Authenticated Users']\n", 2,
                  "S-1-5-11 (Authenticated Users)");
     expect_error("security:\n  allowedCallers: [S-1-5-7]\n", 2, "S-1-5-7 (ANONYMOUS LOGON)");

@@ -56,11 +56,13 @@ static int h_slow(cp_call *call, const void *req, void *resp)
 static int h_fail(cp_call *call, const void *req, void *resp)
 {
     (void)resp;
-    return cp_call_fail(call, CP_E_INVALID_ARGUMENT, "path %s is bad\n%%", ((const t_req *)req)->path);
+    return cp_call_fail(call, CP_E_INVALID_ARGUMENT, "path %s is bad\n%%",
+                        ((const t_req *)req)->path);
 }
 
 static const cp_fieldmap req_map[] = {{"path", offsetof(t_req, path), CP_F_STRING}, {NULL, 0, 0}};
-static const cp_fieldmap resp_map[] = {{"exists", offsetof(t_resp, value), CP_F_BOOL}, {NULL, 0, 0}};
+static const cp_fieldmap resp_map[] = {{"exists", offsetof(t_resp, value), CP_F_BOOL},
+                                       {NULL, 0, 0}};
 
 static const cp_method methods[] = {
     {"PathExists", &v1__path_exists_request__descriptor, &v1__path_exists_response__descriptor,
@@ -70,20 +72,21 @@ static const cp_method methods[] = {
     {"Rmdir", &v1__rmdir_request__descriptor, &v1__rmdir_response__descriptor, req_map, NULL,
      h_fail, NULL, NULL, 0},
 };
-static const cp_service_def fs_def = {"filesystem", "v1", "v1.Filesystem", &v1__filesystem__descriptor,
-                                      methods, 3, sizeof(t_req), sizeof(t_resp)};
+static const cp_service_def fs_def = {
+    "filesystem", "v1", "v1.Filesystem", &v1__filesystem__descriptor,
+    methods,      3,    sizeof(t_req),   sizeof(t_resp)};
 static const cp_service fs_svc = {&fs_def, NULL};
 /* v1beta1: PathExistsResponse.exists is field 2 */
 static const cp_method beta_methods[] = {
     {"PathExists", &v1beta1__path_exists_request__descriptor,
      &v1beta1__path_exists_response__descriptor, req_map, NULL, h_exists, resp_map, NULL, 0},
 };
-static const cp_service_def beta_def = {"filesystem", "v1beta1", "v1beta1.Filesystem",
-                                        &v1beta1__filesystem__descriptor, beta_methods, 1,
-                                        sizeof(t_req), sizeof(t_resp)};
+static const cp_service_def beta_def = {
+    "filesystem", "v1beta1", "v1beta1.Filesystem", &v1beta1__filesystem__descriptor,
+    beta_methods, 1,         sizeof(t_req),        sizeof(t_resp)};
 static const cp_service beta_svc = {&beta_def, NULL};
-static const cp_service_def disk_def = {"disk", "v1", "v1.Disk", &v1__disk__descriptor, NULL, 0,
-                                        sizeof(t_req), sizeof(t_resp)};
+static const cp_service_def disk_def = {"disk", "v1", "v1.Disk",     &v1__disk__descriptor,
+                                        NULL,   0,    sizeof(t_req), sizeof(t_resp)};
 static const cp_service disk_svc = {&disk_def, NULL};
 
 /* ---- completion queue standing in for a transport ---------------------- */
@@ -148,7 +151,8 @@ static int cl_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *
     return 0;
 }
 
-static int cl_data(nghttp2_session *s, uint8_t fl, int32_t id, const uint8_t *d, size_t len, void *ud)
+static int cl_data(nghttp2_session *s, uint8_t fl, int32_t id, const uint8_t *d, size_t len,
+                   void *ud)
 {
     (void)s;
     (void)fl;
@@ -271,7 +275,8 @@ static void decode_output(client *cl, const uint8_t *b, size_t len)
         size_t flen = (size_t)b[off] << 16 | (size_t)b[off + 1] << 8 | b[off + 2];
         uint8_t type = b[off + 3], flags = b[off + 4];
         int32_t id = (int32_t)(((uint32_t)b[off + 5] << 24 | (uint32_t)b[off + 6] << 16 |
-                                (uint32_t)b[off + 7] << 8 | b[off + 8]) & 0x7fffffff);
+                                (uint32_t)b[off + 7] << 8 | b[off + 8]) &
+                               0x7fffffff);
         const uint8_t *pl = b + off + 9;
         assert_true(off + 9 + flen <= len);
         result *r = id > 0 ? res_of(cl, id) : NULL;
@@ -469,14 +474,20 @@ static ssize_t body_read(nghttp2_session *s, int32_t id, uint8_t *buf, size_t le
     return (ssize_t)n;
 }
 
-#define HV(n, v) {(uint8_t *)(n), (uint8_t *)(v), strlen(n), strlen(v), NGHTTP2_NV_FLAG_NONE}
+#define HV(n, v)                                                                                   \
+    {                                                                                              \
+        (uint8_t *)(n), (uint8_t *)(v), strlen(n), strlen(v), NGHTTP2_NV_FLAG_NONE                 \
+    }
 
 static int32_t call(client *cl, const char *path, const char *ctype, const char *extra_name,
                     const char *extra_value, body *b)
 {
-    nghttp2_nv nv[] = {HV(":method", "POST"), HV(":scheme", "http"), HV(":path", path),
+    nghttp2_nv nv[] = {HV(":method", "POST"),
+                       HV(":scheme", "http"),
+                       HV(":path", path),
                        HV(":authority", "%5C%5C.%5C%5Cpipe%5C%5Ccsi-proxy-filesystem-v1"),
-                       HV("content-type", ctype), HV("te", "trailers"),
+                       HV("content-type", ctype),
+                       HV("te", "trailers"),
                        HV(extra_name ? extra_name : "x-none", extra_value ? extra_value : "")};
     nghttp2_data_provider dp = {.source.ptr = b, .read_callback = body_read};
     return nghttp2_submit_request(cl->h2, NULL, nv, 7, b ? &dp : NULL, NULL);
@@ -490,8 +501,9 @@ static cp_conn *new_pair(client *cl, const cp_conn_opts *o)
     return c;
 }
 
-static const uint8_t yes_req[] = {0, 0, 0, 0, 22, 0x0a, 20, 'C', ':', '\\', 'c', 's', 'i', 'p', 'r', 'o',
-                                  'x', 'y', '-', 't', 'e', 's', 't', '\\', 'd', 'i', 'r'};
+static const uint8_t yes_req[] = {0,    0,   0,   0,   22,  0x0a, 20,  'C', ':',
+                                  '\\', 'c', 's', 'i', 'p', 'r',  'o', 'x', 'y',
+                                  '-',  't', 'e', 's', 't', '\\', 'd', 'i', 'r'};
 
 static void test_handler_error_status_and_message(void **state)
 {
@@ -706,8 +718,8 @@ static void test_malformed_headers_reset(void **state)
         /* (uppercase names: test/faults; nghttp2's client lowercases them) */
         {"/v1.Filesystem/PathExists", "localhost", "connection", "close"}, /* connection-specific */
         {"/v1.Filesystem/PathExists", "localhost", "transfer-encoding", "chunked"},
-        {"/v1.Filesystem/PathExists", "localhost", "te", "gzip"},          /* te other than trailers */
-        {"/v1.Filesystem/PathExists", "localhost", "x-a", "a\r\nb: c"},    /* CR LF in a value */
+        {"/v1.Filesystem/PathExists", "localhost", "te", "gzip"},       /* te other than trailers */
+        {"/v1.Filesystem/PathExists", "localhost", "x-a", "a\r\nb: c"}, /* CR LF in a value */
         {"/v1.Filesystem/PathExists", "localhost", "x-a", "a\nb"},
         {"/v1.Filesystem/PathExists", "localhost", "x-bad name", "1"},     /* space in a name */
         {"/v1.Filesystem/PathExists", "localhost", "content-length", "1"}, /* body is longer */
@@ -718,9 +730,12 @@ static void test_malformed_headers_reset(void **state)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         client cl;
         cp_conn *c = new_pair(&cl, NULL);
-        nghttp2_nv nv[8] = {HV(":method", "POST"), HV(":scheme", "http"), HV(":path", bad[i].path),
+        nghttp2_nv nv[8] = {HV(":method", "POST"),
+                            HV(":scheme", "http"),
+                            HV(":path", bad[i].path),
                             HV(":authority", bad[i].authority),
-                            HV("content-type", "application/grpc"), HV("te", "trailers")};
+                            HV("content-type", "application/grpc"),
+                            HV("te", "trailers")};
         size_t n = 6;
         if (bad[i].name != NULL)
             nv[n++] = (nghttp2_nv)HV(bad[i].name, bad[i].value);
@@ -730,8 +745,7 @@ static void test_malformed_headers_reset(void **state)
         pump(c, &cl, true);
         if (cl.r[0].rst != NGHTTP2_PROTOCOL_ERROR || cl.r[0].grpc_status != -1)
             fail_msg("case %zu (%s %s %s): rst %u, grpc-status %d", i, bad[i].authority,
-                     bad[i].name ? bad[i].name : "", bad[i].path, cl.r[0].rst,
-                     cl.r[0].grpc_status);
+                     bad[i].name ? bad[i].name : "", bad[i].path, cl.r[0].rst, cl.r[0].grpc_status);
         assert_true(cl.r[0].closed);
         /* the connection stays usable */
         body ok = {yes_req, sizeof(yes_req), 0};
@@ -758,9 +772,12 @@ static void test_raw_backslash_authority_answers_ok(void **state)
     for (size_t i = 0; i < sizeof(raw) / sizeof(raw[0]); i++) {
         client cl;
         cp_conn *c = new_pair(&cl, NULL);
-        nghttp2_nv nv[] = {HV(":method", "POST"), HV(":scheme", "http"),
-                           HV(":path", "/v1.Filesystem/PathExists"), HV(":authority", raw[i]),
-                           HV("content-type", "application/grpc"), HV("te", "trailers")};
+        nghttp2_nv nv[] = {HV(":method", "POST"),
+                           HV(":scheme", "http"),
+                           HV(":path", "/v1.Filesystem/PathExists"),
+                           HV(":authority", raw[i]),
+                           HV("content-type", "application/grpc"),
+                           HV("te", "trailers")};
         body b = {yes_req, sizeof(yes_req), 0};
         nghttp2_data_provider dp = {.source.ptr = &b, .read_callback = body_read};
         assert_int_equal(nghttp2_submit_request(cl.h2, NULL, nv, 6, &dp, NULL), 1);
@@ -798,11 +815,11 @@ static void test_unknown_fields_ignored(void **state)
     const uint8_t *path = yes_req + CP_GRPC_PREFIX;
     size_t path_len = sizeof(yes_req) - CP_GRPC_PREFIX;
     static const uint8_t extra[] = {
-        0xc0, 0x3e, 0x96, 0x01,                         /* 1000: varint 150 */
-        0xc9, 0x3e, 1, 2, 3, 4, 5, 6, 7, 8,             /* 1001: fixed64 */
-        0xd5, 0x3e, 1, 2, 3, 4,                         /* 1002: fixed32 */
-        0xda, 0x3e, 3, 0, 0xff, 'x',                    /* 1003: bytes (NUL, not UTF-8) */
-        0x1a, 2, 0x08, 0x01,                            /* 3: a nested message */
+        0xc0, 0x3e, 0x96, 0x01,                        /* 1000: varint 150 */
+        0xc9, 0x3e, 1,    2,    3,    4,   5, 6, 7, 8, /* 1001: fixed64 */
+        0xd5, 0x3e, 1,    2,    3,    4,               /* 1002: fixed32 */
+        0xda, 0x3e, 3,    0,    0xff, 'x',             /* 1003: bytes (NUL, not UTF-8) */
+        0x1a, 2,    0x08, 0x01,                        /* 3: a nested message */
     };
     static uint8_t body_bytes[3][256], msg[3][300];
     size_t len[3];

@@ -54,7 +54,8 @@ static int setup(void **state)
         return -1;
     }
     const char *const wd[] = {"C:\\work"};
-    cp_groups_config cfg = {.kubelet_path = NULL, .working_dirs = wd, .n_working_dirs = 1, .fs = t->fs};
+    cp_groups_config cfg = {
+        .kubelet_path = NULL, .working_dirs = wd, .n_working_dirs = 1, .fs = t->fs};
     t->groups = cp_groups_new(&cfg, &e);
     if (t->groups == NULL) {
         print_error("%s\n", e.msg);
@@ -151,7 +152,7 @@ static void set_string(ProtobufCMessage *m, const char *field, const char *v)
 typedef struct result {
     int status;
     char msg[CP_ERROR_MSG_MAX];
-    bool value; /* exists / is_symlink / is_mount_point */
+    bool value;           /* exists / is_symlink / is_mount_point */
     char error_field[64]; /* v1alpha1/v1beta1 response "error" */
 } result;
 
@@ -223,11 +224,11 @@ static const char *is_link_method(const char *v)
     return legacy(v) ? "IsMountPoint" : "IsSymlink";
 }
 
-#define expect_ok(r)                                                                        \
-    do {                                                                                    \
-        result r_ = (r);                                                                    \
-        if (r_.status != CP_OK)                                                             \
-            fail_msg("expected OK, got %s: %s", cp_status_name(r_.status), r_.msg);         \
+#define expect_ok(r)                                                                               \
+    do {                                                                                           \
+        result r_ = (r);                                                                           \
+        if (r_.status != CP_OK)                                                                    \
+            fail_msg("expected OK, got %s: %s", cp_status_name(r_.status), r_.msg);                \
     } while (0)
 
 static void expect_status(result r, int status, const char *in_msg)
@@ -584,8 +585,8 @@ static void test_symlinks(void **state)
         assert_true(r.value);
 
         /* onto an existing path */
-        expect_status(call(t, v, link_method(v), NULL, K "\\src", link, false),
-                      CP_E_ALREADY_EXISTS, link);
+        expect_status(call(t, v, link_method(v), NULL, K "\\src", link, false), CP_E_ALREADY_EXISTS,
+                      link);
         expect_status(call(t, v, link_method(v), NULL, K "\\src", K "\\file", false),
                       CP_E_ALREADY_EXISTS, NULL);
     }
@@ -749,7 +750,7 @@ static void test_link_to_root_is_not_emptied(void **state)
 
 /* --- where a resolved object lives (winapi/fs_place.h, issue 8 item 2) ---- */
 
-#define GS L"\\\\?\\Volume{5y5-0000}\\" /* the system volume, C: */
+#define GS L"\\\\?\\Volume{5y5-0000}\\"  /* the system volume, C: */
 #define GD L"\\\\?\\Volume{da7a-0001}\\" /* a data volume a driver staged */
 #define GK L"\\\\?\\Volume{c0be-0002}\\" /* a volume holding the kubelet dir */
 #define KW L"C:\\var\\lib\\kubelet"
@@ -826,8 +827,7 @@ static void test_place_kubelet_dir_elsewhere(void **state)
     const cp_fs_anchor mounted[] = {{KW, GK}};
     expect_place(GK L"pods\\a", KW L"\\pods\\a", KW L"\\\0", GS, mounted, 1, KW L"\\pods\\a");
     expect_place(GS L"var\\lib\\kubelet\\pods", KW L"\\pods\\x\\mnt\\var\\lib\\kubelet\\pods",
-                 L"C:\\\0" KW L"\\pods\\x\\mnt\\\0", GS, mounted, 1,
-                 GS L"var\\lib\\kubelet\\pods");
+                 L"C:\\\0" KW L"\\pods\\x\\mnt\\\0", GS, mounted, 1, GS L"var\\lib\\kubelet\\pods");
     expect_place(L"\\\\?\\UNC\\srv\\share\\x", KW L"\\pods\\s", NULL, GS, mounted, 1,
                  L"\\\\?\\UNC\\srv\\share\\x");
     const cp_fs_anchor unknown[] = {{KW, NULL}};

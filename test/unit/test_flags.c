@@ -32,7 +32,8 @@ static void expect_error(const char *msg, const char **list)
     assert_string_equal(e.msg, msg);
     cp_flags_free(&f);
 }
-#define EXPECT_ERROR(msg, ...) expect_error((msg), (const char *[]){"csi-proxy.exe", __VA_ARGS__, NULL})
+#define EXPECT_ERROR(msg, ...)                                                                     \
+    expect_error((msg), (const char *[]){"csi-proxy.exe", __VA_ARGS__, NULL})
 
 static void test_defaults(void **state)
 {
@@ -125,9 +126,10 @@ static void test_bools(void **state)
     (void)state;
     cp_flags f;
     cp_error e;
-    assert_int_equal(PARSE(&f, &e, "-require-privacy=false", "--windows-service", "-alsologtostderr=1",
-                           "-logtostderr=F", "-skip_headers=True", "-one_output=t",
-                           "-add_dir_header=TRUE", "-skip_log_headers", "-version=0"),
+    assert_int_equal(PARSE(&f, &e, "-require-privacy=false", "--windows-service",
+                           "-alsologtostderr=1", "-logtostderr=F", "-skip_headers=True",
+                           "-one_output=t", "-add_dir_header=TRUE", "-skip_log_headers",
+                           "-version=0"),
                      CP_OK);
     assert_false(f.require_privacy);
     assert_true(f.windows_service);
@@ -298,8 +300,9 @@ static void test_errors(void **state)
     EXPECT_ERROR("invalid value \"99999999999\" for flag -v: value out of range", "-v=99999999999");
     EXPECT_ERROR("invalid value \"-1\" for flag -log_file_max_size: parse error",
                  "-log_file_max_size=-1");
-    EXPECT_ERROR("invalid value \"18446744073709551616\" for flag -log_file_max_size: value out of range",
-                 "-log_file_max_size=18446744073709551616");
+    EXPECT_ERROR(
+        "invalid value \"18446744073709551616\" for flag -log_file_max_size: value out of range",
+        "-log_file_max_size=18446744073709551616");
     EXPECT_ERROR("invalid value \"09\" for flag -log_file_max_size: parse error",
                  "-log_file_max_size=09");
     EXPECT_ERROR("invalid value \"LOUD\" for flag -stderrthreshold: parse error",
@@ -328,15 +331,32 @@ static void test_usage(void **state)
     assert_non_null(strstr(buf, "  -kubelet-path string\n    \t"));
     assert_non_null(strstr(buf, "(default \"C:\\\\var\\\\lib\\\\kubelet\")\n"));
     assert_non_null(strstr(buf, "  -windows-service\n    \t"));
-    assert_non_null(strstr(buf, "  -logtostderr\n    \tlog to standard error instead of files (default true)\n"));
+    assert_non_null(strstr(
+        buf, "  -logtostderr\n    \tlog to standard error instead of files (default true)\n"));
     assert_non_null(strstr(buf, "  -v value\n"));
     /* every flag listed, in name order */
-    const char *names[] = {"-add_dir_header", "-alsologtostderr", "-config", "-kubelet-path",
-                           "-log_backtrace_at", "-log_dir", "-log_file", "-log_file_max_size",
-                           "-logtostderr", "-metrics-bind-address", "-one_output",
-                           "-require-privacy", "-root", "-skip_headers", "-skip_log_headers",
-                           "-socket-dir", "-stderrthreshold", "-v", "-version", "-vmodule",
-                           "-windows-service", "-working-dir"};
+    const char *names[] = {"-add_dir_header",
+                           "-alsologtostderr",
+                           "-config",
+                           "-kubelet-path",
+                           "-log_backtrace_at",
+                           "-log_dir",
+                           "-log_file",
+                           "-log_file_max_size",
+                           "-logtostderr",
+                           "-metrics-bind-address",
+                           "-one_output",
+                           "-require-privacy",
+                           "-root",
+                           "-skip_headers",
+                           "-skip_log_headers",
+                           "-socket-dir",
+                           "-stderrthreshold",
+                           "-v",
+                           "-version",
+                           "-vmodule",
+                           "-windows-service",
+                           "-working-dir"};
     const char *at = buf;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         char line[64];
@@ -383,12 +403,17 @@ static void test_roots(void **state)
         if (cp_roots_judge(refused[i].path, cp_roots_portable, cp_roots_portable_n, why,
                            sizeof(why)) ||
             strstr(why, refused[i].why) == NULL)
-            fail_msg("%s: want refused (\"%s\"), got \"%s\"", refused[i].path, refused[i].why,
-                     why);
+            fail_msg("%s: want refused (\"%s\"), got \"%s\"", refused[i].path, refused[i].why, why);
     }
-    const char *fine[] = {"C:\\var\\lib\\kubelet", "C:\\csi", "C:\\Windowsx", "C:\\Windows.old2\\k",
-                          "C:\\ProgramData\\kubelet", "C:\\Users\\builder\\work",
-                          "D:\\data\\kubelet", "\\\\srv\\share\\kubelet", "C:\\Program Filesx"};
+    const char *fine[] = {"C:\\var\\lib\\kubelet",
+                          "C:\\csi",
+                          "C:\\Windowsx",
+                          "C:\\Windows.old2\\k",
+                          "C:\\ProgramData\\kubelet",
+                          "C:\\Users\\builder\\work",
+                          "D:\\data\\kubelet",
+                          "\\\\srv\\share\\kubelet",
+                          "C:\\Program Filesx"};
     for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
         char why[256] = "";
         if (!cp_roots_judge(fine[i], cp_roots_portable, cp_roots_portable_n, why, sizeof(why)))

@@ -14,7 +14,10 @@ typedef struct {
     const char *name, *value;
 } hdr;
 
-#define END {NULL, NULL}
+#define END                                                                                        \
+    {                                                                                              \
+        NULL, NULL                                                                                 \
+    }
 
 /* Runs a request header block through the checks: true if nghttp2 would
  * have let it through. */
@@ -31,15 +34,24 @@ static bool block(const hdr *h, bool end_stream)
     return !end_stream || cp_h2check_end_stream(&c);
 }
 
-#define BASE                                                                     \
-    {":method", "POST"}, {":scheme", "http"}, {":path", "/v1.Filesystem/PathExists"}
-#define AUTH(a) {":authority", a}
+#define BASE                                                                                       \
+    {":method", "POST"}, {":scheme", "http"},                                                      \
+    {                                                                                              \
+        ":path", "/v1.Filesystem/PathExists"                                                       \
+    }
+#define AUTH(a)                                                                                    \
+    {                                                                                              \
+        ":authority", a                                                                            \
+    }
 
 static void test_good_requests_pass(void **state)
 {
     (void)state;
-    const hdr grpc[] = {BASE, AUTH("%5C%5C.%5C%5Cpipe%5C%5Ccsi-proxy-filesystem-v1"),
-                        {"content-type", "application/grpc"}, {"te", "trailers"}, END};
+    const hdr grpc[] = {BASE,
+                        AUTH("%5C%5C.%5C%5Cpipe%5C%5Ccsi-proxy-filesystem-v1"),
+                        {"content-type", "application/grpc"},
+                        {"te", "trailers"},
+                        END};
     assert_true(block(grpc, false));
     const hdr host[] = {BASE, {"host", "localhost"}, END}; /* host instead of :authority */
     assert_true(block(host, false));
@@ -47,11 +59,11 @@ static void test_good_requests_pass(void **state)
     assert_true(block(te, false));
     const hdr connect[] = {{":method", "CONNECT"}, AUTH("localhost:443"), END};
     assert_true(block(connect, false));
-    const hdr other_scheme[] = {{":method", "POST"}, {":scheme", "foo"}, {":path", "x"},
-                                AUTH("a"), END};
+    const hdr other_scheme[] = {
+        {":method", "POST"}, {":scheme", "foo"}, {":path", "x"}, AUTH("a"), END};
     assert_true(block(other_scheme, false));
-    const hdr options[] = {{":method", "OPTIONS"}, {":scheme", "https"}, {":path", "*"},
-                           AUTH("a"), END};
+    const hdr options[] = {
+        {":method", "OPTIONS"}, {":scheme", "https"}, {":path", "*"}, AUTH("a"), END};
     assert_true(block(options, false));
 }
 
@@ -71,11 +83,13 @@ static void test_raw_pipe_authority_limits(void **state)
     (void)state;
     static const char *const bad[] = {
         "\\\\.\\pipe\\csi proxy", /* space */
-        "\\\\.\\pipe\\csi\tproxy", "\\\\.\\pipe\\csi\x01", "\\\\.\\pipe\\csi\x7f",
+        "\\\\.\\pipe\\csi\tproxy",
+        "\\\\.\\pipe\\csi\x01",
+        "\\\\.\\pipe\\csi\x7f",
         "\\\\.\\pipe\\csi\xc3\xa9", /* above 0x7E */
-        "\\.\\pipe\\csi",         /* one backslash first */
-        "a\\\\pipe",              /* not at the start */
-        "\\\\",                   /* (ok: two backslashes, printable) */
+        "\\.\\pipe\\csi",           /* one backslash first */
+        "a\\\\pipe",                /* not at the start */
+        "\\\\",                     /* (ok: two backslashes, printable) */
     };
     for (size_t i = 0; i + 1 < sizeof(bad) / sizeof(bad[0]); i++) {
         const hdr h[] = {BASE, AUTH(bad[i]), END};
@@ -131,15 +145,15 @@ static void test_bad_fields_are_refused(void **state)
     /* NUL in a value (strlen would stop at it) */
     cp_h2check c;
     cp_h2check_init(&c);
-    assert_false(cp_h2check_field(&c, (const uint8_t *)"x-a", 3, (const uint8_t *)"a\0b", 3,
-                                  false));
+    assert_false(
+        cp_h2check_field(&c, (const uint8_t *)"x-a", 3, (const uint8_t *)"a\0b", 3, false));
 }
 
 static void test_pseudo_header_rules(void **state)
 {
     (void)state;
     const hdr after_regular[] = {{":method", "POST"}, {":scheme", "http"}, {"te", "trailers"},
-                                 {":path", "/x"}, AUTH("a"), END};
+                                 {":path", "/x"},     AUTH("a"),           END};
     assert_false(block(after_regular, false));
     const hdr no_scheme[] = {{":method", "POST"}, {":path", "/x"}, AUTH("a"), END};
     assert_false(block(no_scheme, false));
@@ -151,20 +165,20 @@ static void test_pseudo_header_rules(void **state)
     assert_false(block(no_authority, false));
     const hdr empty_authority[] = {BASE, AUTH(""), END};
     assert_false(block(empty_authority, false));
-    const hdr path_no_slash[] = {{":method", "POST"}, {":scheme", "http"}, {":path", "x"},
-                                 AUTH("a"), END};
+    const hdr path_no_slash[] = {
+        {":method", "POST"}, {":scheme", "http"}, {":path", "x"}, AUTH("a"), END};
     assert_false(block(path_no_slash, false));
-    const hdr star_not_options[] = {{":method", "POST"}, {":scheme", "http"}, {":path", "*"},
-                                    AUTH("a"), END};
+    const hdr star_not_options[] = {
+        {":method", "POST"}, {":scheme", "http"}, {":path", "*"}, AUTH("a"), END};
     assert_false(block(star_not_options, false));
-    const hdr space_path[] = {{":method", "POST"}, {":scheme", "http"}, {":path", "/a b"},
-                              AUTH("a"), END};
+    const hdr space_path[] = {
+        {":method", "POST"}, {":scheme", "http"}, {":path", "/a b"}, AUTH("a"), END};
     assert_false(block(space_path, false));
-    const hdr bad_method[] = {{":method", "PO ST"}, {":scheme", "http"}, {":path", "/a"},
-                              AUTH("a"), END};
+    const hdr bad_method[] = {
+        {":method", "PO ST"}, {":scheme", "http"}, {":path", "/a"}, AUTH("a"), END};
     assert_false(block(bad_method, false));
-    const hdr bad_scheme[] = {{":method", "POST"}, {":scheme", "1http"}, {":path", "/a"},
-                              AUTH("a"), END};
+    const hdr bad_scheme[] = {
+        {":method", "POST"}, {":scheme", "1http"}, {":path", "/a"}, AUTH("a"), END};
     assert_false(block(bad_scheme, false));
     const hdr space_authority[] = {BASE, AUTH("local host"), END};
     assert_false(block(space_authority, false));
@@ -194,11 +208,11 @@ static void test_content_length(void **state)
     (void)state;
     cp_h2check c;
     cp_h2check_init(&c);
-    assert_true(cp_h2check_field(&c, (const uint8_t *)"content-length", 14,
-                                 (const uint8_t *)"10", 2, false));
-    assert_false(cp_h2check_field(&c, (const uint8_t *)"content-length", 14,
-                                  (const uint8_t *)"10", 2, false)); /* twice */
-    assert_false(cp_h2check_end_stream(&c));                          /* 0 of 10 */
+    assert_true(cp_h2check_field(&c, (const uint8_t *)"content-length", 14, (const uint8_t *)"10",
+                                 2, false));
+    assert_false(cp_h2check_field(&c, (const uint8_t *)"content-length", 14, (const uint8_t *)"10",
+                                  2, false)); /* twice */
+    assert_false(cp_h2check_end_stream(&c));  /* 0 of 10 */
     assert_true(cp_h2check_data(&c, 4));
     assert_true(cp_h2check_data(&c, 6));
     assert_true(cp_h2check_end_stream(&c));

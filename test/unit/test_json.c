@@ -94,7 +94,8 @@ static void expect_error(cp_arena *a, const char *json, const ProtobufCMessageDe
 static void test_parse_values(void **state)
 {
     cp_arena *a = *state;
-    const char *text = "\xef\xbb\xbf { \"a\" : [1, -2.5e+3, true, false, null, \"s\", {}, []] }\r\n";
+    const char *text =
+        "\xef\xbb\xbf { \"a\" : [1, -2.5e+3, true, false, null, \"s\", {}, []] }\r\n";
     cp_json *v;
     cp_error e;
     assert_int_equal(cp_json_parse(a, text, strlen(text), &v, &e), CP_OK);
@@ -134,7 +135,8 @@ static void test_parse_many_items(void **state)
 static void test_parse_escapes(void **state)
 {
     cp_arena *a = *state;
-    const char *text = "\"q\\\" b\\\\ s\\/ \\b\\f\\n\\r\\t \\u00e9 \\u4E2D \\ud83d\\ude00 raw:\xc3\xa9\"";
+    const char *text =
+        "\"q\\\" b\\\\ s\\/ \\b\\f\\n\\r\\t \\u00e9 \\u4E2D \\ud83d\\ude00 raw:\xc3\xa9\"";
     cp_json *v;
     cp_error e;
     assert_int_equal(cp_json_parse(a, text, strlen(text), &v, &e), CP_OK);
@@ -178,7 +180,7 @@ static void test_parse_errors(void **state)
     expect_syntax(a, "\"\\u0000\"", "\\u0000");
     expect_syntax(a, "\"a\tb\"", "control character");
     expect_syntax(a, "\"\xc3\"", "invalid UTF-8");
-    expect_syntax(a, "\"\xc0\xaf\"", "invalid UTF-8");    /* overlong '/' */
+    expect_syntax(a, "\"\xc0\xaf\"", "invalid UTF-8");     /* overlong '/' */
     expect_syntax(a, "\"\xed\xa0\x80\"", "invalid UTF-8"); /* encoded surrogate */
     /* Positions: line 2, column 3 is the 'x'. */
     expect_syntax(a, "{\n  x}", "line 2, column 3");
@@ -199,8 +201,10 @@ static void test_parse_depth(void **state)
     cp_error e;
     assert_int_equal(cp_json_parse(a, deep + 1, strlen(deep) - 2, &v, &e), CP_OK);
     /* And the limit holds on the message path too. */
-    expect_error(a, "{\"target_portal\":" "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
-                    "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
+    expect_error(a,
+                 "{\"target_portal\":"
+                 "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+                 "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
                  &v1alpha2__connect_target_request__descriptor, "nesting deeper", NULL);
 }
 
@@ -209,9 +213,10 @@ static void test_parse_depth(void **state)
 static void test_filesystem_path_exists(void **state)
 {
     cp_arena *a = *state;
-    expect_rt(a, "{\"path\":\"C:\\\\var\\\\lib\\\\kubelet\"}",
-              &v1__path_exists_request__descriptor, "{\"path\":\"C:\\\\var\\\\lib\\\\kubelet\"}");
-    ProtobufCMessage *m = from_json(a, "{\"path\":\"C:\\\\x\"}", &v1__path_exists_request__descriptor);
+    expect_rt(a, "{\"path\":\"C:\\\\var\\\\lib\\\\kubelet\"}", &v1__path_exists_request__descriptor,
+              "{\"path\":\"C:\\\\var\\\\lib\\\\kubelet\"}");
+    ProtobufCMessage *m =
+        from_json(a, "{\"path\":\"C:\\\\x\"}", &v1__path_exists_request__descriptor);
     assert_string_equal(((V1__PathExistsRequest *)m)->path, "C:\\x");
     /* Empty input and {} are the empty message; empty strings are omitted. */
     expect_rt(a, "", &v1__path_exists_request__descriptor, "{}");
@@ -220,9 +225,9 @@ static void test_filesystem_path_exists(void **state)
     expect_rt(a, "{\"path\":null}", &v1__path_exists_request__descriptor, "{}");
     expect_rt(a, "{\"exists\":true}", &v1__path_exists_response__descriptor, "{\"exists\":true}");
     expect_rt(a, "{\"exists\":false}", &v1__path_exists_response__descriptor, "{}");
-    assert_string_equal(roundtrip(a, "{}", &v1__path_exists_response__descriptor,
-                                  CP_JSON_EMIT_DEFAULTS),
-                        "{\"exists\":false}");
+    assert_string_equal(
+        roundtrip(a, "{}", &v1__path_exists_response__descriptor, CP_JSON_EMIT_DEFAULTS),
+        "{\"exists\":false}");
 }
 
 static void test_disk_v1_map_uint32_to_message(void **state)
@@ -251,9 +256,9 @@ static void test_disk_v1_map_uint32_to_message(void **state)
                  "field \"diskIDs\": expected an object (map), got an array", NULL);
     /* Empty map: omitted, or {} with defaults. */
     expect_rt(a, "{\"diskIDs\":{}}", &v1__list_disk_ids_response__descriptor, "{}");
-    assert_string_equal(roundtrip(a, "{}", &v1__list_disk_ids_response__descriptor,
-                                  CP_JSON_EMIT_DEFAULTS),
-                        "{\"diskIDs\":{}}");
+    assert_string_equal(
+        roundtrip(a, "{}", &v1__list_disk_ids_response__descriptor, CP_JSON_EMIT_DEFAULTS),
+        "{\"diskIDs\":{}}");
 }
 
 static void test_disk_v1beta1_nested_maps(void **state)
@@ -274,15 +279,15 @@ static void test_disk_v1beta1_nested_maps(void **state)
               "\"serialNumber\":\"s\xc3\xa9\"}},\"disk1\":{\"identifiers\":{\"e\":\"\"}},"
               "\"disk2\":{}}}");
     expect_error(a, "{\"diskIDs\":{\"d\":{\"identifiers\":{\"k\":1}}}}",
-                 &v1beta1__list_disk_ids_response__descriptor,
-                 "diskIDs[\"d\"].identifiers[\"k\"]", "expected a string, got a number");
+                 &v1beta1__list_disk_ids_response__descriptor, "diskIDs[\"d\"].identifiers[\"k\"]",
+                 "expected a string, got a number");
     assert_true(cp_json_is_map_field(&v1beta1__list_disk_ids_response__descriptor,
                                      &v1beta1__list_disk_ids_response__descriptor.fields[0]));
     assert_true(cp_json_is_map_field(&v1beta1__disk_ids__descriptor,
                                      &v1beta1__disk_ids__descriptor.fields[0]));
-    assert_false(cp_json_is_map_field(&v1alpha2__list_target_portals_response__descriptor,
-                                      &v1alpha2__list_target_portals_response__descriptor
-                                           .fields[0]));
+    assert_false(
+        cp_json_is_map_field(&v1alpha2__list_target_portals_response__descriptor,
+                             &v1alpha2__list_target_portals_response__descriptor.fields[0]));
 }
 
 static void test_iscsi_repeated_messages_and_enum(void **state)
@@ -325,14 +330,13 @@ static void test_iscsi_repeated_messages_and_enum(void **state)
                  "under target_portal in v1alpha2.TargetPortal");
     expect_error(a, "{\"target_portal\":\"a:1\"}", ct, "field \"target_portal\"",
                  "expected an object, got a string");
-    expect_error(a, "{\"target_portals\":[1]}",
-                 &v1alpha2__list_target_portals_response__descriptor,
+    expect_error(a, "{\"target_portals\":[1]}", &v1alpha2__list_target_portals_response__descriptor,
                  "field \"target_portals[0]\"", "expected an object");
     expect_error(a, "{\"target_portals\":[null]}",
                  &v1alpha2__list_target_portals_response__descriptor,
                  "null is not allowed in a repeated field", NULL);
-    expect_error(a, "{\"target_portals\":{}}",
-                 &v1alpha2__list_target_portals_response__descriptor, "expected an array", NULL);
+    expect_error(a, "{\"target_portals\":{}}", &v1alpha2__list_target_portals_response__descriptor,
+                 "expected an array", NULL);
     /* emit-defaults: unset messages are null, enums by name. */
     assert_string_equal(roundtrip(a, "{}", ct, CP_JSON_EMIT_DEFAULTS),
                         "{\"target_portal\":null,\"iqn\":\"\",\"auth_type\":\"NONE\","
@@ -346,8 +350,7 @@ static void test_iscsi_repeated_messages_and_enum(void **state)
 static void test_enum_v1alpha1_filesystem_and_system(void **state)
 {
     cp_arena *a = *state;
-    expect_rt(a, "{\"path\":\"p\",\"context\":\"POD\"}",
-              &v1alpha1__path_exists_request__descriptor,
+    expect_rt(a, "{\"path\":\"p\",\"context\":\"POD\"}", &v1alpha1__path_exists_request__descriptor,
               "{\"path\":\"p\",\"context\":\"POD\"}");
     /* An enum number the proto does not name comes back as a number. */
     V1alpha1__GetServiceResponse r = V1ALPHA1__GET_SERVICE_RESPONSE__INIT;
@@ -368,7 +371,8 @@ static void test_int64(void **state)
               "{\"volume_id\":\"v\",\"size_bytes\":\"1073741824\"}");
     expect_rt(a, "{\"size_bytes\":\"-5\"}", rs, "{\"size_bytes\":\"-5\"}");
     expect_rt(a, "{\"total_bytes\":\"9223372036854775807\",\"used_bytes\":-9223372036854775808}",
-              st, "{\"total_bytes\":\"9223372036854775807\",\"used_bytes\":\"-9223372036854775808\"}");
+              st,
+              "{\"total_bytes\":\"9223372036854775807\",\"used_bytes\":\"-9223372036854775808\"}");
     expect_rt(a, "{\"size_bytes\":1e3}", rs, "{\"size_bytes\":\"1000\"}");
     expect_rt(a, "{\"size_bytes\":\"2.0\"}", rs, "{\"size_bytes\":\"2\"}");
     ProtobufCMessage *m = from_json(a, "{\"total_bytes\":-1}", st);
@@ -398,13 +402,15 @@ static void test_string_escapes_roundtrip(void **state)
     cp_arena *a = *state;
     const ProtobufCMessageDescriptor *d = &v1__path_exists_request__descriptor;
     /* Decoded on input; re-escaped minimally on output (non-ASCII as UTF-8). */
-    expect_rt(a, "{\"path\":\"\\u0022\\\\\\/\\b\\f\\n\\r\\t\\u0001\\u001f\\u007f\\u00e9\\ud83d\\ude00\"}",
-              d, "{\"path\":\"\\\"\\\\/\\b\\f\\n\\r\\t\\u0001\\u001f\x7f\xc3\xa9\xf0\x9f\x98\x80\"}");
+    expect_rt(
+        a, "{\"path\":\"\\u0022\\\\\\/\\b\\f\\n\\r\\t\\u0001\\u001f\\u007f\\u00e9\\ud83d\\ude00\"}",
+        d, "{\"path\":\"\\\"\\\\/\\b\\f\\n\\r\\t\\u0001\\u001f\x7f\xc3\xa9\xf0\x9f\x98\x80\"}");
     /* Invalid UTF-8 from a server is replaced so the output stays JSON. */
     V1__PathExistsRequest r = V1__PATH_EXISTS_REQUEST__INIT;
-    r.path = "a\xff" "b\xc3";
-    assert_string_equal(to_json(a, &r.base, 0),
-                        "{\"path\":\"a\xef\xbf\xbd" "b\xef\xbf\xbd\"}");
+    r.path = "a\xff"
+             "b\xc3";
+    assert_string_equal(to_json(a, &r.base, 0), "{\"path\":\"a\xef\xbf\xbd"
+                                                "b\xef\xbf\xbd\"}");
 }
 
 static void test_field_errors(void **state)
@@ -458,8 +464,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_disk_v1_map_uint32_to_message, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_v1beta1_nested_maps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_iscsi_repeated_messages_and_enum, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_enum_v1alpha1_filesystem_and_system, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_enum_v1alpha1_filesystem_and_system, setup, teardown),
         cmocka_unit_test_setup_teardown(test_int64, setup, teardown),
         cmocka_unit_test_setup_teardown(test_string_escapes_roundtrip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_field_errors, setup, teardown),

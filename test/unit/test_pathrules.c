@@ -71,7 +71,7 @@ static void test_root_itself_and_trailing_separator(void **state)
     const cp_pathrules *r = *state;
     ok(r, KUBELET);
     ok(r, KUBELET "\\");
-    ok(r, "D:\\work");   /* configured as "D:\work\" */
+    ok(r, "D:\\work"); /* configured as "D:\work\" */
     ok(r, "D:\\work\\");
     bad(r, KUBELET "\\\\", "empty component");
     bad(r, KUBELET "\\a\\\\b", "empty component");
@@ -177,7 +177,10 @@ static void test_wildcards_and_reserved(void **state)
 static void test_control_and_encoding(void **state)
 {
     const cp_pathrules *r = *state;
-    bad(r, KUBELET "\\a\x01" "b", "control character");
+    bad(r,
+        KUBELET "\\a\x01"
+                "b",
+        "control character");
     bad(r, KUBELET "\\a\tb", "control character");
     bad(r, KUBELET "\\a\nb", "control character");
     bad(r, KUBELET "\\\xc0\xae\xc0\xae", "not valid UTF-8"); /* overlong ".." */
@@ -304,7 +307,7 @@ static void test_keeps_roots(void **state)
 {
     const cp_pathrules *r = *state;
     const char *roots[] = {
-        KUBELET, KUBELET "\\", "c:\\VAR\\lib\\KUBELET", "c:\\var\\lib\\kubelet\\",
+        KUBELET,    KUBELET "\\", "c:\\VAR\\lib\\KUBELET", "c:\\var\\lib\\kubelet\\",
         "D:\\work", "d:\\WORK\\", "C:\\var\\lib\\other",
     };
     for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
@@ -312,7 +315,8 @@ static void test_keeps_roots(void **state)
         ok(r, roots[i]); /* the rules accept it: it may be read and created */
         if (cp_pathrules_check_keeps_roots(r, roots[i], NULL, &e) != CP_E_INVALID_ARGUMENT)
             fail_msg("%s should be refused as a configured directory", roots[i]);
-        if (strstr(e.msg, roots[i]) == NULL || strstr(e.msg, "is the configured directory") == NULL ||
+        if (strstr(e.msg, roots[i]) == NULL ||
+            strstr(e.msg, "is the configured directory") == NULL ||
             strstr(e.msg, "never removed, emptied, replaced or mounted over") == NULL)
             fail_msg("message for %s: %s", roots[i], e.msg);
     }
@@ -326,9 +330,9 @@ static void test_keeps_roots(void **state)
                      CP_E_INVALID_ARGUMENT);
     assert_non_null(strstr(e.msg, "D:\\work (-working-dir)"));
     /* what a path resolves to counts: a link to the root */
-    assert_int_equal(cp_pathrules_check_keeps_roots(r, KUBELET "\\pods\\l", "C:\\VAR\\lib\\kubelet",
-                                                    &e),
-                     CP_E_INVALID_ARGUMENT);
+    assert_int_equal(
+        cp_pathrules_check_keeps_roots(r, KUBELET "\\pods\\l", "C:\\VAR\\lib\\kubelet", &e),
+        CP_E_INVALID_ARGUMENT);
     assert_string_equal(e.msg, "path: C:\\var\\lib\\kubelet\\pods\\l (it resolves to "
                                "C:\\VAR\\lib\\kubelet) is the configured directory "
                                "C:\\var\\lib\\kubelet (-kubelet-path): it may be read or "

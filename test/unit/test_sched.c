@@ -58,9 +58,8 @@ static const cp_method methods[] = {
     {"Mkdir", &v1__mkdir_request__descriptor, &v1__mkdir_response__descriptor, hold_map, NULL,
      h_hold, NULL, NULL, 0},
 };
-static const cp_service_def def = {
-    "disk", "v1", "v1.Filesystem", &v1__filesystem__descriptor,
-    methods, 1,   sizeof(hold_req), sizeof(hold_req)};
+static const cp_service_def def = {"disk",  "v1", "v1.Filesystem",  &v1__filesystem__descriptor,
+                                   methods, 1,    sizeof(hold_req), sizeof(hold_req)};
 
 static void post(void *ctx, cp_job *job)
 {
@@ -251,8 +250,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_deadline_passed_or_cancelled_never_runs, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_waiting_calls_hold_no_worker, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_waiting_calls_hold_no_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lock_handed_to_a_call_given_up_passes_on, setup,
                                         teardown),
     };

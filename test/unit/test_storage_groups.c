@@ -326,9 +326,9 @@ static void test_tables(void **state)
             assert_ptr_equal(m->req_desc, d->svc_desc->methods[j].input);
             assert_ptr_equal(m->resp_desc, d->svc_desc->methods[j].output);
             static const char *const mutating[] = {
-                "PartitionDisk", "Rescan", "SetDiskState", "SetAttachState", "MountVolume",
-                "UnmountVolume", "DismountVolume", "FormatVolume", "ResizeVolume",
-                "WriteVolumeCache"};
+                "PartitionDisk", "Rescan",          "SetDiskState",   "SetAttachState",
+                "MountVolume",   "UnmountVolume",   "DismountVolume", "FormatVolume",
+                "ResizeVolume",  "WriteVolumeCache"};
             bool mut = false;
             for (size_t k = 0; k < sizeof(mutating) / sizeof(mutating[0]); k++)
                 mut = mut || strcmp(m->name, mutating[k]) == 0;
@@ -414,8 +414,8 @@ static void test_partition_disk(void **state)
     /* 2^32 + 1 would be disk 1 upstream: refused */
     expect_status(call(t, "disk", "v1beta2", "PartitionDisk", "diskID", "4294967297", NULL),
                   CP_E_INVALID_ARGUMENT, "out of range");
-    expect_status(call(t, "disk", "v1", "PartitionDisk", "disk_number", "99", NULL),
-                  CP_E_NOT_FOUND, "PartitionDisk: disk 99 not found");
+    expect_status(call(t, "disk", "v1", "PartitionDisk", "disk_number", "99", NULL), CP_E_NOT_FOUND,
+                  "PartitionDisk: disk 99 not found");
     /* issue 9 item 13: the boot disk already has its basic (C:) partition,
      * so PartitionDisk changes nothing and succeeds; it is refused only
      * when it would change the disk (test_conformance: disk 14) */
@@ -456,8 +456,7 @@ static void test_disk_stats_and_state(void **state)
     expect_status(call(t, "disk", "v1beta3", "GetDiskStats", "disk_number", "42", NULL),
                   CP_E_NOT_FOUND, "GetDiskStats: disk 42 not found");
 
-    expect_resp(call(t, "disk", "v1", "GetDiskState", "disk_number", "4", NULL),
-                "is_online:false");
+    expect_resp(call(t, "disk", "v1", "GetDiskState", "disk_number", "4", NULL), "is_online:false");
     OK(call(t, "disk", "v1", "SetDiskState", "disk_number", "4", "is_online", "true", NULL));
     OK(call(t, "disk", "v1", "SetDiskState", "disk_number", "4", "is_online", "true", NULL));
     expect_resp(call(t, "disk", "v1beta3", "GetDiskState", "disk_number", "4", NULL),
@@ -513,14 +512,14 @@ static void test_staging_flow_every_version(void **state)
             result s = old ? call(t, "volume", v, "VolumeStats", "volume_id", id, NULL)
                            : call(t, "volume", v, "GetVolumeStats", "volume_id", id, NULL);
             expect_resp(s, old ? "volumeSize:" : "total_bytes:");
-            result d = old ? call(t, "volume", v, "GetVolumeDiskNumber", "volume_id", id, NULL)
-                           : call(t, "volume", v, "GetDiskNumberFromVolumeID", "volume_id", id,
-                                  NULL);
+            result d =
+                old ? call(t, "volume", v, "GetVolumeDiskNumber", "volume_id", id, NULL)
+                    : call(t, "volume", v, "GetDiskNumberFromVolumeID", "volume_id", id, NULL);
             snprintf(want, sizeof(want), old ? "diskNumber:%u" : "disk_number:%u", dn);
             expect_resp(d, want);
-            result m = old ? call(t, "volume", v, "GetVolumeIDFromMount", "mount", dir, NULL)
-                           : call(t, "volume", v, "GetVolumeIDFromTargetPath", "target_path", dir,
-                                  NULL);
+            result m =
+                old ? call(t, "volume", v, "GetVolumeIDFromMount", "mount", dir, NULL)
+                    : call(t, "volume", v, "GetVolumeIDFromTargetPath", "target_path", dir, NULL);
             snprintf(want, sizeof(want), "volume_id:\"%s\"", id);
             expect_resp(m, want);
         }
@@ -531,9 +530,9 @@ static void test_staging_flow_every_version(void **state)
             expect_resp(call(t, "volume", v, "GetClosestVolumeIDFromTargetPath", "target_path",
                              below, NULL),
                         want);
-            expect_resp(call(t, "volume", v, "GetClosestVolumeIDFromTargetPath", "target_path",
-                             K, NULL),
-                        "volume_id:\"" BOOTVOL "\"");
+            expect_resp(
+                call(t, "volume", v, "GetClosestVolumeIDFromTargetPath", "target_path", K, NULL),
+                "volume_id:\"" BOOTVOL "\"");
         }
         if (strcmp(v, "v1alpha1") != 0 && strcmp(v, "v1beta1") != 0)
             OK(call(t, "volume", v, "WriteVolumeCache", "volume_id", id, NULL));
@@ -543,9 +542,9 @@ static void test_staging_flow_every_version(void **state)
         OK(call(t, "volume", v, unmount, "volume_id", id, pathf, dir, NULL));
         OK(call(t, "volume", v, unmount, "volume_id", id, pathf, dir, NULL)); /* retry */
         if (!old)
-            expect_status(call(t, "volume", v, "GetVolumeIDFromTargetPath", "target_path", dir,
-                               NULL),
-                          CP_E_FAILED_PRECONDITION, "not a mounted folder");
+            expect_status(
+                call(t, "volume", v, "GetVolumeIDFromTargetPath", "target_path", dir, NULL),
+                CP_E_FAILED_PRECONDITION, "not a mounted folder");
     }
 }
 
@@ -578,16 +577,17 @@ static void test_resize_rules(void **state)
     OK(call(t, "volume", "v1", "ResizeVolume", "volume_id", STAGED, "size_bytes", "0", NULL));
     expect_resp(call(t, "volume", "v1", "GetVolumeStats", "volume_id", STAGED, NULL),
                 "total_bytes:8587837440");
-    expect_status(call(t, "volume", "v1", "ResizeVolume", "volume_id", STAGED, "size_bytes", "-1",
-                       NULL),
-                  CP_E_INVALID_ARGUMENT, "is negative");
-    expect_status(call(t, "volume", "v1", "ResizeVolume", "volume_id", BOOTVOL, "size_bytes", "0",
-                       NULL),
-                  CP_E_FAILED_PRECONDITION,
-                  "volume " BOOTVOL " is on disk 0, the boot and system disk: refusing to resize it");
+    expect_status(
+        call(t, "volume", "v1", "ResizeVolume", "volume_id", STAGED, "size_bytes", "-1", NULL),
+        CP_E_INVALID_ARGUMENT, "is negative");
+    expect_status(
+        call(t, "volume", "v1", "ResizeVolume", "volume_id", BOOTVOL, "size_bytes", "0", NULL),
+        CP_E_FAILED_PRECONDITION,
+        "volume " BOOTVOL " is on disk 0, the boot and system disk: refusing to resize it");
     expect_status(call(t, "volume", "v1", "FormatVolume", "volume_id", BOOTVOL, NULL),
                   CP_E_FAILED_PRECONDITION,
-                  "volume " BOOTVOL " is on disk 0, the boot and system disk: refusing to format it");
+                  "volume " BOOTVOL
+                  " is on disk 0, the boot and system disk: refusing to format it");
     /* a disk grown in the cloud: the growth shows after Rescan */
     OK(call(t, "disk", "v1", "PartitionDisk", "disk_number", "1", NULL));
     OK(call(t, "volume", "v1", "FormatVolume", "volume_id", NEWVOL(1), NULL));
@@ -616,8 +616,9 @@ static void test_volume_errors(void **state)
                   CP_E_INVALID_ARGUMENT, "UnmountVolume: target path empty");
     expect_status(call(t, "volume", "v1beta2", "DismountVolume", NULL), CP_E_INVALID_ARGUMENT,
                   "DismountVolume: Forward to UnmountVolume failed, err=volume id empty");
-    const char *id_rpcs[] = {"IsVolumeFormatted", "FormatVolume", "ResizeVolume", "GetVolumeStats",
-                             "GetDiskNumberFromVolumeID", "WriteVolumeCache"};
+    const char *id_rpcs[] = {
+        "IsVolumeFormatted",         "FormatVolume",    "ResizeVolume", "GetVolumeStats",
+        "GetDiskNumberFromVolumeID", "WriteVolumeCache"};
     for (size_t i = 0; i < 6; i++) {
         char want[128];
         snprintf(want, sizeof(want), "%s: volume id empty", id_rpcs[i]);
@@ -628,12 +629,11 @@ static void test_volume_errors(void **state)
     expect_status(call(t, "volume", "v1beta1", "GetVolumeDiskNumber", NULL), CP_E_INVALID_ARGUMENT,
                   "GetVolumeDiskNumber: Forward to GetDiskNumberFromVolumeID failed, err=volume id "
                   "empty");
-    expect_status(call(t, "volume", "v1beta2", "GetVolumeIDFromMount", NULL),
-                  CP_E_INVALID_ARGUMENT,
+    expect_status(call(t, "volume", "v1beta2", "GetVolumeIDFromMount", NULL), CP_E_INVALID_ARGUMENT,
                   "GetVolumeIDFromMount: Forward to GetVolumeIDFromTargetPath failed, err=target "
                   "path is empty");
-    expect_status(call(t, "volume", "v1", "GetVolumeIDFromTargetPath", NULL),
-                  CP_E_INVALID_ARGUMENT, "GetVolumeIDFromTargetPath: target path is empty");
+    expect_status(call(t, "volume", "v1", "GetVolumeIDFromTargetPath", NULL), CP_E_INVALID_ARGUMENT,
+                  "GetVolumeIDFromTargetPath: target path is empty");
     expect_status(call(t, "volume", "v2alpha1", "GetClosestVolumeIDFromTargetPath", NULL),
                   CP_E_INVALID_ARGUMENT, "target path is empty");
     /* malformed and unknown volume IDs */
@@ -667,9 +667,9 @@ static void test_volume_errors(void **state)
     expect_status(call(t, "volume", "v1", "UnmountVolume", "volume_id", STAGED, "target_path",
                        K "\\..\\x", NULL),
                   CP_E_INVALID_ARGUMENT, NULL);
-    expect_status(call(t, "volume", "v1", "GetVolumeIDFromTargetPath", "target_path",
-                       "\\\\?\\C:\\x", NULL),
-                  CP_E_INVALID_ARGUMENT, NULL);
+    expect_status(
+        call(t, "volume", "v1", "GetVolumeIDFromTargetPath", "target_path", "\\\\?\\C:\\x", NULL),
+        CP_E_INVALID_ARGUMENT, NULL);
     expect_status(call(t, "volume", "v2alpha1", "GetClosestVolumeIDFromTargetPath", "target_path",
                        "D:\\x", NULL),
                   CP_E_INVALID_ARGUMENT, NULL);
@@ -678,8 +678,7 @@ static void test_volume_errors(void **state)
                        K "\\nope", NULL),
                   CP_E_NOT_FOUND, "directory " K "\\nope does not exist");
     /* a directory mounted with another volume */
-    OK(call(t, "volume", "v1", "MountVolume", "volume_id", STAGED, "target_path", K "\\m9",
-            NULL));
+    OK(call(t, "volume", "v1", "MountVolume", "volume_id", STAGED, "target_path", K "\\m9", NULL));
     OK(call(t, "disk", "v1", "PartitionDisk", "disk_number", "5", NULL));
     expect_status(call(t, "volume", "v1", "MountVolume", "volume_id", NEWVOL(5), "target_path",
                        K "\\m9", NULL),
@@ -822,8 +821,8 @@ static void every_change(const env *t, const char *v, const char *id, const char
                   want, refusal(text, sizeof(text), id, reason, "unmount it"));
     expect_status(call(t, "volume", v, "FormatVolume", "volume_id", id, NULL), want,
                   refusal(text, sizeof(text), id, reason, "format it"));
-    expect_status(call(t, "volume", v, "ResizeVolume", "volume_id", id,
-                       old ? "size" : "size_bytes", "0", NULL),
+    expect_status(call(t, "volume", v, "ResizeVolume", "volume_id", id, old ? "size" : "size_bytes",
+                       "0", NULL),
                   want, refusal(text, sizeof(text), id, reason, "resize it"));
     if (has_method(t, v, "WriteVolumeCache"))
         expect_status(call(t, "volume", v, "WriteVolumeCache", "volume_id", id, NULL), want,
@@ -863,8 +862,8 @@ static void test_volumes_windows_needs(void **state)
         OK(call(t, "volume", "v1beta1", "GetVolumeDiskNumber", "volume_id", refused[j].id, NULL));
     }
     expect_resp(call(t, "volume", "v1", "ListVolumesOnDisk", "disk_number", "1", NULL),
-                "volume_ids:[\"" VOL("0f0f0f0f-0001-4000-8000-000000000001") "\",\""
-                VOL("0c0c0c0c-0001-4000-8000-000000000002") "\"]");
+                "volume_ids:[\"" VOL("0f0f0f0f-0001-4000-8000-000000000001") "\",\"" VOL(
+                    "0c0c0c0c-0001-4000-8000-000000000002") "\"]");
     /* a data volume Windows gave a drive letter (a restored snapshot): every
      * change works, on every version */
     for (size_t i = 0; i < sizeof(volume_versions) / sizeof(volume_versions[0]); i++)

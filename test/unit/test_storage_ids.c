@@ -147,7 +147,7 @@ static void test_page83_bad_buffers_give_empty(void **state)
     assert_string_equal(out, "");
     buf d;
     id_header(&d);
-    assert_string_equal(page83(&d), ""); /* no identifiers */
+    assert_string_equal(page83(&d), "");                             /* no identifiers */
     assert_int_equal(cp_page83_format(d.b, 8, out, sizeof(out)), 0); /* short header */
     /* the identifier claims more bytes than the buffer has */
     const char v[] = "ABCDEFGH";
@@ -311,9 +311,9 @@ static void test_volume_ids(void **state)
     char norm[CP_VOLUME_ID_LEN + 1];
     uint8_t back[16];
     cp_error e;
-    assert_int_equal(cp_volume_id_parse("\\\\?\\Volume{0A6F7C10-1111-4A2B-9C3D-000000000003}\\",
-                                        norm, back, &e),
-                     CP_OK);
+    assert_int_equal(
+        cp_volume_id_parse("\\\\?\\Volume{0A6F7C10-1111-4A2B-9C3D-000000000003}\\", norm, back, &e),
+        CP_OK);
     assert_string_equal(norm, id);
     assert_memory_equal(back, g, 16);
     const char *bad[] = {
@@ -367,8 +367,10 @@ static void test_disk_number_parse(void **state)
         {"0x1", "strconv.ParseUint: parsing \"0x1\": invalid syntax"},
         {"1_0", "strconv.ParseUint: parsing \"1_0\": invalid syntax"},
         {"a\"b", "strconv.ParseUint: parsing \"a\\\"b\": invalid syntax"},
-        {"18446744073709551616", "strconv.ParseUint: parsing \"18446744073709551616\": value out of range"},
-        {"99999999999999999999x", "strconv.ParseUint: parsing \"99999999999999999999x\": value out of range"},
+        {"18446744073709551616",
+         "strconv.ParseUint: parsing \"18446744073709551616\": value out of range"},
+        {"99999999999999999999x",
+         "strconv.ParseUint: parsing \"99999999999999999999x\": value out of range"},
         {"4294967297", "disk number 4294967297 is out of range (at most 4294967295)"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -87,13 +87,13 @@ static int teardown(void **state)
 
 #define OPS (t->h.ops)
 #define CTX (t->h.ctx)
-#define OK(x)                                                                                  \
-    do {                                                                                       \
-        cp_error e_;                                                                           \
-        (void)e_;                                                                              \
-        int rc_ = (x);                                                                         \
-        if (rc_ != CP_OK)                                                                      \
-            fail_msg("%s: %s", #x, cp_status_name(rc_));                                       \
+#define OK(x)                                                                                      \
+    do {                                                                                           \
+        cp_error e_;                                                                               \
+        (void)e_;                                                                                  \
+        int rc_ = (x);                                                                             \
+        if (rc_ != CP_OK)                                                                          \
+            fail_msg("%s: %s", #x, cp_status_name(rc_));                                           \
     } while (0)
 
 static void test_disks_and_identity(void **state)
@@ -330,8 +330,7 @@ static void toggle(void *arg)
     w->rc = w->h->ops->set_disk_online(w->h->ctx, w->disk, true, &e);
 }
 
-static void run_pair(cp_storage_host *h, uint32_t d1, uint32_t d2, int *rc1, int *rc2,
-                     int64_t *ms)
+static void run_pair(cp_storage_host *h, uint32_t d1, uint32_t d2, int *rc1, int *rc2, int64_t *ms)
 {
     worker a = {h, d1, -1}, b = {h, d2, -1};
     int64_t t0 = cp_now_ms();
@@ -381,13 +380,13 @@ static void test_volume_arrival_delay(void **state)
     (void)state;
     cp_storage_host h;
     cp_error e;
-    assert_int_equal(cp_storage_sim_new_from_string(
-                         "volume_arrival_ms: 300\n"
-                         "disks: [{number: 5, size: 2GiB, online: false, style: gpt,"
-                         " partitions: [{size: 1GiB, volume: "
-                         "{guid: '{55555555-0000-0000-0000-000000000005}'}}]}]",
-                         &h, &e),
-                     CP_OK);
+    assert_int_equal(
+        cp_storage_sim_new_from_string("volume_arrival_ms: 300\n"
+                                       "disks: [{number: 5, size: 2GiB, online: false, style: gpt,"
+                                       " partitions: [{size: 1GiB, volume: "
+                                       "{guid: '{55555555-0000-0000-0000-000000000005}'}}]}]",
+                                       &h, &e),
+        CP_OK);
     const char *id = "\\\\?\\Volume{55555555-0000-0000-0000-000000000005}\\";
     cp_volume_info v;
     char **ids;

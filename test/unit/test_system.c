@@ -23,10 +23,9 @@
 
 /* type 0 (BIOS, 1 string), type 1 (System: serial is string 3), end. */
 static const uint8_t table[] = {
-    0x00, 0x05, 0x00, 0x00, 0x01, 'V', 'e', 'n', 'd', 'o', 'r', 0, 0,
-    0x01, 0x08, 0x01, 0x00, 0x01, 0x02, 0x00, 0x03, 'A', 'c', 'm', 'e', 0, 'B', 'o', 'x', 0,
-    'V', 'M', 'w', 'a', 'r', 'e', '-', '4', '2', ' ', '1', 'f', 0, 0,
-    0x7f, 0x04, 0x02, 0x00, 0, 0,
+    0x00, 0x05, 0x00, 0x00, 0x01, 'V', 'e', 'n', 'd', 'o', 'r',  0,    0,    0x01, 0x08, 0x01, 0x00,
+    0x01, 0x02, 0x00, 0x03, 'A',  'c', 'm', 'e', 0,   'B', 'o',  'x',  0,    'V',  'M',  'w',  'a',
+    'r',  'e',  '-',  '4',  '2',  ' ', '1', 'f', 0,   0,   0x7f, 0x04, 0x02, 0x00, 0,    0,
 };
 
 static void test_smbios_system_serial(void **state)
@@ -175,7 +174,8 @@ static result call(const env *t, const char *method, const char *name, bool forc
     res.status = cp_dispatch_run(svc, m, c, wire, len, &out, &out_len);
     snprintf(res.msg, sizeof(res.msg), "%s", cp_call_error(c)->msg);
     if (res.status == CP_OK && strcmp(method, "GetService") == 0) {
-        V1alpha1__GetServiceResponse *g = v1alpha1__get_service_response__unpack(NULL, out_len, out);
+        V1alpha1__GetServiceResponse *g =
+            v1alpha1__get_service_response__unpack(NULL, out_len, out);
         assert_non_null(g);
         snprintf(res.display, sizeof(res.display), "%s", g->display_name);
         res.start_type = g->start_type;
@@ -196,7 +196,8 @@ static result call(const env *t, const char *method, const char *name, bool forc
 static void expect(result r, int status, const char *in_msg)
 {
     if (r.status != status)
-        fail_msg("expected %s, got %s: %s", cp_status_name(status), cp_status_name(r.status), r.msg);
+        fail_msg("expected %s, got %s: %s", cp_status_name(status), cp_status_name(r.status),
+                 r.msg);
     if (in_msg != NULL && strstr(r.msg, in_msg) == NULL)
         fail_msg("message lacks \"%s\": %s", in_msg, r.msg);
 }

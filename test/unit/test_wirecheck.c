@@ -62,10 +62,10 @@ static void test_nested_map_string(void **state)
     (void)state;
     /* v1beta1 ListDiskIDsResponse: map<string, DiskIDs> diskIDs = 1;
      * DiskIDs: map<string,string> identifiers = 1. Inner value has a NUL. */
-    const uint8_t b[] = {0x0a, 13,                       /* entry of diskIDs */
-                         0x0a, 1, '1',                    /* key "1" */
-                         0x12, 8,                         /* value DiskIDs */
-                         0x0a, 6, 0x0a, 1, 'k', 0x12, 1, 0}; /* identifiers {k: "\0"} */
+    const uint8_t b[] = {0x0a, 13,                            /* entry of diskIDs */
+                         0x0a, 1,  '1',                       /* key "1" */
+                         0x12, 8,                             /* value DiskIDs */
+                         0x0a, 6,  0x0a, 1, 'k', 0x12, 1, 0}; /* identifiers {k: "\0"} */
     char f[64];
     assert_int_equal(check(&v1beta1__list_disk_ids_response__descriptor, b, sizeof(b), f),
                      CP_WIRE_NUL);
@@ -147,12 +147,12 @@ static void test_filter_drops_top_level_unknown_fields(void **state)
 {
     (void)state;
     const uint8_t b[] = {
-        0xc0, 0x3e, 0x96, 0x01,               /* 1000: varint */
-        0x0a, 2, 'C', ':',                    /* path */
-        0xc9, 0x3e, 1, 2, 3, 4, 5, 6, 7, 8,   /* 1001: fixed64 */
-        0xd5, 0x3e, 1, 2, 3, 4,               /* 1002: fixed32 */
-        0xda, 0x3e, 3, 0, 0xff, 'x',          /* 1003: bytes */
-        0x0a, 1, 'D',                         /* path again (proto3: last wins) */
+        0xc0, 0x3e, 0x96, 0x01,                        /* 1000: varint */
+        0x0a, 2,    'C',  ':',                         /* path */
+        0xc9, 0x3e, 1,    2,    3,    4,   5, 6, 7, 8, /* 1001: fixed64 */
+        0xd5, 0x3e, 1,    2,    3,    4,               /* 1002: fixed32 */
+        0xda, 0x3e, 3,    0,    0xff, 'x',             /* 1003: bytes */
+        0x0a, 1,    'D',                               /* path again (proto3: last wins) */
     };
     sink out;
     assert_int_equal(filter(&v1__path_exists_request__descriptor, b, sizeof(b), 10, &out),
@@ -200,14 +200,14 @@ static void test_filter_refuses_what_walk_refuses(void **state)
         uint8_t b[13];
         size_t n;
     } bad[] = {
-        {{0x80, 0x00}, 2},                   /* overlong tag of field 0 */
-        {{0x00}, 1},                         /* field 0 */
+        {{0x80, 0x00}, 2},                      /* overlong tag of field 0 */
+        {{0x00}, 1},                            /* field 0 */
         {{0xfa, 0xff, 0xff, 0xff, 0x7f, 0}, 6}, /* field number above 2^29-1 */
-        {{0xc3, 0x3e}, 2},                   /* wire type 3 (group), unknown field */
-        {{0xc2, 0x3e, 5, 'a'}, 4},           /* unknown bytes longer than the message */
-        {{0xc1, 0x3e, 1, 2, 3}, 5},          /* fixed64 cut short */
-        {{0xc0, 0x3e, 0x80}, 3},             /* varint cut short */
-        {{0xc0}, 1},                         /* tag cut short */
+        {{0xc3, 0x3e}, 2},                      /* wire type 3 (group), unknown field */
+        {{0xc2, 0x3e, 5, 'a'}, 4},              /* unknown bytes longer than the message */
+        {{0xc1, 0x3e, 1, 2, 3}, 5},             /* fixed64 cut short */
+        {{0xc0, 0x3e, 0x80}, 3},                /* varint cut short */
+        {{0xc0}, 1},                            /* tag cut short */
         /* a varint of 11 bytes (10 is the most) */
         {{0xc0, 0x3e, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, 13},
     };
@@ -245,9 +245,12 @@ static void test_filter_unknown_fields_are_not_counted(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plain_path_ok),      cmocka_unit_test(test_nul_in_path),
-        cmocka_unit_test(test_bad_utf8),           cmocka_unit_test(test_unknown_fields_skipped),
-        cmocka_unit_test(test_nested_map_string),  cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_plain_path_ok),
+        cmocka_unit_test(test_nul_in_path),
+        cmocka_unit_test(test_bad_utf8),
+        cmocka_unit_test(test_unknown_fields_skipped),
+        cmocka_unit_test(test_nested_map_string),
+        cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_field_number_zero_or_too_big),
         cmocka_unit_test(test_filter_drops_top_level_unknown_fields),
         cmocka_unit_test(test_filter_counts_nested_fields),

@@ -112,8 +112,8 @@ static int churn(const char *name, long ms)
             missing++;
         }
     }
-    printf("%s: churn %s: %ld opened, %ld busy, %ld missing\n", missing == 0 && opened >= 200 ? "PASS" : "FAIL",
-           path, opened, busy, missing);
+    printf("%s: churn %s: %ld opened, %ld busy, %ld missing\n",
+           missing == 0 && opened >= 200 ? "PASS" : "FAIL", path, opened, busy, missing);
     return missing == 0 && opened >= 200 ? 0 : 1;
 }
 
