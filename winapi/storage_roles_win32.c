@@ -220,13 +220,7 @@ static int is_system_partition(HANDLE v, bool *out, cp_error *e)
     uint32_t disk, part;
     if (!w32s_volume_place(v, &disk, &part))
         return CP_OK;
-    char obj[32];
-    snprintf(obj, sizeof(obj), "disk %u", (unsigned)disk);
-    HANDLE h = w32s_open_disk(disk, GENERIC_READ, e);
-    if (h == INVALID_HANDLE_VALUE)
-        return e->status;
-    DRIVE_LAYOUT_INFORMATION_EX *l = w32s_get_layout(h, obj, e);
-    CloseHandle(h);
+    DRIVE_LAYOUT_INFORMATION_EX *l = w32s_read_layout(disk, e);
     if (l == NULL)
         return e->status;
     for (DWORD i = 0; i < l->PartitionCount; i++)

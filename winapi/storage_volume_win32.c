@@ -94,13 +94,7 @@ int w32_list_partitions(void *ctx, uint32_t number, const cp_storage_alloc *a,
                         cp_partition_info **parts, size_t *n, cp_error *e)
 {
     (void)ctx;
-    char obj[32];
-    snprintf(obj, sizeof(obj), "disk %u", (unsigned)number);
-    HANDLE h = w32s_open_disk(number, GENERIC_READ, e);
-    if (h == INVALID_HANDLE_VALUE)
-        return e->status;
-    DRIVE_LAYOUT_INFORMATION_EX *l = w32s_get_layout(h, obj, e);
-    CloseHandle(h);
+    DRIVE_LAYOUT_INFORMATION_EX *l = w32s_read_layout(number, e);
     if (l == NULL)
         return e->status;
     cp_partition_info *out = w32s_alloc(a, l->PartitionCount * sizeof(*out));

@@ -191,6 +191,18 @@ static bool mbr_basic(BYTE type)
     }
 }
 
+DRIVE_LAYOUT_INFORMATION_EX *w32s_read_layout(uint32_t number, cp_error *e)
+{
+    char obj[32];
+    snprintf(obj, sizeof(obj), "disk %u", (unsigned)number);
+    HANDLE h = w32s_open_disk(number, GENERIC_READ, e);
+    if (h == INVALID_HANDLE_VALUE)
+        return NULL;
+    DRIVE_LAYOUT_INFORMATION_EX *l = w32s_get_layout(h, obj, e);
+    CloseHandle(h);
+    return l;
+}
+
 bool w32s_used_entry(const DRIVE_LAYOUT_INFORMATION_EX *l, DWORD i)
 {
     const PARTITION_INFORMATION_EX *p = &l->PartitionEntry[i];

@@ -98,6 +98,9 @@ int w32s_ioctl(HANDLE h, DWORD code, const char *name, const void *in, DWORD inl
 /* IOCTL_DISK_GET_DRIVE_LAYOUT_EX into a malloc'd buffer (caller frees);
  * NULL with e set. */
 DRIVE_LAYOUT_INFORMATION_EX *w32s_get_layout(HANDLE h, const char *obj, cp_error *e);
+/* The layout of disk `number`, opened for reading and closed again (the
+ * read-only callers); NULL with e set. */
+DRIVE_LAYOUT_INFORMATION_EX *w32s_read_layout(uint32_t number, cp_error *e);
 bool w32s_used_entry(const DRIVE_LAYOUT_INFORMATION_EX *l, DWORD i);
 cp_part_kind w32s_part_kind(const DRIVE_LAYOUT_INFORMATION_EX *l,
                             const PARTITION_INFORMATION_EX *p);
