@@ -165,6 +165,7 @@ int cp_app_start(void *ctx, cp_error *e)
         .services_restricted = c->allowed_services_given,
         .allowed_services = (const char *const *)c->allowed_services,
         .n_allowed_services = c->n_allowed_services,
+        .smb_privacy_off = !f->require_privacy,
     };
     a->groups = cp_groups_new(&gc, e);
     if (a->groups == NULL)

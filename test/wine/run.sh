@@ -213,7 +213,7 @@ expect "a link that stays inside the kubelet dir is followed" 0 '"exists":true' 
 # --- errors over the pipes ------------------------------------------------
 expect "unknown method is UNIMPLEMENTED" 12 'unknown method Format for service v1.Filesystem' \
     --raw-path /v1.Filesystem/Format filesystem v1
-expect "not-yet-implemented group answers UNIMPLEMENTED" 12 'NewSmbGlobalMapping' smb v1 NewSmbGlobalMapping
+expect "not-yet-implemented group answers UNIMPLEMENTED" 12 'ListTargetPortals' iscsi v1alpha2 ListTargetPortals
 # Big requests arrive in hundreds of pipe reads, most of them completing at
 # once (the transport handles a run of those, then lets the port in).
 big_request() { # big_request N FILE: a PathExists request whose path is N bytes longer
