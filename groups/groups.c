@@ -23,6 +23,7 @@
 #include "common/storagegroup.h"
 #include "disk/disk.h"
 #include "filesystem/filesystem.h"
+#include "smb/smb.h"
 #include "system/system.h"
 #include "volume/volume.h"
 
@@ -33,6 +34,10 @@ struct cp_groups {
     bool own_storage;                 /* opened the default host: release it */
     cp_system_group_ctx system_ctx;
     bool own_system;
+    cp_smb_group_ctx smb_ctx;
+    bool own_smb;
+    char **smb_allowed; /* copies of groups.smb.allowedServers */
+    char smb_self[CP_SMB_NAME_MAX], smb_self_dns[CP_SMB_NAME_MAX];
     char **allowed; /* copies of the allowed services */
     char *allowed_text;
     cp_service_def *stub_defs; /* one per catalog entry; used for groups without tables */
@@ -47,7 +52,8 @@ static const cp_service_def *const implemented[] = {
     &cp_disk_v1beta1_def,    &cp_disk_v1beta2_def,    &cp_disk_v1beta3_def,
     &cp_disk_v1_def,         &cp_volume_v1alpha1_def, &cp_volume_v1beta1_def,
     &cp_volume_v1beta2_def,  &cp_volume_v1beta3_def,  &cp_volume_v1_def,
-    &cp_volume_v2alpha1_def, &cp_system_v1alpha1_def,
+    &cp_volume_v2alpha1_def, &cp_system_v1alpha1_def, &cp_smb_v1alpha1_def,
+    &cp_smb_v1beta1_def,     &cp_smb_v1beta2_def,     &cp_smb_v1_def,
 };
 
 static const cp_service_def *implemented_def(const cp_catalog_entry *c)
@@ -97,6 +103,8 @@ static int bind_entry(cp_groups *g, size_t i, cp_error *e)
         bool storage = strcmp(c->group, "disk") == 0 || strcmp(c->group, "volume") == 0;
         if (strcmp(c->group, "system") == 0)
             ctx = &g->system_ctx;
+        else if (strcmp(c->group, "smb") == 0)
+            ctx = &g->smb_ctx;
         else
             ctx = storage ? (void *)&g->storage_ctx : (void *)&g->fs_ctx;
     } else {
@@ -157,6 +165,40 @@ static int bind_system(cp_groups *g, const cp_groups_config *cfg, cp_error *e)
     return CP_OK;
 }
 
+/* The smb group's host, policy (allowedServers, this machine's names) and
+ * the filesystem host and rules its links are made with. */
+static int bind_smb(cp_groups *g, const cp_groups_config *cfg, cp_error *e)
+{
+    cp_smb_group_ctx *sc = &g->smb_ctx;
+    if (cfg->smb.ops != NULL) {
+        sc->host = cfg->smb;
+    } else {
+        if (cp_smb_host_open_default(&sc->host, e) != CP_OK)
+            return e->status;
+        g->own_smb = true;
+    }
+    sc->fs = cfg->fs;
+    sc->rules = g->rules;
+    sc->require_privacy = !cfg->smb_privacy_off;
+    cp_error ne;
+    if (sc->host.ops->computer_name(sc->host.ctx, g->smb_self, g->smb_self_dns, sizeof(g->smb_self),
+                                    &ne) != CP_OK)
+        g->smb_self[0] = g->smb_self_dns[0] = '\0';
+    sc->policy.self = g->smb_self;
+    sc->policy.self_dns = g->smb_self_dns;
+    size_t n = cfg->smb_servers_restricted ? cfg->n_allowed_smb_servers : 0;
+    g->smb_allowed = calloc(n + 1, sizeof(*g->smb_allowed));
+    if (g->smb_allowed == NULL)
+        return cp_error_set(e, CP_E_NOMEM, "groups: out of memory");
+    for (size_t i = 0; i < n; i++)
+        if ((g->smb_allowed[i] = strdup(cfg->allowed_smb_servers[i])) == NULL)
+            return cp_error_set(e, CP_E_NOMEM, "groups: out of memory");
+    sc->policy.restricted = cfg->smb_servers_restricted;
+    sc->policy.allowed = (const char *const *)g->smb_allowed;
+    sc->policy.n_allowed = n;
+    return CP_OK;
+}
+
 cp_groups *cp_groups_new(const cp_groups_config *cfg, cp_error *e)
 {
     if (cfg->fs.ops == NULL) {
@@ -188,7 +230,7 @@ cp_groups *cp_groups_new(const cp_groups_config *cfg, cp_error *e)
         goto nomem;
     g->storage_ctx.fs = cfg->fs;
     g->storage_ctx.rules = g->rules;
-    if (bind_system(g, cfg, e) != CP_OK)
+    if (bind_system(g, cfg, e) != CP_OK || bind_smb(g, cfg, e) != CP_OK)
         goto fail;
 
     for (size_t i = 0; i < cp_catalog_len; i++)
@@ -216,6 +258,11 @@ void cp_groups_free(cp_groups *g)
     for (size_t i = 0; g->allowed != NULL && g->allowed[i] != NULL; i++)
         free(g->allowed[i]);
     free(g->allowed);
+    if (g->own_smb)
+        g->smb_ctx.host.ops->destroy(g->smb_ctx.host.ctx);
+    for (size_t i = 0; g->smb_allowed != NULL && g->smb_allowed[i] != NULL; i++)
+        free(g->smb_allowed[i]);
+    free(g->smb_allowed);
     free(g->allowed_text);
     free(g->services);
     free(g->stub_defs);

@@ -12,6 +12,7 @@
 #include "../server/method.h"
 #include "../winapi/fs.h"
 #include "../winapi/storage.h"
+#include "../winapi/smb.h"
 #include "../winapi/system.h"
 
 #define CP_DEFAULT_KUBELET_PATH "C:\\var\\lib\\kubelet"
@@ -33,6 +34,17 @@ typedef struct cp_groups_config {
     bool services_restricted;
     const char *const *allowed_services;
     size_t n_allowed_services;
+    /* SMB host (borrowed); ops NULL: this build's default
+     * (cp_smb_host_open_default), opened and released by the groups. */
+    cp_smb_host smb;
+    /* -require-privacy=false: mappings without SMB encryption (the zero
+     * value keeps upstream's default, RequirePrivacy true). */
+    bool smb_privacy_off;
+    /* groups.smb.allowedServers: when smb_servers_restricted, the only
+     * servers NewSmbGlobalMapping may map (copied). */
+    bool smb_servers_restricted;
+    const char *const *allowed_smb_servers;
+    size_t n_allowed_smb_servers;
 } cp_groups_config;
 
 typedef struct cp_groups cp_groups;

@@ -165,6 +165,10 @@ int cp_app_start(void *ctx, cp_error *e)
         .services_restricted = c->allowed_services_given,
         .allowed_services = (const char *const *)c->allowed_services,
         .n_allowed_services = c->n_allowed_services,
+        .smb_privacy_off = !f->require_privacy,
+        .smb_servers_restricted = c->allowed_smb_servers_given,
+        .allowed_smb_servers = (const char *const *)c->allowed_smb_servers,
+        .n_allowed_smb_servers = c->n_allowed_smb_servers,
     };
     a->groups = cp_groups_new(&gc, e);
     if (a->groups == NULL)

@@ -96,6 +96,21 @@ static int check_version(cp_yw *w, const yaml_node_t *item, const char *key, siz
     return CP_OK;
 }
 
+/* groups.smb.allowedServers entries: a host name or address (letters,
+ * digits, '-', '_', '.', ':'), or "*." followed by one (a whole domain). */
+static bool server_pattern_ok(const char *p)
+{
+    if (strncmp(p, "*.", 2) == 0)
+        p += 2;
+    if (*p == '\0' || *p == '.' || strlen(p) > 253)
+        return false;
+    for (; *p != '\0'; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '-' || *p == '_' || *p == '.' || *p == ':'))
+            return false;
+    return true;
+}
+
 static int group_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yaml_node_t *v,
                       void *ctx)
 {
@@ -123,10 +138,25 @@ static int group_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yam
         gc->c->allowed_services_given = true;
         return cp_yw_strings(w, v, where, &gc->c->allowed_services, &gc->c->n_allowed_services);
     }
-    return cp_yw_unknown_key(w, k, where, key,
-                             strcmp(g->name, "system") == 0
-                                 ? "versions, allowedCallers, pipeSecurity, allowedServices"
-                                 : "versions, allowedCallers, pipeSecurity");
+    if (strcmp(key, "allowedServers") == 0) {
+        if (strcmp(g->name, "smb") != 0)
+            return cp_yw_errf(w, k, "%s: only the smb group maps servers", where);
+        gc->c->allowed_smb_servers_given = true;
+        int rc =
+            cp_yw_strings(w, v, where, &gc->c->allowed_smb_servers, &gc->c->n_allowed_smb_servers);
+        for (size_t i = 0; rc == CP_OK && i < gc->c->n_allowed_smb_servers; i++)
+            if (!server_pattern_ok(gc->c->allowed_smb_servers[i]))
+                rc = cp_yw_errf(w, v,
+                                "%s.allowedServers: \"%s\" is not a host name, an address or "
+                                "\"*.\" followed by a domain",
+                                where, gc->c->allowed_smb_servers[i]);
+        return rc;
+    }
+    return cp_yw_unknown_key(
+        w, k, where, key,
+        strcmp(g->name, "system") == 0 ? "versions, allowedCallers, pipeSecurity, allowedServices"
+        : strcmp(g->name, "smb") == 0  ? "versions, allowedCallers, pipeSecurity, allowedServers"
+                                       : "versions, allowedCallers, pipeSecurity");
 }
 
 typedef struct load_ctx {
@@ -523,6 +553,7 @@ void cp_config_free(cp_config *c)
         free(c->groups[i].pipe_sddl);
     }
     cp_yw_free_list(c->allowed_services, c->n_allowed_services);
+    cp_yw_free_list(c->allowed_smb_servers, c->n_allowed_smb_servers);
     free(c->log.file);
     free(c->log.dir);
     cp_yw_free_list(c->log.redact_fields, c->log.n_redact_fields);

@@ -94,7 +94,10 @@ typedef struct cp_config {
     char **allowed_services; /* system group: services it may start/stop */
     size_t n_allowed_services;
     bool allowed_services_given; /* the key was there (even as []): enforce the list */
-    bool allow_broad_callers;    /* security.allowBroadCallers: broad groups admitted */
+    char **allowed_smb_servers;  /* smb group: servers it may map ("name" or "*.suffix") */
+    size_t n_allowed_smb_servers;
+    bool allowed_smb_servers_given; /* the key was there (even as []): enforce the list */
+    bool allow_broad_callers;       /* security.allowBroadCallers: broad groups admitted */
     cp_config_limits limits;
     cp_config_log log;
 } cp_config;

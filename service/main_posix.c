@@ -113,6 +113,7 @@ int main(int argc, char **argv)
         .n_working_dirs = f.n_working_dirs,
         .fs = fs,
         .storage = storage,
+        .smb_privacy_off = !f.require_privacy,
     };
     groups = cp_groups_new(&gc, &e);
     if (groups == NULL)

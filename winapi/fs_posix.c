@@ -303,7 +303,11 @@ static int fs_symlink(void *ctx, const char *link_path, const char *target, cp_e
     char hlink[PATH_MAX], htarget[PATH_MAX];
     struct stat st;
     int rc = map_path(ctx, link_path, hlink, sizeof(hlink), e);
-    if (rc == CP_OK)
+    /* A share's path (\\server\share\..., the smb group's links) is kept
+     * as the link's text: there is no share to map it onto here. */
+    if (rc == CP_OK && strncmp(target, "\\\\", 2) == 0)
+        snprintf(htarget, sizeof(htarget), "%s", target);
+    else if (rc == CP_OK)
         rc = map_path(ctx, target, htarget, sizeof(htarget), e);
     if (rc != CP_OK)
         return rc;

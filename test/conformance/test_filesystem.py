@@ -238,9 +238,9 @@ def test_unknown_method_and_wrong_service(call):
 
 
 def test_other_groups_pipes_answer_unimplemented(call):
-    _, code, msg = call("smb", "v1", "NewSmbGlobalMapping")
+    _, code, msg = call("iscsi", "v1alpha2", "ListTargetPortals")
     assert code == grpc.StatusCode.UNIMPLEMENTED
-    assert "NewSmbGlobalMapping" in msg
+    assert "ListTargetPortals" in msg
 
 
 def test_malformed_message(call):

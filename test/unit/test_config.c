@@ -302,6 +302,10 @@ static void test_example_file(void **state)
     assert_true(fs->pipe_sddl_line > 0);
     assert_int_equal(c.n_allowed_services, 1);
     assert_string_equal(c.allowed_services[0], "w32time");
+    assert_true(c.allowed_smb_servers_given);
+    assert_int_equal(c.n_allowed_smb_servers, 2);
+    assert_string_equal(c.allowed_smb_servers[0], "*.fsx.example.com");
+    assert_string_equal(c.allowed_smb_servers[1], "files.corp.example.com");
     assert_int_equal(c.limits.drain_timeout_ms, 10000);
     assert_int_equal(c.log.v, 2);
     assert_int_equal(c.log.to_stderr, 0);
@@ -503,6 +507,12 @@ static void test_errors(void **state)
     expect_error("groups:\n  disk:\n    colour: blue\n", 3, "groups.disk.colour: unknown key");
     expect_error("groups:\n  smb:\n    allowedServices: [w32time]\n", 3,
                  "only the system group starts and stops services");
+    expect_error("groups:\n  system:\n    allowedServers: [fs1]\n", 3,
+                 "only the smb group maps servers");
+    expect_error("groups:\n  smb:\n    allowedServers: ['\\\\fs1\\share']\n", 3,
+                 "is not a host name, an address or \"*.\" followed by a domain");
+    expect_error("groups:\n  smb:\n    allowedServers: ['fs*']\n", 3, "is not a host name");
+    expect_error("groups:\n  smb:\n    allowedServers: ['*.']\n", 3, "is not a host name");
     expect_error("security:\n  allowedCallers: [SYSTEM, S-1-5-x]\n", 2,
                  "security.allowedCallers[1]: \"S-1-5-x\" is not a valid SID");
     expect_error("security:\n  allowedCallers: [NoSuchUser]\n", 2,

@@ -213,7 +213,14 @@ expect "a link that stays inside the kubelet dir is followed" 0 '"exists":true' 
 # --- errors over the pipes ------------------------------------------------
 expect "unknown method is UNIMPLEMENTED" 12 'unknown method Format for service v1.Filesystem' \
     --raw-path /v1.Filesystem/Format filesystem v1
-expect "not-yet-implemented group answers UNIMPLEMENTED" 12 'NewSmbGlobalMapping' smb v1 NewSmbGlobalMapping
+expect "not-yet-implemented group answers UNIMPLEMENTED" 12 'ListTargetPortals' iscsi v1alpha2 ListTargetPortals
+# smb on the real host: Wine has no MSFT_SmbGlobalMapping; a clean refusal, the service keeps serving
+expect "smb: a share of this machine is refused before the host is asked" 3 'is this machine' \
+    smb v1 NewSmbGlobalMapping '{"remote_path":"\\\\localhost\\c$"}'
+expect "smb: the Win32 host answers FAILED_PRECONDITION naming MSFT_SmbGlobalMapping" 9 'MSFT_SmbGlobalMapping' \
+    smb v1 NewSmbGlobalMapping '{"remote_path":"\\\\fs1.example.com\\share","password":"S3cr3t-w"}'
+expect "smb: the service still serves after the smb refusals" 0 '"exists":true' \
+    filesystem v1 PathExists "{\"path\":\"$K\"}"
 # Big requests arrive in hundreds of pipe reads, most of them completing at
 # once (the transport handles a run of those, then lets the port in).
 big_request() { # big_request N FILE: a PathExists request whose path is N bytes longer
