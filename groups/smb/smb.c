@@ -20,7 +20,7 @@ int cp_smb_normalize(const char *remote, char *norm, size_t normlen, char *root,
 {
     size_t n = strlen(remote);
     if (n == 0)
-        return cp_error_set(e, CP_E_UNKNOWN, "remote path is empty");
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "remote path is empty");
     if (n >= normlen)
         return cp_error_set(e, CP_E_INVALID_ARGUMENT, "remote path of %lu bytes is too long",
                             (unsigned long)n);
@@ -41,7 +41,7 @@ int cp_smb_normalize(const char *remote, char *norm, size_t normlen, char *root,
         s += l;
     }
     if (k < 2)
-        return cp_error_set(e, CP_E_UNKNOWN, "remote path (%s) is invalid", norm);
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "remote path (%s) is invalid", norm);
     if (plen[0] + plen[1] + 4 > rootlen)
         return cp_error_set(e, CP_E_INVALID_ARGUMENT, "remote path (%s) is too long", norm);
     snprintf(root, rootlen, "\\\\%.*s\\%.*s", (int)plen[0], part[0], (int)plen[1], part[1]);
@@ -216,10 +216,11 @@ int cp_smb_handle_remove(cp_call *call, const void *req, void *resp)
     if (cp_smb_normalize(r->remote_path, norm, sizeof(norm), root, sizeof(root), &e) != CP_OK ||
         cp_smb_check_remote(&ctx->policy, norm, &e) != CP_OK)
         return fail(call, &e);
-    if (ctx->host.ops->unmap(ctx->host.ctx, root, &e) != CP_OK)
-        /* No such mapping is UNKNOWN, as upstream (not idempotent). */
-        return cp_call_fail(call, e.status == CP_E_NOT_FOUND ? CP_E_UNKNOWN : e.status,
-                            "RemoveSmbGlobalMapping failed. %s", e.msg);
+    /* A mapping that is already gone is success: csi-driver-smb has dropped
+     * its refcount before this call, so an error here would fail every
+     * unstage retry for ever (DRIVER-CONTRACTS §2.4 and Q5). */
+    if (ctx->host.ops->unmap(ctx->host.ctx, root, &e) != CP_OK && e.status != CP_E_NOT_FOUND)
+        return cp_call_fail(call, e.status, "RemoveSmbGlobalMapping failed. %s", e.msg);
     return CP_OK;
 }
 

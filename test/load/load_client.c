@@ -13,7 +13,7 @@
  *   Rmdir l, Rmdir d, PathExists d (false),
  *   and two calls to the other groups (disk, volume, smb, system, iscsi in
  *   turn): iscsi must answer UNIMPLEMENTED; smb's empty
- *   NewSmbGlobalMapping UNKNOWN "remote path is empty" (upstream's answer);
+ *   NewSmbGlobalMapping INVALID_ARGUMENT "remote path is empty";
  *   disk, volume and system (implemented since) OK or UNIMPLEMENTED.
  * Every answer is checked (status, and the boolean where there is one).
  * Prints calls, failures, wall time, calls/s, p50/p99/max latency; exits 0
@@ -243,7 +243,7 @@ static void *client_main(void *arg)
             break;
         default: {
             int t = 5 + (int)((cycle * 2 + step - 8 + cl->id) % 5);
-            call(cl, t, unimpl_method[t], NULL, NULL, NULL, t == 7 ? 2 : 12, -1);
+            call(cl, t, unimpl_method[t], NULL, NULL, NULL, t == 7 ? 3 : 12, -1);
             break;
         }
         }

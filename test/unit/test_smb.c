@@ -35,10 +35,10 @@ static void test_normalize(void **state)
     assert_string_equal(norm, "\\\\FSx.Example.com\\Share\\Sub\\Dir");
     assert_string_equal(root, "\\\\fsx.example.com\\share");
     assert_int_equal(cp_smb_normalize("", norm, sizeof(norm), root, sizeof(root), &e),
-                     CP_E_UNKNOWN);
+                     CP_E_INVALID_ARGUMENT);
     assert_string_equal(e.msg, "remote path is empty");
     assert_int_equal(cp_smb_normalize("//server/", norm, sizeof(norm), root, sizeof(root), &e),
-                     CP_E_UNKNOWN);
+                     CP_E_INVALID_ARGUMENT);
     assert_string_equal(e.msg, "remote path (\\\\server\\) is invalid");
 }
 
