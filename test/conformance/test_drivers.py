@@ -244,10 +244,47 @@ def _code(rc):
     return _status_code(rc)
 
 
-def wine_cannot(srv, fact, reason):
-    """An explicit, named skip of what Wine cannot show."""
+# What Wine cannot show, and why (the reasons the Wine run's skips name).
+NO_SYMLINKS = ("Wine 8's CreateSymbolicLinkW is a stub (the server answers INTERNAL, nothing exists "
+               "at the link path) and Wine shows no reparse attribute on Unix symlinks, so there is "
+               "no pod symlink to publish, read or expand through")
+UNIX_LINKS = ("Wine shows no reparse attribute on a Unix symlink made on the host: to the Win32 "
+              "file-system host it is a plain directory (the run still checks that nothing "
+              "behind it is lost)")
+NO_MOUNT_FOLDERS = ("the Win32 file-system host cannot see the storage simulator's mount points, so "
+                    "IsSymlink/Rmdir of a staging folder treat it as a plain directory")
+
+
+def wine_cannot(srv, facts, reason):
+    """An explicit, named skip of a whole test Wine cannot show."""
     if srv.wine:
-        pytest.skip(f"fact {fact} not shown under Wine: {reason}")
+        pytest.skip(f"fact {facts} not shown under Wine: {reason}")
+
+
+class WineGaps:
+    """Steps of a flow that Wine cannot show: gaps(facts, reason) is True
+    under Wine (the caller leaves the step out and runs the rest of the
+    flow); report() at the end of the test then skips it, naming each gap.
+    Natively it is always False and report() does nothing."""
+
+    def __init__(self, srv):
+        self.srv, self.notes = srv, []
+
+    def __call__(self, facts, reason):
+        if not self.srv.wine:
+            return False
+        self.notes.append(f"fact {facts}: {reason}")
+        return True
+
+    def report(self):
+        if self.notes:
+            pytest.skip("not shown under Wine (the rest of this flow ran and passed): "
+                        + "; ".join(self.notes))
+
+
+@pytest.fixture
+def gaps(srv):
+    return WineGaps(srv)
 
 
 @pytest.fixture(scope="module")
@@ -618,7 +655,7 @@ def staged_volume(d, stg):
 # --- full lifecycles ------------------------------------------------------------------
 
 
-def test_ebs_lifecycle(call, srv):
+def test_ebs_lifecycle(call, srv, gaps):
     """NodeStage (fresh directory probed: facts 4, 8), NodePublish (fact 9),
     stats, expand through the pod symlink (fact 6), unpublish, unstage
     (GetDiskNumberFromVolumeID after the mount point is gone: fact 16)."""
@@ -632,20 +669,22 @@ def test_ebs_lifecycle(call, srv):
     # fact 23: GetVolumeStats.TotalBytes is the file-system size
     fs = d.rpc("volume", "GetVolumeStats", volume_id=vol).total_bytes
     assert 0 < fs <= d.rpc("disk", "GetDiskStats", disk_number=5).total_bytes
-    assert d.publish(stg, pub) == "published"
-    assert os.path.islink(d.host(pub))  # fact 9: the link is at TargetPath
-    assert os.path.realpath(d.host(pub)) == os.path.realpath(d.host(stg))
-    assert d.stats(pub) == "local GetDiskFreeSpaceEx"
-    # expand after the cloud grew the disk: Rescan shows 12 GiB (fact 21, 6)
-    assert d.expand("vol-0a1b2c3d4e5f60005", pub) == 12 * GIB
-    assert d.rpc("volume", "GetVolumeStats", volume_id=vol).total_bytes > fs
+    if not gaps("6, 9 (publish, stats and expand through the pod symlink)", NO_SYMLINKS):
+        assert d.publish(stg, pub) == "published"
+        assert os.path.islink(d.host(pub))  # fact 9: the link is at TargetPath
+        assert os.path.realpath(d.host(pub)) == os.path.realpath(d.host(stg))
+        assert d.stats(pub) == "local GetDiskFreeSpaceEx"
+        # expand after the cloud grew the disk: Rescan shows 12 GiB (fact 21, 6)
+        assert d.expand("vol-0a1b2c3d4e5f60005", pub) == 12 * GIB
+        assert d.rpc("volume", "GetVolumeStats", volume_id=vol).total_bytes > fs
     d.unpublish(pub)
     assert not os.path.lexists(d.host(pub))
     assert d.unstage(stg) == "unstaged"
     assert not d.rpc("disk", "GetDiskState", disk_number=5).is_online
+    gaps.report()
 
 
-def test_ebs_kubelet_retries(call, srv):
+def test_ebs_kubelet_retries(call, srv, gaps):
     """After a timeout kubelet repeats: stage twice (the second sees the
     same disk number: fact 17), publish twice, unpublish twice, unstage
     twice and after the directory is gone (fact 5)."""
@@ -654,12 +693,14 @@ def test_ebs_kubelet_retries(call, srv):
     d.kubelet_mkdir(ntpath.dirname(pub))
     assert d.stage("vol-0a1b2c3d4e5f60006", stg) == "staged"
     assert d.stage("vol-0a1b2c3d4e5f60006", stg) == "already staged"
-    assert d.publish(stg, pub) == "published"
-    assert d.publish(stg, pub) == "published"  # the old link removed, made again
+    if not gaps("6, 9 (publish twice)", NO_SYMLINKS):
+        assert d.publish(stg, pub) == "published"
+        assert d.publish(stg, pub) == "published"  # the old link removed, made again
     d.unpublish(pub)
     d.unpublish(pub)  # Rmdir(force) of a missing path: success
     assert d.unstage(stg) == "unstaged"
     assert d.unstage(stg) == "not staged"  # the path is gone: "because it does not exist"
+    gaps.report()
 
 
 def test_ebs_unstage_after_partial_failure(call, srv):
@@ -688,7 +729,7 @@ def test_ebs_restage_after_unstage(call, srv):
     assert d.unstage(stg) == "unstaged"
 
 
-def test_azuredisk_lifecycle(call, srv):
+def test_azuredisk_lifecycle(call, srv, gaps):
     """LUN match (fact 19), PartitionDisk then VolumeIds[0] (fact 14), the
     ResizeVolume by disk number (fact 25), stats and expand through the raw
     pod symlink path (facts 6, 7, 23), unstage by Rmdir(force) of the mount
@@ -698,30 +739,37 @@ def test_azuredisk_lifecycle(call, srv):
     d.kubelet_mkdir(stg)  # the driver does not create it on Windows
     d.kubelet_mkdir(ntpath.dirname(pub))
     assert d.stage(1, stg) == "staged"
-    assert d.publish(stg, pub) == "published"
-    total, used, avail = d.stats(pub)
-    assert total > 0 and 0 <= used <= total and avail == total - used
-    assert d.expand(pub, total) >= total
+    if not gaps("6, 7, 9 (publish, stats and expand through the raw pod symlink path)", NO_SYMLINKS):
+        assert d.publish(stg, pub) == "published"
+        total, used, avail = d.stats(pub)
+        assert total > 0 and 0 <= used <= total and avail == total - used
+        assert d.expand(pub, total) >= total
     d.unpublish(pub)
     assert d.unstage(stg) == "unstaged"
     assert not os.path.lexists(d.host(stg))
+    gaps.report()
 
 
-def test_azuredisk_kubelet_retries(call, srv):
+def test_azuredisk_kubelet_retries(call, srv, gaps):
     """A re-stage sees IsSymlink true on the mounted staging folder (fact
-    10) and stops there; unstage twice."""
+    10) and stops there; unstage twice. (Under Wine IsSymlink says false
+    and the re-stage repeats every step, which must succeed again.)"""
     d = AzureDisk(call, srv)
     stg = d.staging("lun2")
     d.kubelet_mkdir(stg)
     assert d.stage(2, stg) == "staged"
-    assert d.stage(2, stg) == "already staged"
+    if gaps("10 (IsSymlink true on a mounted staging folder)", NO_MOUNT_FOLDERS):
+        assert d.stage(2, stg) == "staged"
+    else:
+        assert d.stage(2, stg) == "already staged"
     assert d.unstage(stg) == "unstaged"
     assert d.unstage(stg) == "unstaged"
+    gaps.report()
 
 
 @pytest.mark.parametrize("root", ["C:\\var\\lib\\kubelet", "\\var\\lib\\kubelet"],
                          ids=["C-root", "driveless-root"])
-def test_gce_lifecycle(call, srv, root):
+def test_gce_lifecycle(call, srv, root, gaps):
     """Legacy Page83 match, GetDiskStats before formatting (fact 22),
     SetDiskState(online) on an online disk (fact 13), MountVolume and
     ResizeVolume(0) on the raw staging path (facts 7, 21), stats and expand
@@ -731,16 +779,18 @@ def test_gce_lifecycle(call, srv, root):
     stg, pub = d.staging(f"gce-{tag}"), d.pod(f"pod-gce-{tag}", "pv-gce")
     d.kubelet_mkdir(stg)
     assert d.stage("pvc-gce-legacy", stg) == "staged"
-    assert d.publish(stg, pub) == "published"
-    assert os.path.islink(d.host(pub))
-    total, used = d.stats(pub)
-    assert total > 0 and used <= total
-    assert d.expand("pvc-gce-legacy", pub, 10 * GIB) >= 10 * GIB
+    if not gaps("6, 9 (publish, stats and expand through the raw pod symlink path)", NO_SYMLINKS):
+        assert d.publish(stg, pub) == "published"
+        assert os.path.islink(d.host(pub))
+        total, used = d.stats(pub)
+        assert total > 0 and used <= total
+        assert d.expand("pvc-gce-legacy", pub, 10 * GIB) >= 10 * GIB
     d.unpublish(pub)
     assert d.unstage(stg) == "unstaged"
+    gaps.report()
 
 
-def test_gce_kubelet_retries(call, srv):
+def test_gce_kubelet_retries(call, srv, gaps):
     """NVMe match by the serial's EUI-64; re-stage stops at IsSymlink true on
     the mount folder (fact 10); unstage twice (PathExists false: success)."""
     d = GCE(call, srv, "C:\\var\\lib\\kubelet")
@@ -748,9 +798,13 @@ def test_gce_kubelet_retries(call, srv):
     d.kubelet_mkdir(stg)
     assert d.device_path("pvc-gce-nvme", nvme_ns=0x12) == "18"
     assert d.stage("pvc-gce-nvme", stg, nvme_ns=0x12) == "staged"
-    assert d.stage("pvc-gce-nvme", stg, nvme_ns=0x12) == "already staged"
+    if gaps("10 (IsSymlink true on a mounted staging folder)", NO_MOUNT_FOLDERS):
+        assert d.stage("pvc-gce-nvme", stg, nvme_ns=0x12) == "staged"  # every step again
+    else:
+        assert d.stage("pvc-gce-nvme", stg, nvme_ns=0x12) == "already staged"
     assert d.unstage(stg) == "unstaged"
     assert d.unstage(stg) == "not staged"
+    gaps.report()
 
 
 # --- single facts ---------------------------------------------------------------------
@@ -790,7 +844,7 @@ def test_fact03_errors_carry_their_text(call, srv):
     assert str(ei.value).startswith("rpc error: code = NotFound desc = ")
 
 
-def test_fact11_rmdir_force(call, srv, tmp_path):
+def test_fact11_rmdir_force(call, srv, tmp_path, gaps):
     """(a) a missing path; (b) a link to a staged folder and a link whose
     target is outside the roots (natively what an SMB link's UNC target
     is): the link goes, the target and its files stay."""
@@ -801,25 +855,32 @@ def test_fact11_rmdir_force(call, srv, tmp_path):
     d.kubelet_mkdir(ntpath.dirname(pub))
     with open(os.path.join(d.host(stg), "data"), "w") as f:
         f.write("keep")
-    d.rpc("filesystem", "CreateSymlink", source_path=stg, target_path=pub)
-    d.rpc("filesystem", "Rmdir", path=pub, force=True)
-    assert not os.path.lexists(d.host(pub))
-    assert open(os.path.join(d.host(stg), "data")).read() == "keep"
+    if not gaps("11b (Rmdir(force) of a pod symlink to a staged folder)", NO_SYMLINKS):
+        d.rpc("filesystem", "CreateSymlink", source_path=stg, target_path=pub)
+        d.rpc("filesystem", "Rmdir", path=pub, force=True)
+        assert not os.path.lexists(d.host(pub))
+        assert open(os.path.join(d.host(stg), "data")).read() == "keep"
     share = tmp_path / "share"
     share.mkdir()
     (share / "file").write_text("remote")
     unc = d.staging("smb-like")
     os.makedirs(os.path.dirname(d.host(unc)), exist_ok=True)
     os.symlink(str(share), d.host(unc))
-    d.rpc("filesystem", "Rmdir", path=unc, force=True)
-    assert not os.path.lexists(d.host(unc))
-    assert (share / "file").read_text() == "remote"
+    if gaps("11b (Rmdir(force) removes a link whose target is outside the roots)", UNIX_LINKS):
+        call("filesystem", "v1", "Rmdir", path=unc, force=True)  # its answer is not the fact here
+        os.unlink(d.host(unc))
+    else:
+        d.rpc("filesystem", "Rmdir", path=unc, force=True)
+        assert not os.path.lexists(d.host(unc))
+    assert (share / "file").read_text() == "remote"  # the target and its files stay
     d.rpc("filesystem", "Rmdir", path=stg, force=True)
+    gaps.report()
 
 
 def test_fact11c_rmdir_mount_folder(call, srv):
     """Rmdir(force) of a mount folder removes the mount point: a new folder
     at the same path is not the old volume's mount point any more."""
+    wine_cannot(srv, "11c (Rmdir(force) of a mount folder removes the mount point)", NO_MOUNT_FOLDERS)
     d = AzureDisk(call, srv)
     stg = d.staging("lun3")
     d.kubelet_mkdir(stg)
