@@ -8,7 +8,7 @@
 # CSI_PROXY_WINE_PREFIX. What Wine cannot show is reported by pytest as a
 # skip naming the fact and the reason. Exit 0 only when pytest passed.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 W=build/win
 for f in csi-proxy-sim.exe csi-proxy-cli.exe pipecheck.exe; do
     [ -f "$W/$f" ] || { echo "missing $W/$f: run make first"; exit 1; }
