@@ -16,18 +16,31 @@ fact 1-27 is named).
 
 Kubelet's own steps (creating the staging directory, the pod directory)
 are done on the host side, as kubelet does them without csi-proxy.
+
+Two transports run the same models (issue 9): natively, grpcio over the
+Unix sockets of build/native/csi-proxy; with CSI_PROXY_WINE_PREFIX set
+(test/wine/drivers.sh), csi-proxy-cli.exe under Wine over the named pipes
+of csi-proxy-sim.exe (the Win32 file-system host and the storage
+simulator) in that prefix, one `wine` process per call. Both answer
+call(group, version, method, **fields) -> (response message or None,
+grpc.StatusCode, details). What Wine cannot show is an explicit skip
+naming the fact and the reason (wine_cannot below).
 """
 import concurrent.futures
 import ntpath
 import os
 import re
 import socket
-import tempfile
+import subprocess
+import time
 
 import grpc
 import pytest
+from google.protobuf import json_format
 
 from conftest import STORAGE_FIXTURE, Caller, Server
+
+WINE_PREFIX = os.environ.get("CSI_PROXY_WINE_PREFIX")
 
 OK = grpc.StatusCode.OK
 GIB = 1 << 30
@@ -86,21 +99,210 @@ FACTS = {
 }
 
 
+def fixture_text():
+    with open(STORAGE_FIXTURE) as f:
+        return f"volume_arrival_ms: {ARRIVAL_MS}\n" + f.read() + EXTRA_DISKS
+
+
+class NativeServer(Server):
+    """build/native/csi-proxy: Unix sockets, C:\\x at <root>/C/x."""
+    wine = False
+
+    def pipes(self):
+        return {f[len("csi-proxy-"):-len(".sock")] for f in os.listdir(self.sock) if f.endswith(".sock")}
+
+    def leak_connection(self, group, version):
+        """An idle connection left open, as a Go client never closed."""
+        leak = socket.socket(socket.AF_UNIX)
+        leak.connect(f"{self.sock}/csi-proxy-{group}-{version}.sock")
+        return leak
+
+
+class WineServer:
+    """csi-proxy-sim.exe under Wine in the prefix test/wine/drivers.sh
+    prepared (C:\\csi holds the executables): named pipes, C:\\x at
+    <prefix>/drive_c/x."""
+    wine = True
+
+    def __init__(self, prefix, fixture):
+        self.prefix = prefix
+        self.drive_c = os.path.join(prefix, "drive_c")
+        for d in ("var/lib/kubelet", "csi-work"):
+            os.makedirs(os.path.join(self.drive_c, d), exist_ok=True)
+        with open(os.path.join(self.drive_c, "csi", "drivers.yaml"), "w") as f:
+            f.write(fixture)
+        self.log = open(os.path.join(prefix, "drivers-server.log"), "w")
+        self.proc = subprocess.Popen(
+            ["wine", "C:\\csi\\csi-proxy-sim.exe", "-working-dir", "C:\\csi-work"],
+            env=dict(os.environ, CSI_PROXY_SIM_FIXTURE="C:\\csi\\drivers.yaml"),
+            stdout=self.log, stderr=subprocess.STDOUT)
+        self.holders = []
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if self.pipecheck().returncode == 0:
+                return
+            assert self.proc.poll() is None, "csi-proxy-sim.exe exited at start"
+            time.sleep(0.1)
+        raise AssertionError("csi-proxy-sim.exe did not open its 23 pipes")
+
+    @staticmethod
+    def pipecheck(*args):
+        return subprocess.run(["wine", "C:\\csi\\pipecheck.exe", *args],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def host(self, winpath):
+        drive, rest = winpath.split(":", 1)
+        assert drive.upper() == "C", winpath
+        return os.path.join(self.drive_c, *[p for p in rest.split("\\") if p])
+
+    def pipes(self):
+        """The pipes a client can open (pipecheck.exe: WaitNamedPipeW,
+        CreateFileW, as the Go clients dial)."""
+        names = ["filesystem-v1", "disk-v1", "volume-v1", "smb-v1", "filesystem-v1beta1",
+                 "disk-v1beta2", "volume-v1beta1", "volume-v1beta2"]
+        return {n for n in names if self.pipecheck(f"csi-proxy-{n}").returncode == 0}
+
+    def leak_connection(self, group, version):
+        """An idle connection held open by a pipecheck.exe process."""
+        p = subprocess.Popen(["wine", "C:\\csi\\pipecheck.exe", "-hold", "600000",
+                              f"csi-proxy-{group}-{version}"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.holders.append(p)
+        return Held(p)
+
+    def stop(self):
+        for p in self.holders + [self.proc]:
+            p.terminate()
+        for p in self.holders + [self.proc]:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        self.log.close()
+
+
+class Held:
+    """A pipecheck.exe process holding a connection; close() ends it."""
+
+    def __init__(self, proc):
+        self.proc = proc
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+class WineCaller:
+    """csi-proxy-cli.exe under Wine, one process per call: the request as
+    JSON (json_format of the request message), the answer parsed back into
+    the response message from the cli's JSON line and "status: ..." line;
+    its exit code is the gRPC code."""
+
+    STATUS = re.compile(r"^status: (?:OK|\S+ \((\d+)\)(?:: (.*))?)$")
+
+    def __init__(self, srv, pb):
+        self.srv, self.pb = srv, pb
+
+    def __call__(self, group, version, method, timeout=10, **fields):
+        mod = self.pb(group, version)
+        service = mod.DESCRIPTOR.services_by_name[
+            {"filesystem": "Filesystem", "disk": "Disk", "volume": "Volume", "smb": "Smb",
+             "iscsi": "Iscsi", "system": "System"}[group]]
+        m = service.methods_by_name[method]
+        req = getattr(mod, m.input_type.name)(**fields)
+        resp = getattr(mod, m.output_type.name)()
+        args = ["wine", "C:\\csi\\csi-proxy-cli.exe"]
+        if timeout:
+            args += ["--timeout", f"{int(timeout * 1000)}ms"]
+        args += [group, version, method,
+                 json_format.MessageToJson(req, preserving_proto_field_name=True, indent=None)]
+        for _ in range(2):
+            p = subprocess.run(args, capture_output=True, text=True)
+            # The wine launcher very rarely exits 1 silently on a loaded machine.
+            if not (p.returncode == 1 and not p.stdout and not p.stderr):
+                break
+        out = p.stdout.replace("\r", "").splitlines()
+        status = [self.STATUS.match(line) for line in out if line.startswith("status: ")]
+        if not status or status[-1] is None:
+            # no call made (cannot connect: 14; bad request: 3): the text is on stderr
+            return None, grpc.StatusCode(_code(p.returncode)), p.stderr.strip()
+        code, msg = status[-1].groups()
+        if code is None:
+            body = [line for line in out if line.startswith("{")]
+            return json_format.Parse(body[0] if body else "{}", resp), grpc.StatusCode.OK, ""
+        return None, _status_code(int(code)), msg or ""
+
+
+def _status_code(n):
+    for c in grpc.StatusCode:
+        if c.value[0] == n:
+            return c
+    return grpc.StatusCode.UNKNOWN
+
+
+def _code(rc):
+    return _status_code(rc)
+
+
+# What Wine cannot show, and why (the reasons the Wine run's skips name).
+NO_SYMLINKS = ("Wine 8's CreateSymbolicLinkW is a stub (the server answers INTERNAL, nothing exists "
+               "at the link path) and Wine shows no reparse attribute on Unix symlinks, so there is "
+               "no pod symlink to publish, read or expand through")
+UNIX_LINKS = ("Wine shows no reparse attribute on a Unix symlink made on the host: to the Win32 "
+              "file-system host it is a plain directory (the run still checks that nothing "
+              "behind it is lost)")
+NO_MOUNT_FOLDERS = ("the Win32 file-system host cannot see the storage simulator's mount points, so "
+                    "IsSymlink/Rmdir of a staging folder treat it as a plain directory")
+
+
+def wine_cannot(srv, facts, reason):
+    """An explicit, named skip of a whole test Wine cannot show."""
+    if srv.wine:
+        pytest.skip(f"fact {facts} not shown under Wine: {reason}")
+
+
+class WineGaps:
+    """Steps of a flow that Wine cannot show: gaps(facts, reason) is True
+    under Wine (the caller leaves the step out and runs the rest of the
+    flow); report() at the end of the test then skips it, naming each gap.
+    Natively it is always False and report() does nothing."""
+
+    def __init__(self, srv):
+        self.srv, self.notes = srv, []
+
+    def __call__(self, facts, reason):
+        if not self.srv.wine:
+            return False
+        self.notes.append(f"fact {facts}: {reason}")
+        return True
+
+    def report(self):
+        if self.notes:
+            pytest.skip("not shown under Wine (the rest of this flow ran and passed): "
+                        + "; ".join(self.notes))
+
+
+@pytest.fixture
+def gaps(srv):
+    return WineGaps(srv)
+
+
 @pytest.fixture(scope="module")
 def srv(tmp_path_factory):
-    base = tmp_path_factory.mktemp("drivers")
-    fixture = base / "storage.yaml"
-    with open(STORAGE_FIXTURE) as f:
-        text = f.read()
-    fixture.write_text(f"volume_arrival_ms: {ARRIVAL_MS}\n" + text + EXTRA_DISKS)
-    s = Server(str(base / "srv"), fixture=str(fixture))
+    if WINE_PREFIX:
+        s = WineServer(WINE_PREFIX, fixture_text())
+    else:
+        base = tmp_path_factory.mktemp("drivers")
+        fixture = base / "storage.yaml"
+        fixture.write_text(fixture_text())
+        s = NativeServer(str(base / "srv"), fixture=str(fixture))
     yield s
     s.stop()
 
 
 @pytest.fixture(scope="module")
 def call(srv, pb):
-    return Caller(srv, pb)
+    return WineCaller(srv, pb) if srv.wine else Caller(srv, pb)
 
 
 # --- what a driver sees ----------------------------------------------------------------
@@ -170,9 +372,7 @@ class EBS(Driver):
         """A fresh disk client per call (fact 2: it leaks one idle
         connection each time), ListDiskIDs, serial contains the id without
         dashes (fact 18)."""
-        leak = socket.socket(socket.AF_UNIX)
-        leak.connect(f"{self.srv.sock}/csi-proxy-disk-v1.sock")
-        self.leaked.append(leak)
+        self.leaked.append(self.srv.leak_connection("disk", "v1"))
         want = volume_id.replace("-", "")
         for n, ids in self.rpc("disk", "ListDiskIDs").diskIDs.items():
             if want in ids.serial_number:
@@ -455,7 +655,7 @@ def staged_volume(d, stg):
 # --- full lifecycles ------------------------------------------------------------------
 
 
-def test_ebs_lifecycle(call, srv):
+def test_ebs_lifecycle(call, srv, gaps):
     """NodeStage (fresh directory probed: facts 4, 8), NodePublish (fact 9),
     stats, expand through the pod symlink (fact 6), unpublish, unstage
     (GetDiskNumberFromVolumeID after the mount point is gone: fact 16)."""
@@ -469,20 +669,26 @@ def test_ebs_lifecycle(call, srv):
     # fact 23: GetVolumeStats.TotalBytes is the file-system size
     fs = d.rpc("volume", "GetVolumeStats", volume_id=vol).total_bytes
     assert 0 < fs <= d.rpc("disk", "GetDiskStats", disk_number=5).total_bytes
-    assert d.publish(stg, pub) == "published"
-    assert os.path.islink(d.host(pub))  # fact 9: the link is at TargetPath
-    assert os.path.realpath(d.host(pub)) == os.path.realpath(d.host(stg))
-    assert d.stats(pub) == "local GetDiskFreeSpaceEx"
-    # expand after the cloud grew the disk: Rescan shows 12 GiB (fact 21, 6)
-    assert d.expand("vol-0a1b2c3d4e5f60005", pub) == 12 * GIB
-    assert d.rpc("volume", "GetVolumeStats", volume_id=vol).total_bytes > fs
+    if gaps("6, 9 (publish, stats and expand through the pod symlink)", NO_SYMLINKS):
+        # What Wine does show: the stub's "success" is not passed on as one.
+        _, code, details = call("filesystem", "v1", "CreateSymlink", source_path=stg, target_path=pub)
+        assert code == grpc.StatusCode.INTERNAL and "nothing exists at the link path" in details, details
+    else:
+        assert d.publish(stg, pub) == "published"
+        assert os.path.islink(d.host(pub))  # fact 9: the link is at TargetPath
+        assert os.path.realpath(d.host(pub)) == os.path.realpath(d.host(stg))
+        assert d.stats(pub) == "local GetDiskFreeSpaceEx"
+        # expand after the cloud grew the disk: Rescan shows 12 GiB (fact 21, 6)
+        assert d.expand("vol-0a1b2c3d4e5f60005", pub) == 12 * GIB
+        assert d.rpc("volume", "GetVolumeStats", volume_id=vol).total_bytes > fs
     d.unpublish(pub)
     assert not os.path.lexists(d.host(pub))
     assert d.unstage(stg) == "unstaged"
     assert not d.rpc("disk", "GetDiskState", disk_number=5).is_online
+    gaps.report()
 
 
-def test_ebs_kubelet_retries(call, srv):
+def test_ebs_kubelet_retries(call, srv, gaps):
     """After a timeout kubelet repeats: stage twice (the second sees the
     same disk number: fact 17), publish twice, unpublish twice, unstage
     twice and after the directory is gone (fact 5)."""
@@ -491,12 +697,14 @@ def test_ebs_kubelet_retries(call, srv):
     d.kubelet_mkdir(ntpath.dirname(pub))
     assert d.stage("vol-0a1b2c3d4e5f60006", stg) == "staged"
     assert d.stage("vol-0a1b2c3d4e5f60006", stg) == "already staged"
-    assert d.publish(stg, pub) == "published"
-    assert d.publish(stg, pub) == "published"  # the old link removed, made again
+    if not gaps("6, 9 (publish twice)", NO_SYMLINKS):
+        assert d.publish(stg, pub) == "published"
+        assert d.publish(stg, pub) == "published"  # the old link removed, made again
     d.unpublish(pub)
     d.unpublish(pub)  # Rmdir(force) of a missing path: success
     assert d.unstage(stg) == "unstaged"
     assert d.unstage(stg) == "not staged"  # the path is gone: "because it does not exist"
+    gaps.report()
 
 
 def test_ebs_unstage_after_partial_failure(call, srv):
@@ -525,7 +733,7 @@ def test_ebs_restage_after_unstage(call, srv):
     assert d.unstage(stg) == "unstaged"
 
 
-def test_azuredisk_lifecycle(call, srv):
+def test_azuredisk_lifecycle(call, srv, gaps):
     """LUN match (fact 19), PartitionDisk then VolumeIds[0] (fact 14), the
     ResizeVolume by disk number (fact 25), stats and expand through the raw
     pod symlink path (facts 6, 7, 23), unstage by Rmdir(force) of the mount
@@ -535,30 +743,37 @@ def test_azuredisk_lifecycle(call, srv):
     d.kubelet_mkdir(stg)  # the driver does not create it on Windows
     d.kubelet_mkdir(ntpath.dirname(pub))
     assert d.stage(1, stg) == "staged"
-    assert d.publish(stg, pub) == "published"
-    total, used, avail = d.stats(pub)
-    assert total > 0 and 0 <= used <= total and avail == total - used
-    assert d.expand(pub, total) >= total
+    if not gaps("6, 7, 9 (publish, stats and expand through the raw pod symlink path)", NO_SYMLINKS):
+        assert d.publish(stg, pub) == "published"
+        total, used, avail = d.stats(pub)
+        assert total > 0 and 0 <= used <= total and avail == total - used
+        assert d.expand(pub, total) >= total
     d.unpublish(pub)
     assert d.unstage(stg) == "unstaged"
     assert not os.path.lexists(d.host(stg))
+    gaps.report()
 
 
-def test_azuredisk_kubelet_retries(call, srv):
+def test_azuredisk_kubelet_retries(call, srv, gaps):
     """A re-stage sees IsSymlink true on the mounted staging folder (fact
-    10) and stops there; unstage twice."""
+    10) and stops there; unstage twice. (Under Wine IsSymlink says false
+    and the re-stage repeats every step, which must succeed again.)"""
     d = AzureDisk(call, srv)
     stg = d.staging("lun2")
     d.kubelet_mkdir(stg)
     assert d.stage(2, stg) == "staged"
-    assert d.stage(2, stg) == "already staged"
+    if gaps("10 (IsSymlink true on a mounted staging folder)", NO_MOUNT_FOLDERS):
+        assert d.stage(2, stg) == "staged"
+    else:
+        assert d.stage(2, stg) == "already staged"
     assert d.unstage(stg) == "unstaged"
     assert d.unstage(stg) == "unstaged"
+    gaps.report()
 
 
 @pytest.mark.parametrize("root", ["C:\\var\\lib\\kubelet", "\\var\\lib\\kubelet"],
                          ids=["C-root", "driveless-root"])
-def test_gce_lifecycle(call, srv, root):
+def test_gce_lifecycle(call, srv, root, gaps):
     """Legacy Page83 match, GetDiskStats before formatting (fact 22),
     SetDiskState(online) on an online disk (fact 13), MountVolume and
     ResizeVolume(0) on the raw staging path (facts 7, 21), stats and expand
@@ -568,16 +783,18 @@ def test_gce_lifecycle(call, srv, root):
     stg, pub = d.staging(f"gce-{tag}"), d.pod(f"pod-gce-{tag}", "pv-gce")
     d.kubelet_mkdir(stg)
     assert d.stage("pvc-gce-legacy", stg) == "staged"
-    assert d.publish(stg, pub) == "published"
-    assert os.path.islink(d.host(pub))
-    total, used = d.stats(pub)
-    assert total > 0 and used <= total
-    assert d.expand("pvc-gce-legacy", pub, 10 * GIB) >= 10 * GIB
+    if not gaps("6, 9 (publish, stats and expand through the raw pod symlink path)", NO_SYMLINKS):
+        assert d.publish(stg, pub) == "published"
+        assert os.path.islink(d.host(pub))
+        total, used = d.stats(pub)
+        assert total > 0 and used <= total
+        assert d.expand("pvc-gce-legacy", pub, 10 * GIB) >= 10 * GIB
     d.unpublish(pub)
     assert d.unstage(stg) == "unstaged"
+    gaps.report()
 
 
-def test_gce_kubelet_retries(call, srv):
+def test_gce_kubelet_retries(call, srv, gaps):
     """NVMe match by the serial's EUI-64; re-stage stops at IsSymlink true on
     the mount folder (fact 10); unstage twice (PathExists false: success)."""
     d = GCE(call, srv, "C:\\var\\lib\\kubelet")
@@ -585,19 +802,23 @@ def test_gce_kubelet_retries(call, srv):
     d.kubelet_mkdir(stg)
     assert d.device_path("pvc-gce-nvme", nvme_ns=0x12) == "18"
     assert d.stage("pvc-gce-nvme", stg, nvme_ns=0x12) == "staged"
-    assert d.stage("pvc-gce-nvme", stg, nvme_ns=0x12) == "already staged"
+    if gaps("10 (IsSymlink true on a mounted staging folder)", NO_MOUNT_FOLDERS):
+        assert d.stage("pvc-gce-nvme", stg, nvme_ns=0x12) == "staged"  # every step again
+    else:
+        assert d.stage("pvc-gce-nvme", stg, nvme_ns=0x12) == "already staged"
     assert d.unstage(stg) == "unstaged"
     assert d.unstage(stg) == "not staged"
+    gaps.report()
 
 
 # --- single facts ---------------------------------------------------------------------
 
 
 def test_fact01_pipes_each_driver_dials(srv):
-    socks = set(os.listdir(srv.sock))
+    pipes = srv.pipes()
     for pipe in ["filesystem-v1", "disk-v1", "volume-v1", "smb-v1",
                  "filesystem-v1beta1", "disk-v1beta2", "volume-v1beta1", "volume-v1beta2"]:
-        assert f"csi-proxy-{pipe}.sock" in socks, pipe
+        assert pipe in pipes, pipe
 
 
 def test_fact02_27_ebs_leaked_connections_and_parallel_stages(call, srv):
@@ -627,7 +848,7 @@ def test_fact03_errors_carry_their_text(call, srv):
     assert str(ei.value).startswith("rpc error: code = NotFound desc = ")
 
 
-def test_fact11_rmdir_force(call, srv, tmp_path):
+def test_fact11_rmdir_force(call, srv, tmp_path, gaps):
     """(a) a missing path; (b) a link to a staged folder and a link whose
     target is outside the roots (natively what an SMB link's UNC target
     is): the link goes, the target and its files stay."""
@@ -638,25 +859,32 @@ def test_fact11_rmdir_force(call, srv, tmp_path):
     d.kubelet_mkdir(ntpath.dirname(pub))
     with open(os.path.join(d.host(stg), "data"), "w") as f:
         f.write("keep")
-    d.rpc("filesystem", "CreateSymlink", source_path=stg, target_path=pub)
-    d.rpc("filesystem", "Rmdir", path=pub, force=True)
-    assert not os.path.lexists(d.host(pub))
-    assert open(os.path.join(d.host(stg), "data")).read() == "keep"
+    if not gaps("11b (Rmdir(force) of a pod symlink to a staged folder)", NO_SYMLINKS):
+        d.rpc("filesystem", "CreateSymlink", source_path=stg, target_path=pub)
+        d.rpc("filesystem", "Rmdir", path=pub, force=True)
+        assert not os.path.lexists(d.host(pub))
+        assert open(os.path.join(d.host(stg), "data")).read() == "keep"
     share = tmp_path / "share"
     share.mkdir()
     (share / "file").write_text("remote")
     unc = d.staging("smb-like")
     os.makedirs(os.path.dirname(d.host(unc)), exist_ok=True)
     os.symlink(str(share), d.host(unc))
-    d.rpc("filesystem", "Rmdir", path=unc, force=True)
-    assert not os.path.lexists(d.host(unc))
-    assert (share / "file").read_text() == "remote"
+    if gaps("11b (Rmdir(force) removes a link whose target is outside the roots)", UNIX_LINKS):
+        call("filesystem", "v1", "Rmdir", path=unc, force=True)  # its answer is not the fact here
+        os.unlink(d.host(unc))
+    else:
+        d.rpc("filesystem", "Rmdir", path=unc, force=True)
+        assert not os.path.lexists(d.host(unc))
+    assert (share / "file").read_text() == "remote"  # the target and its files stay
     d.rpc("filesystem", "Rmdir", path=stg, force=True)
+    gaps.report()
 
 
 def test_fact11c_rmdir_mount_folder(call, srv):
     """Rmdir(force) of a mount folder removes the mount point: a new folder
     at the same path is not the old volume's mount point any more."""
+    wine_cannot(srv, "11c (Rmdir(force) of a mount folder removes the mount point)", NO_MOUNT_FOLDERS)
     d = AzureDisk(call, srv)
     stg = d.staging("lun3")
     d.kubelet_mkdir(stg)
