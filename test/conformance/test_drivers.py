@@ -986,9 +986,47 @@ def test_fact22_disk_stats_every_listed_disk(call, srv):
         assert d.rpc("disk", "GetDiskStats", disk_number=n).total_bytes > 0, n
 
 
-def test_fact24_smb_global_mapping():
-    pytest.skip("fact 24 (NewSmbGlobalMapping/RemoveSmbGlobalMapping contract): the smb group "
-                "is not implemented yet; its driver model belongs here once it is")
+class SMB(Driver):
+    """csi-driver-smb, csi-proxy v1 mode (DRIVER-CONTRACTS §2, fact 24): the
+    staging path is normalised and removed before the mapping; the remote
+    path has no trailing backslash; the user is DOMAIN\\user; unstage reads
+    the link back (os.Readlink) and unmaps what it names, sub-path and all."""
+    NAME = "SMB"
+    PLUGIN = "smb.csi.k8s.io"
+
+    def stage(self, source, stg, user="AZURE\\account", password="smb-Pa55"):
+        stg = self.normalize(stg)
+        self.rpc("filesystem", "Rmdir", path=stg, force=True)  # LocalPath must not exist
+        self.kubelet_mkdir(ntpath.dirname(stg))
+        self.rpc("smb", "NewSmbGlobalMapping", remote_path=source.rstrip("\\"),
+                 local_path=stg, username=user, password=password)
+        return stg
+
+    def unstage(self, stg):
+        target = os.readlink(self.host(stg))  # what Go's os.Readlink gives the driver
+        self.rpc("filesystem", "Rmdir", path=stg, force=True)
+        self.rpc("smb", "RemoveSmbGlobalMapping", remote_path=target)
+        return target
+
+
+def test_fact24_smb_global_mapping(call, srv):
+    """NewSmbGlobalMapping maps the root idempotently and makes a directory
+    link at LocalPath that reads back as \\\\host\\share\\...; two volumes on one
+    share; RemoveSmbGlobalMapping with the link's full text (a sub-path and a
+    trailing backslash) reduces it to the root; an unstage retry succeeds."""
+    wine_cannot(srv, 24, "NewSmbGlobalMapping makes a directory symlink at LocalPath, and " + NO_SYMLINKS)
+    d = SMB(call, srv)
+    s1 = d.stage("\\\\fs1.example.com\\share\\pvc-1", d.staging("smb-1"))
+    s2 = d.stage("\\\\FS1.example.com\\share\\pvc-2", d.staging("smb-2"))
+    assert os.readlink(d.host(s1)) == "\\\\fs1.example.com\\share\\pvc-1\\"
+    assert os.readlink(d.host(s2)) == "\\\\FS1.example.com\\share\\pvc-2\\"
+    assert d.unstage(s2).startswith("\\\\FS1.example.com\\share\\pvc-2")
+    assert not os.path.lexists(d.host(s2))
+    target = d.unstage(s1)
+    # kubelet retries an unstage whose response it lost: the link is gone,
+    # the mapping too, and both calls still succeed (Q5)
+    d.rpc("filesystem", "Rmdir", path=s1, force=True)
+    d.rpc("smb", "RemoveSmbGlobalMapping", remote_path=target)
 
 
 def test_fact25_azuredisk_resize_by_disk_number(call, srv):
