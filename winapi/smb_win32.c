@@ -135,10 +135,13 @@ static int open_class(smbw *s, const char *root, IWbemServices **svc, IWbemClass
          * that is not there ("IWbemLocator::ConnectServer"); any failure to
          * connect to it is reported as the missing interface. */
         return cp_error_set(e, CP_E_FAILED_PRECONDITION,
-                            "SMB global mapping %s: connecting to " WHERE
-                            " failed (HRESULT 0x%08lx): the SMB client's management interface "
-                            "is not available on this host",
-                            root, (unsigned long)hr);
+                            "SMB global mapping %s: " WHERE
+                            " is not available on this host: connecting to the namespace "
+                            "failed (HRESULT 0x%08lx%s); SMB global mappings need the SMB "
+                            "client's management interface (Windows Server 2016 or later)",
+                            root, (unsigned long)hr,
+                            hr == (HRESULT)WBEM_E_INVALID_NAMESPACE ? ", WBEM_E_INVALID_NAMESPACE"
+                                                                    : "");
     }
     if (rc != CP_OK)
         return rc;
