@@ -570,7 +570,7 @@ int cp_storage_host_open_default(cp_storage_host *out, cp_error *e)
     w32 *w = calloc(1, sizeof(*w));
     if (w == NULL)
         return w32s_nomem(e);
-    InitializeSRWLock(&w->wmi_lock);
+    cp_wmi_conn_init(&w->wmi, L"ROOT\\Microsoft\\Windows\\Storage");
     out->ops = &w32_ops;
     out->ctx = w;
     return CP_OK;

@@ -23,6 +23,7 @@
 #include "storage.h"
 #include "storage_ids.h"
 #include "winutil_win32.h"
+#include "wmi_win32.h"
 
 /* --- what mingw-w64 does not declare ------------------------------------ */
 
@@ -72,10 +73,7 @@ static const GUID msr_guid = {
 #define NEW_VOLUME_WAIT_MS 15000
 
 typedef struct w32 {
-    SRWLOCK wmi_lock;
-    IWbemServices *svc; /* ROOT\Microsoft\Windows\Storage, once connected */
-    CO_MTA_USAGE_COOKIE mta;
-    bool have_mta;
+    cp_wmi_conn wmi; /* ROOT\Microsoft\Windows\Storage, once connected */
 } w32;
 
 /* --- shared by the host's files (storage_win32.c unless said) ------------- */

@@ -217,8 +217,19 @@ expect "not-yet-implemented group answers UNIMPLEMENTED" 12 'ListTargetPortals' 
 # smb on the real host: Wine has no MSFT_SmbGlobalMapping; a clean refusal, the service keeps serving
 expect "smb: a share of this machine is refused before the host is asked" 3 'is this machine' \
     smb v1 NewSmbGlobalMapping '{"remote_path":"\\\\localhost\\c$"}'
-expect "smb: the Win32 host answers FAILED_PRECONDITION naming MSFT_SmbGlobalMapping" 9 'MSFT_SmbGlobalMapping' \
-    smb v1 NewSmbGlobalMapping '{"remote_path":"\\\\fs1.example.com\\share","password":"S3cr3t-w"}'
+# (Wine's WMI has no ROOT\Microsoft\Windows\SMB: ConnectServer answers
+# WBEM_E_INVALID_NAMESPACE, which smb_win32.c reports as the missing interface.)
+expect "smb: the Win32 host answers FAILED_PRECONDITION naming MSFT_SmbGlobalMapping and its namespace" 9 \
+    'MSFT_SmbGlobalMapping (ROOT\Microsoft\Windows\SMB) is not available on this host: connecting to the namespace failed (HRESULT 0x8004100e, WBEM_E_INVALID_NAMESPACE)' \
+    smb v1 NewSmbGlobalMapping '{"remote_path":"\\\\fs1.example.com\\share","username":"u1","password":"S3cr3t-w"}'
+if [[ "$OUT" == *S3cr3t-w* ]]; then
+    bad "smb: the refusal does not carry the password" "$OUT"
+else
+    ok "smb: the refusal does not carry the password"
+fi
+expect "smb: RemoveSmbGlobalMapping on the Win32 host answers FAILED_PRECONDITION naming MSFT_SmbGlobalMapping" 9 \
+    'MSFT_SmbGlobalMapping (ROOT\Microsoft\Windows\SMB) is not available on this host' \
+    smb v1 RemoveSmbGlobalMapping '{"remote_path":"\\\\fs1.example.com\\share"}'
 expect "smb: the service still serves after the smb refusals" 0 '"exists":true' \
     filesystem v1 PathExists "{\"path\":\"$K\"}"
 # Big requests arrive in hundreds of pipe reads, most of them completing at
