@@ -11,16 +11,29 @@
 #include <windows.h>
 
 #define MISSING "the iSCSI initiator API (iscsidsc.dll) is not used by this build yet"
+#define ABSENT "the iSCSI initiator API (iscsidsc.dll) is not installed in system32"
+
+/* Which of the two a caller is told: the DLL is looked for in system32
+ * only (LOAD_LIBRARY_SEARCH_SYSTEM32, LoadLibraryExW's documented flag),
+ * never on the search path, and released at once. */
+static const char *why(void)
+{
+    HMODULE h = LoadLibraryExW(L"iscsidsc.dll", NULL, LOAD_LIBRARY_SEARCH_SYSTEM32);
+    if (h == NULL)
+        return ABSENT;
+    FreeLibrary(h);
+    return MISSING;
+}
 
 static int missing_portal(const cp_iscsi_portal *p, cp_error *e)
 {
     return cp_error_set(e, CP_E_FAILED_PRECONDITION, "target portal %s:%u: %s", p->address,
-                        (unsigned)p->port, MISSING);
+                        (unsigned)p->port, why());
 }
 
 static int missing_target(const char *iqn, cp_error *e)
 {
-    return cp_error_set(e, CP_E_FAILED_PRECONDITION, "target %s: %s", iqn, MISSING);
+    return cp_error_set(e, CP_E_FAILED_PRECONDITION, "target %s: %s", iqn, why());
 }
 
 static int w_add(void *ctx, const cp_iscsi_portal *p, cp_error *e)
@@ -41,7 +54,7 @@ static int w_list(void *ctx, cp_iscsi_portal *out, size_t max, size_t *n, cp_err
     (void)out;
     (void)max;
     *n = 0;
-    return cp_error_set(e, CP_E_FAILED_PRECONDITION, "listing target portals: %s", MISSING);
+    return cp_error_set(e, CP_E_FAILED_PRECONDITION, "listing target portals: %s", why());
 }
 
 static int w_discover(void *ctx, const cp_iscsi_portal *p, char (*iqns)[CP_ISCSI_NAME_MAX],
