@@ -23,6 +23,7 @@
 #include "common/storagegroup.h"
 #include "disk/disk.h"
 #include "filesystem/filesystem.h"
+#include "iscsi/iscsi.h"
 #include "smb/smb.h"
 #include "system/system.h"
 #include "volume/volume.h"
@@ -36,6 +37,8 @@ struct cp_groups {
     bool own_system;
     cp_smb_group_ctx smb_ctx;
     bool own_smb;
+    cp_iscsi_group_ctx iscsi_ctx;
+    bool own_iscsi;
     char **smb_allowed; /* copies of groups.smb.allowedServers */
     char smb_self[CP_SMB_NAME_MAX], smb_self_dns[CP_SMB_NAME_MAX];
     char **allowed; /* copies of the allowed services */
@@ -54,6 +57,7 @@ static const cp_service_def *const implemented[] = {
     &cp_volume_v1beta2_def,  &cp_volume_v1beta3_def,  &cp_volume_v1_def,
     &cp_volume_v2alpha1_def, &cp_system_v1alpha1_def, &cp_smb_v1alpha1_def,
     &cp_smb_v1beta1_def,     &cp_smb_v1beta2_def,     &cp_smb_v1_def,
+    &cp_iscsi_v1alpha1_def,  &cp_iscsi_v1alpha2_def,
 };
 
 static const cp_service_def *implemented_def(const cp_catalog_entry *c)
@@ -105,6 +109,8 @@ static int bind_entry(cp_groups *g, size_t i, cp_error *e)
             ctx = &g->system_ctx;
         else if (strcmp(c->group, "smb") == 0)
             ctx = &g->smb_ctx;
+        else if (strcmp(c->group, "iscsi") == 0)
+            ctx = &g->iscsi_ctx;
         else
             ctx = storage ? (void *)&g->storage_ctx : (void *)&g->fs_ctx;
     } else {
@@ -199,6 +205,19 @@ static int bind_smb(cp_groups *g, const cp_groups_config *cfg, cp_error *e)
     return CP_OK;
 }
 
+/* The iscsi group's host: the configured one, or this build's default. */
+static int bind_iscsi(cp_groups *g, const cp_groups_config *cfg, cp_error *e)
+{
+    if (cfg->iscsi.ops != NULL) {
+        g->iscsi_ctx.host = cfg->iscsi;
+        return CP_OK;
+    }
+    if (cp_iscsi_host_open_default(&g->iscsi_ctx.host, e) != CP_OK)
+        return e->status;
+    g->own_iscsi = true;
+    return CP_OK;
+}
+
 cp_groups *cp_groups_new(const cp_groups_config *cfg, cp_error *e)
 {
     if (cfg->fs.ops == NULL) {
@@ -230,7 +249,8 @@ cp_groups *cp_groups_new(const cp_groups_config *cfg, cp_error *e)
         goto nomem;
     g->storage_ctx.fs = cfg->fs;
     g->storage_ctx.rules = g->rules;
-    if (bind_system(g, cfg, e) != CP_OK || bind_smb(g, cfg, e) != CP_OK)
+    if (bind_system(g, cfg, e) != CP_OK || bind_smb(g, cfg, e) != CP_OK ||
+        bind_iscsi(g, cfg, e) != CP_OK)
         goto fail;
 
     for (size_t i = 0; i < cp_catalog_len; i++)
@@ -258,6 +278,8 @@ void cp_groups_free(cp_groups *g)
     for (size_t i = 0; g->allowed != NULL && g->allowed[i] != NULL; i++)
         free(g->allowed[i]);
     free(g->allowed);
+    if (g->own_iscsi)
+        g->iscsi_ctx.host.ops->destroy(g->iscsi_ctx.host.ctx);
     if (g->own_smb)
         g->smb_ctx.host.ops->destroy(g->smb_ctx.host.ctx);
     for (size_t i = 0; g->smb_allowed != NULL && g->smb_allowed[i] != NULL; i++)

@@ -11,6 +11,7 @@
 
 #include "../server/method.h"
 #include "../winapi/fs.h"
+#include "../winapi/iscsi.h"
 #include "../winapi/storage.h"
 #include "../winapi/smb.h"
 #include "../winapi/system.h"
@@ -45,6 +46,9 @@ typedef struct cp_groups_config {
     bool smb_servers_restricted;
     const char *const *allowed_smb_servers;
     size_t n_allowed_smb_servers;
+    /* iSCSI initiator host (borrowed); ops NULL: this build's default
+     * (cp_iscsi_host_open_default), opened and released by the groups. */
+    cp_iscsi_host iscsi;
 } cp_groups_config;
 
 typedef struct cp_groups cp_groups;

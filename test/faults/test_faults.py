@@ -527,8 +527,8 @@ def test_capture_replays(server, name):
         assert st is not None and st.rst is None, (sid, st and st.rst)
         assert st.http_status == "200" and st.grpc_status is not None, st.headers
         # the request reached its handler: whatever it answers (this root
-        # has no C:\csiproxy-test; smb and iscsi are not in the native
-        # build), it is not a transport or decoding error
+        # has no C:\csiproxy-test; smb and iscsi answer from their
+        # simulators), it is not a transport or decoding error
         print(f"\n{name} stream {sid}: grpc-status {st.grpc_status} {st.grpc_message}")
         assert st.grpc_status != INTERNAL, st.grpc_message
         assert "malformed" not in st.grpc_message and "unmarshalling" not in st.grpc_message

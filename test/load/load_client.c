@@ -12,7 +12,8 @@
  *   IsSymlink|IsMountPoint l (true), IsSymlink|IsMountPoint d (false),
  *   Rmdir l, Rmdir d, PathExists d (false),
  *   and two calls to the other groups (disk, volume, smb, system, iscsi in
- *   turn): iscsi must answer UNIMPLEMENTED; smb's empty
+ *   turn): iscsi's ListTargetPortals must answer OK (the simulated
+ *   initiator); smb's empty
  *   NewSmbGlobalMapping INVALID_ARGUMENT "remote path is empty";
  *   disk, volume and system (implemented since) OK or UNIMPLEMENTED.
  * Every answer is checked (status, and the boolean where there is one).
@@ -243,7 +244,7 @@ static void *client_main(void *arg)
             break;
         default: {
             int t = 5 + (int)((cycle * 2 + step - 8 + cl->id) % 5);
-            call(cl, t, unimpl_method[t], NULL, NULL, NULL, t == 7 ? 3 : 12, -1);
+            call(cl, t, unimpl_method[t], NULL, NULL, NULL, t == 7 ? 3 : t == 9 ? 0 : 12, -1);
             break;
         }
         }

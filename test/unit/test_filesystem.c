@@ -273,15 +273,11 @@ static void test_every_table_checks(void **state)
                 assert_int_equal((m->flags & CP_METHOD_MUTATES) != 0, !reads);
                 assert_true(cp_service_knows(d, m->name, strlen(m->name)));
             }
-        } else if (strcmp(d->group, "system") == 0 || strcmp(d->group, "smb") == 0) {
-            /* the system and smb tables implement every RPC (test_system.c,
-             * test_smb.c) */
-            assert_int_equal(d->n_methods, d->svc_desc->n_methods);
         } else if (strcmp(d->group, "disk") != 0 && strcmp(d->group, "volume") != 0) {
-            /* disk and volume tables: test_storage_groups.c; iscsi:
-             * not implemented yet, their calls answer UNIMPLEMENTED */
-            assert_int_equal(d->n_methods, 0);
-            assert_true(d->svc_desc->n_methods > 0);
+            /* the system, smb and iscsi tables implement every RPC
+             * (test_system.c, test_smb.c, test_iscsi.c); disk and volume:
+             * test_storage_groups.c */
+            assert_int_equal(d->n_methods, d->svc_desc->n_methods);
         }
     }
     assert_null(cp_groups_service(t->groups, 23));

@@ -213,7 +213,13 @@ expect "a link that stays inside the kubelet dir is followed" 0 '"exists":true' 
 # --- errors over the pipes ------------------------------------------------
 expect "unknown method is UNIMPLEMENTED" 12 'unknown method Format for service v1.Filesystem' \
     --raw-path /v1.Filesystem/Format filesystem v1
-expect "not-yet-implemented group answers UNIMPLEMENTED" 12 'ListTargetPortals' iscsi v1alpha2 ListTargetPortals
+expect "unknown method on the iscsi pipe is UNIMPLEMENTED" 12 'unknown method Format for service v1alpha2.Iscsi' \
+    --raw-path /v1alpha2.Iscsi/Format iscsi v1alpha2
+# iscsi on the real host: no initiator API used yet; portable checks first, then a clean refusal
+expect "iscsi: a missing target_portal is INVALID_ARGUMENT (upstream crashes)" 3 'target_portal is required' \
+    iscsi v1alpha2 AddTargetPortal '{}'
+expect "iscsi: the Win32 host answers FAILED_PRECONDITION naming iscsidsc.dll" 9 'iscsidsc.dll' \
+    iscsi v1alpha2 ListTargetPortals
 # smb on the real host: Wine has no MSFT_SmbGlobalMapping; a clean refusal, the service keeps serving
 expect "smb: a share of this machine is refused before the host is asked" 3 'is this machine' \
     smb v1 NewSmbGlobalMapping '{"remote_path":"\\\\localhost\\c$"}'

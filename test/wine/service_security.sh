@@ -182,9 +182,9 @@ grep -q 'trace:eventlog:ReportEventW L"audit: call /v1.Filesystem/Mkdir' "$LOG"
 check "audit records go to the Event Log too (ReportEventW)" $? "$(grep -m2 eventlog "$LOG")"
 
 # --- secrets never appear --------------------------------------------------------------
-# The groups whose requests carry passwords (smb, iscsi) answer
-# UNIMPLEMENTED before anything is decoded or audited, so they alone prove
-# nothing. log.redactFields: [target_path] puts an implemented, audited
+# The groups whose requests carry passwords (smb, iscsi) are audited
+# below with their secrets <redacted>; log.redactFields: [target_path]
+# also puts another implemented, audited
 # call's field through the same redaction: a CreateSymlink whose target
 # holds the secret, once accepted and once refused with a message that
 # repeats it. With redaction off these lines carry the secret.
@@ -206,6 +206,9 @@ cli iscsi v1alpha2 ConnectTarget \
     "{\"target_portal\":{\"target_address\":\"10.0.0.5\",\"target_port\":3260},\"iqn\":\"iqn.2024-01.x:y\",\"auth_type\":\"MUTUAL_CHAP\",\"chap_username\":\"u\",\"chap_secret\":\"$SECRET_CHAP\"}"
 cli iscsi v1alpha2 SetMutualChapSecret "{\"MutualChapSecret\":\"$SECRET_MUTUAL\"}"
 sleep 0.5
+n_isc=$(grep -cE 'audit: call /v1alpha2.Iscsi/(ConnectTarget|SetMutualChapSecret) .*"(chap_secret|MutualChapSecret)":"<redacted>"' "$LOG")
+check "the iscsi calls carrying CHAP secrets were audited, secrets <redacted> ($n_isc records)" \
+    "$([ "$n_isc" = 2 ] && echo 0 || echo 1)" "$(grep 'Iscsi' "$LOG" | head -4)"
 if grep -qE "$SECRET_SMB|$SECRET_CHAP|$SECRET_MUTUAL|$SECRET_TARGET" "$LOG"; then
     bad "no SMB password or CHAP secret in the log (-v 10) or the Event Log" "$(grep -E "S3cr3t" "$LOG" | head -3)"
 else
