@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "server/thread.h"
+#include "winapi/fs.h"
 #include "winapi/storage_ids.h"
 #include "winapi/storage_sim.h"
 
@@ -197,6 +199,59 @@ static void test_mounts_and_drives(void **state)
     OK(OPS->flush_volume(CTX, c, &e));
     OK(OPS->remove_mount_point(CTX, "C:\\m", &e));
     assert_int_equal(OPS->remove_mount_point(CTX, "C:\\m", &e), CP_E_FAILED_PRECONDITION);
+}
+
+/* Simulator gaps of issue 9 (facts 10, 11c): the POSIX fs host connected to
+ * the simulator's mount points (mountpoints.h) sees a folder a volume is
+ * mounted at as Windows does. */
+static void test_fact10_fact11c_fs_host_shares_mount_points(void **state)
+{
+    env *t = *state;
+    cp_error e;
+    const char *c = "\\\\?\\Volume{11111111-2222-3333-4444-555555555555}\\";
+    char root[] = "/tmp/cp-mp-XXXXXX", path[512], id[CP_VOLUME_ID_MAX];
+    assert_non_null(mkdtemp(root));
+    snprintf(path, sizeof(path), "%s/C/k/stg", root);
+    cp_fs_host fs;
+    OK(cp_fs_host_posix_new(root, &fs, &e));
+    OK(fs.ops->mkdir_all(fs.ctx, "C:\\k\\stg", &e));
+    cp_mount_points mp;
+    OK(cp_storage_sim_mount_points(&t->h, &mp));
+    cp_fs_host_posix_set_mount_points(&fs, &mp);
+    OK(OPS->add_mount_point(CTX, c, "C:\\k\\stg", &e));
+    FILE *f = fopen(strcat(path, "/data"), "w"); /* a file on the volume */
+    assert_non_null(f);
+    fclose(f);
+
+    bool link = false;
+    OK(fs.ops->is_link(fs.ctx, "c:\\k\\stg", &link, &e)); /* fact 10, any case */
+    assert_true(link);
+    OK(fs.ops->remove(fs.ctx, "C:\\k\\stg", true, &e)); /* fact 11c */
+    assert_int_equal(OPS->volume_at(CTX, "C:\\k\\stg", id, sizeof(id), &e),
+                     CP_E_FAILED_PRECONDITION);
+    snprintf(path, sizeof(path), "%s/.sim-volumes/11111111-2222-3333-4444-555555555555.1/data",
+             root);
+    assert_int_equal(access(path, F_OK), 0); /* the volume's file is kept */
+    OK(fs.ops->mkdir_all(fs.ctx, "C:\\k\\stg", &e));
+    OK(fs.ops->is_link(fs.ctx, "C:\\k\\stg", &link, &e));
+    assert_false(link);
+    /* a parent removed with force takes the mount point with it */
+    OK(OPS->add_mount_point(CTX, c, "C:\\k\\stg", &e));
+    OK(fs.ops->remove(fs.ctx, "C:\\k", true, &e));
+    assert_int_equal(OPS->volume_at(CTX, "C:\\k\\stg", id, sizeof(id), &e),
+                     CP_E_FAILED_PRECONDITION);
+    cp_storage_host other = {NULL, NULL};
+    assert_int_equal(cp_storage_sim_mount_points(&other, &mp), CP_E_INVALID_ARGUMENT);
+    OK(fs.ops->remove(fs.ctx, "C:\\", true, &e));
+    cp_fs_host_posix_free(&fs);
+    unlink(path);
+    *strrchr(path, '/') = '\0';
+    rmdir(path);
+    path[strlen(path) - 1] = '2'; /* the parent's mount folder, kept empty */
+    rmdir(path);
+    *strrchr(path, '/') = '\0';
+    rmdir(path);
+    rmdir(root);
 }
 
 static void test_offline_disk(void **state)
@@ -420,6 +475,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_disks_and_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partition_format_grow, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mounts_and_drives, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fact10_fact11c_fs_host_shares_mount_points, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_offline_disk, setup, teardown),
         cmocka_unit_test(test_fixture_errors),
         cmocka_unit_test(test_repository_fixture_loads),

@@ -136,6 +136,27 @@ if start csi-proxy.exe; then
         "{\"target_path\":\"$K\\\\plugins\\\\plain\"}"
     expect "csi-proxy.exe: a plain directory is not a mounted folder" 9 'not a mounted folder' \
         volume v1 GetVolumeIDFromTargetPath "{\"target_path\":\"$K\\\\plugins\\\\plain\"}"
+    # Facts 4, 5, 7, 8 (issue 9): EBS's regex needs v1.2.1's wording in the
+    # text, on the Win32 host as on the simulator (the text is the volume
+    # group's, portable; the Win32 host only answers "not a mounted folder"
+    # or "not found"). Wine has no mount points.
+    V121='(Get-Item -Path $Env:mountpath).Target, output: , error: '
+    expect "csi-proxy.exe: fact 4: an empty directory's text matches EBS's regex" 9 "$V121" \
+        volume v1 GetVolumeIDFromTargetPath "{\"target_path\":\"$K\\\\plugins\\\\plain\"}"
+    expect "csi-proxy.exe: fact 4: the same on v1beta2's GetVolumeIDFromMount" 9 "$V121" \
+        volume v1beta2 GetVolumeIDFromMount "{\"mount\":\"$K\\\\plugins\\\\plain\"}"
+    expect "csi-proxy.exe: fact 5: a missing path's text matches EBS's regex" 5 'because it does not exist' \
+        volume v1 GetVolumeIDFromTargetPath "{\"target_path\":\"$K\\\\plugins\\\\gone\"}"
+    expect "csi-proxy.exe: fact 7: a drive-less raw path gets the system drive" 9 "$V121" \
+        volume v1 GetVolumeIDFromTargetPath '{"target_path":"\\var\\lib\\kubelet\\plugins\\plain"}'
+    expect "csi-proxy.exe: fact 8: a lower-case drive letter" 9 "$V121" \
+        volume v1 GetVolumeIDFromTargetPath '{"target_path":"c:\\var\\lib\\kubelet\\plugins\\plain"}'
+    # Link following (fact 6) cannot be shown here: this Wine reports a Unix
+    # symlink in the prefix with no FILE_ATTRIBUTE_REPARSE_POINT (IsSymlink
+    # answers false for one), so the Win32 host never sees a link to follow;
+    # the native conformance suite proves it (test_volume.py fact06).
+    expect "csi-proxy.exe: fact 7: IsSymlink takes a drive-less raw path" 0 'status: OK' \
+        filesystem v1 IsSymlink '{"path":"\\var\\lib\\kubelet\\plugins\\plain"}'
     expect "csi-proxy.exe: path rules hold for volume RPCs" 3 'is not within the working directories' \
         volume v1 MountVolume '{"volume_id":"\\\\?\\Volume{00000000-0000-0000-0000-000000000043}\\","target_path":"C:\\Windows"}'
     # The boot volume (C:'s) is never mounted into the kubelet directory. Wine
