@@ -85,7 +85,7 @@ int main(int argc, char **argv)
     cp_fs_host fs = {0};
     cp_storage_host storage = {0}; /* -sim-fixture, else this build's default */
 
-    /* Roots that would hand callers the system (roots.h). */
+    /* Roots that would put the whole host in callers' reach (roots.h). */
     if (cp_roots_check("-kubelet-path", f.kubelet_path, &e) != CP_OK)
         goto out;
     for (size_t i = 0; i < f.n_working_dirs; i++)

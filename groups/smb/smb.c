@@ -163,6 +163,17 @@ static int fail(cp_call *call, const cp_error *e)
     return cp_call_fail_error(call, e);
 }
 
+/* The remote path normalised (norm, SMB_PATH_MAX bytes), its \\server\share
+ * root (root, SMB_PATH_MAX bytes), and the remote-path rules checked: what
+ * both RPCs do first. */
+static int remote_of(const cp_smb_group_ctx *ctx, const char *remote, char *norm, char *root,
+                     cp_error *e)
+{
+    if (cp_smb_normalize(remote, norm, SMB_PATH_MAX, root, SMB_PATH_MAX, e) != CP_OK)
+        return e->status;
+    return cp_smb_check_remote(&ctx->policy, norm, e);
+}
+
 int cp_smb_handle_new(cp_call *call, const void *req, void *resp)
 {
     (void)resp;
@@ -170,8 +181,7 @@ int cp_smb_handle_new(cp_call *call, const void *req, void *resp)
     const cp_smb_group_ctx *ctx = group_ctx(call);
     char norm[SMB_PATH_MAX], root[SMB_PATH_MAX];
     cp_error e;
-    if (cp_smb_normalize(r->remote_path, norm, sizeof(norm), root, sizeof(root), &e) != CP_OK ||
-        cp_smb_check_remote(&ctx->policy, norm, &e) != CP_OK)
+    if (remote_of(ctx, r->remote_path, norm, root, &e) != CP_OK)
         return fail(call, &e);
     /* local_path before anything is mapped: a refused link leaves no mapping. */
     const char *link = NULL;
@@ -213,8 +223,7 @@ int cp_smb_handle_remove(cp_call *call, const void *req, void *resp)
     cp_error e;
     /* The same rules as NewSmbGlobalMapping: nothing refused there can be
      * mapped, so nothing else is ours to remove. */
-    if (cp_smb_normalize(r->remote_path, norm, sizeof(norm), root, sizeof(root), &e) != CP_OK ||
-        cp_smb_check_remote(&ctx->policy, norm, &e) != CP_OK)
+    if (remote_of(ctx, r->remote_path, norm, root, &e) != CP_OK)
         return fail(call, &e);
     /* A mapping that is already gone is success: csi-driver-smb has dropped
      * its refcount before this call, so an error here would fail every
