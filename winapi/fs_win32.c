@@ -8,7 +8,7 @@
  *
  * Links are never followed by removal: the walk goes by handle, each
  * child opened relative to its parent without following a reparse point,
- * checked and deleted through its handle (see "removal" below).
+ * checked and deleted through its handle (fs_remove_win32.c).
  *
  * Every Win32 error is captured on the very next line and turned into a
  * cp_status plus "<API> <path>: <system message> (error <n>)".
@@ -22,13 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
-#include <winternl.h>
 
 #include "fs.h"
 #include "fs_place.h"
+#include "fs_win32_internal.h"
 #include "winutil_win32.h"
 
-#define WIDE_MAX 32768      /* UTF-16 units in the longest Win32 path */
 #define PREFIX_LEN 4        /* L"\\\\?\\" */
 #define PREFIXED_ROOT_LEN 7 /* L"\\\\?\\C:\\" */
 
@@ -37,14 +36,14 @@
 /* cp_win_error (winutil_win32.h): the one Win32 error map and message form,
  * "<API> <path>: <system message> (error <n>)", a long path cut in the
  * middle so the cause always fits. Leaves the thread's last error set. */
-static int win_error(cp_error *e, DWORD err, const char *api, const char *path)
+int fsw_error(cp_error *e, DWORD err, const char *api, const char *path)
 {
     return cp_win_error(e, err, api, path);
 }
 
 /* "Missing" in the sense of Go's os.IsNotExist, plus a parent that is a
  * file (ERROR_DIRECTORY). */
-static bool is_missing(DWORD err)
+bool fsw_is_missing(DWORD err)
 {
     return err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND ||
            err == ERROR_INVALID_DRIVE || err == ERROR_DIRECTORY || err == ERROR_BAD_NETPATH;
@@ -61,7 +60,7 @@ static bool drive_absolute(const char *p)
 /* MultiByteToWideChar (stringapiset.h) with MB_ERR_INVALID_CHARS. With
  * prefix, "X:\..." becomes "\\?\X:\...". NULL with e set on failure;
  * caller frees. */
-static wchar_t *to_wide(const char *path, bool prefix, cp_error *e)
+wchar_t *fsw_to_wide(const char *path, bool prefix, cp_error *e)
 {
     if (!drive_absolute(path)) {
         cp_error_set(e, CP_E_INVALID_ARGUMENT, "not a drive-absolute path: %s", path);
@@ -70,7 +69,7 @@ static wchar_t *to_wide(const char *path, bool prefix, cp_error *e)
     int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, NULL, 0);
     if (n == 0) {
         DWORD err = GetLastError();
-        win_error(e, err, "MultiByteToWideChar", path);
+        fsw_error(e, err, "MultiByteToWideChar", path);
         return NULL;
     }
     size_t pre = prefix ? PREFIX_LEN : 0;
@@ -83,7 +82,7 @@ static wchar_t *to_wide(const char *path, bool prefix, cp_error *e)
     if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, w + pre, n) == 0) {
         DWORD err = GetLastError();
         free(w);
-        win_error(e, err, "MultiByteToWideChar", path);
+        fsw_error(e, err, "MultiByteToWideChar", path);
         return NULL;
     }
     return w;
@@ -99,11 +98,11 @@ static void narrow(const wchar_t *w, char *out, size_t outlen)
         snprintf(out, outlen, "(a path too long to show)");
 }
 
-static int win_error_w(cp_error *e, DWORD err, const char *api, const wchar_t *wpath)
+int fsw_error_w(cp_error *e, DWORD err, const char *api, const wchar_t *wpath)
 {
     char path[1024];
     narrow(wpath, path, sizeof(path));
-    return win_error(e, err, api, path);
+    return fsw_error(e, err, api, path);
 }
 
 /* --- exists, mkdir -------------------------------------------------------- */
@@ -115,7 +114,7 @@ static int win_error_w(cp_error *e, DWORD err, const char *api, const wchar_t *w
 static int fs_exists(void *ctx, const char *path, bool *exists, cp_error *e)
 {
     (void)ctx;
-    wchar_t *w = to_wide(path, true, e);
+    wchar_t *w = fsw_to_wide(path, true, e);
     if (w == NULL)
         return e->status;
     int rc = CP_OK;
@@ -133,8 +132,8 @@ static int fs_exists(void *ctx, const char *path, bool *exists, cp_error *e)
                 err = GetLastError();
             }
         }
-        if (!*exists && !is_missing(err))
-            rc = win_error(e, err, "GetFileAttributesExW", path);
+        if (!*exists && !fsw_is_missing(err))
+            rc = fsw_error(e, err, "GetFileAttributesExW", path);
     }
     free(w);
     return rc;
@@ -147,7 +146,7 @@ static int fs_exists(void *ctx, const char *path, bool *exists, cp_error *e)
 static int fs_mkdir_all(void *ctx, const char *path, cp_error *e)
 {
     (void)ctx;
-    wchar_t *w = to_wide(path, true, e);
+    wchar_t *w = fsw_to_wide(path, true, e);
     if (w == NULL)
         return e->status;
     int rc = CP_OK;
@@ -159,18 +158,18 @@ static int fs_mkdir_all(void *ctx, const char *path, cp_error *e)
         w[i] = L'\0';
         DWORD attrs = GetFileAttributesW(w);
         DWORD err = attrs == INVALID_FILE_ATTRIBUTES ? GetLastError() : ERROR_SUCCESS;
-        if (attrs == INVALID_FILE_ATTRIBUTES && is_missing(err)) {
+        if (attrs == INVALID_FILE_ATTRIBUTES && fsw_is_missing(err)) {
             if (!CreateDirectoryW(w, NULL)) {
                 err = GetLastError();
                 if (err != ERROR_ALREADY_EXISTS) /* else: created meanwhile; recheck */
-                    rc = win_error_w(e, err, "CreateDirectoryW", w);
+                    rc = fsw_error_w(e, err, "CreateDirectoryW", w);
                 else if ((attrs = GetFileAttributesW(w)) == INVALID_FILE_ATTRIBUTES)
-                    rc = win_error_w(e, GetLastError(), "GetFileAttributesW", w);
+                    rc = fsw_error_w(e, GetLastError(), "GetFileAttributesW", w);
             } else {
                 attrs = FILE_ATTRIBUTE_DIRECTORY;
             }
         } else if (attrs == INVALID_FILE_ATTRIBUTES) {
-            rc = win_error_w(e, err, "GetFileAttributesW", w);
+            rc = fsw_error_w(e, err, "GetFileAttributesW", w);
         }
         if (rc == CP_OK && !(attrs & FILE_ATTRIBUTE_DIRECTORY)) {
             char where[1024];
@@ -181,443 +180,6 @@ static int fs_mkdir_all(void *ctx, const char *path, cp_error *e)
         w[i] = saved;
     }
     free(w);
-    return rc;
-}
-
-/* --- removal ------------------------------------------------------------- */
-
-/* The walk goes by open handle, never by path name below its start:
- *   - a child is opened relative to its open parent with NtOpenFile
- *     (winternl.h: "NtOpenFile function"; OBJECT_ATTRIBUTES.RootDirectory
- *     is the parent's handle, ObjectName the child's name alone) and
- *     FILE_OPEN_REPARSE_POINT ("bypass normal reparse point processing"),
- *     so a symbolic link, junction or mount point is opened as itself;
- *   - what was opened is judged through that handle:
- *     GetFileInformationByHandleEx(FileAttributeTagInfo) (winbase.h) gives
- *     its attributes and reparse tag, never the listing's stale copy;
- *   - only a directory that is not a reparse point is entered: reopened for
- *     listing with ReOpenFile (winbase.h: the same object, no name lookup)
- *     and listed with GetFileInformationByHandleEx(FileIdBothDirectoryInfo,
- *     first FileIdBothDirectoryRestartInfo);
- *   - everything is deleted through its handle with SetFileInformationByHandle
- *     (fileapi.h): FileDispositionInfoEx with FILE_DISPOSITION_FLAG_DELETE |
- *     POSIX_SEMANTICS | IGNORE_READONLY_ATTRIBUTE (Windows 10 1809 and
- *     later: "FILE_DISPOSITION_INFO_EX structure"), else FileDispositionInfo
- *     after clearing FILE_ATTRIBUTE_READONLY through the handle
- *     (FileBasicInfo), as Go's os.Remove does for a read-only file.
- * A directory is entered only when both its listing entry (or, at the
- * start, GetFileAttributesW, which reports a link itself) and its handle
- * say "a directory, not a reparse point". So a directory swapped for a
- * link between listing and descent is opened as the link and deleted as
- * one; its target is never entered. Where the name says "link" but the
- * handle holds a plain object, the open followed the link regardless of
- * FILE_OPEN_REPARSE_POINT (Wine 8 does so; Windows honours the flag): the
- * handle is dropped unused and the entry removed by name with
- * RemoveDirectoryW/DeleteFileW (fileapi.h), which remove a link itself,
- * never its target ("Symbolic Link Effects on File Systems Functions"). Deleting a
- * link or junction through a FILE_OPEN_REPARSE_POINT handle removes the
- * link, not its target; a volume mount folder loses its mount point, never
- * the volume's files. */
-
-/* FileDispositionInfoEx (FILE_INFO_BY_HANDLE_CLASS 21) and its flags
- * (winbase.h, "FILE_DISPOSITION_INFO_EX structure": Windows 10 1607, the
- * read-only flag 1809): this build's headers hide them below those
- * versions. An older system refuses the class, and the plain
- * FileDispositionInfo follows. */
-#define DISPOSITION_INFO_EX ((FILE_INFO_BY_HANDLE_CLASS)21)
-#define DISPOSITION_DELETE 0x1u
-#define DISPOSITION_POSIX_SEMANTICS 0x2u
-#define DISPOSITION_IGNORE_READONLY 0x10u
-
-typedef LONG(NTAPI *nt_open_file_fn)(PHANDLE, ACCESS_MASK, POBJECT_ATTRIBUTES, PIO_STATUS_BLOCK,
-                                     ULONG, ULONG);
-typedef ULONG(NTAPI *nt_status_to_error_fn)(LONG);
-
-/* NtOpenFile and RtlNtStatusToDosError from ntdll.dll (loaded in every
- * process; the default link has no import library for it). */
-static bool nt_functions(nt_open_file_fn *open, nt_status_to_error_fn *to_error)
-{
-    HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
-    if (ntdll == NULL)
-        return false;
-    *open = (nt_open_file_fn)(void (*)(void))GetProcAddress(ntdll, "NtOpenFile");
-    *to_error =
-        (nt_status_to_error_fn)(void (*)(void))GetProcAddress(ntdll, "RtlNtStatusToDosError");
-    return *open != NULL && *to_error != NULL;
-}
-
-#define OPEN_ACCESS (DELETE | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES | SYNCHRONIZE)
-#define SHARE_ALL (FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE)
-#define LIST_BUF 65536 /* bytes of directory entries per query */
-
-typedef struct wbuf {
-    wchar_t *s;
-    size_t len; /* s[len] == 0 */
-} wbuf;
-
-static bool wbuf_push(wbuf *b, const wchar_t *name, size_t n)
-{
-    if (b->len + 1 + n >= WIDE_MAX)
-        return false;
-    b->s[b->len++] = L'\\';
-    memcpy(b->s + b->len, name, n * sizeof(wchar_t));
-    b->len += n;
-    b->s[b->len] = L'\0';
-    return true;
-}
-
-static void wbuf_cut(wbuf *b, size_t len)
-{
-    b->len = len;
-    b->s[len] = L'\0';
-}
-
-/* The child name of the open directory parent, without following it.
- * b->s names it in messages. ERROR_* in *err on failure. */
-static HANDLE open_child(HANDLE parent, const wchar_t *name, size_t n, DWORD *err)
-{
-    nt_open_file_fn nt_open;
-    nt_status_to_error_fn to_error;
-    if (!nt_functions(&nt_open, &to_error)) {
-        *err = ERROR_PROC_NOT_FOUND;
-        return INVALID_HANDLE_VALUE;
-    }
-    UNICODE_STRING us;
-    us.Buffer = (PWSTR)name;
-    us.Length = (USHORT)(n * sizeof(wchar_t));
-    us.MaximumLength = us.Length;
-    OBJECT_ATTRIBUTES oa;
-    InitializeObjectAttributes(&oa, &us, OBJ_CASE_INSENSITIVE, parent, NULL);
-    IO_STATUS_BLOCK io;
-    HANDLE h = INVALID_HANDLE_VALUE;
-    LONG st = nt_open(&h, OPEN_ACCESS, &oa, &io, SHARE_ALL,
-                      FILE_OPEN_REPARSE_POINT | FILE_SYNCHRONOUS_IO_NONALERT |
-                          FILE_OPEN_FOR_BACKUP_INTENT);
-    if (st < 0) {
-        *err = to_error(st);
-        return INVALID_HANDLE_VALUE;
-    }
-    return h;
-}
-
-/* Deletes what h is open on (see the top of this section). attrs are its
- * attributes, read through h. The name goes when h is closed (at once with
- * POSIX semantics). */
-static int delete_by_handle(HANDLE h, DWORD attrs, const wchar_t *name_for_msg, cp_error *e)
-{
-    DWORD ex = DISPOSITION_DELETE | DISPOSITION_POSIX_SEMANTICS | DISPOSITION_IGNORE_READONLY;
-    if (SetFileInformationByHandle(h, DISPOSITION_INFO_EX, &ex, sizeof(ex)))
-        return CP_OK;
-    DWORD err = GetLastError();
-    if (err == ERROR_DIR_NOT_EMPTY)
-        return win_error_w(e, err, "SetFileInformationByHandle(FileDispositionInfoEx)",
-                           name_for_msg);
-    /* Before Windows 10 1809, or a file system without POSIX deletes. */
-    FILE_DISPOSITION_INFO d = {TRUE};
-    if (SetFileInformationByHandle(h, FileDispositionInfo, &d, sizeof(d)))
-        return CP_OK;
-    err = GetLastError();
-    if (err == ERROR_ACCESS_DENIED && (attrs & FILE_ATTRIBUTE_READONLY)) {
-        FILE_BASIC_INFO bi = {0};
-        DWORD plain = attrs & ~FILE_ATTRIBUTE_READONLY;
-        bi.FileAttributes = plain != 0 ? plain : FILE_ATTRIBUTE_NORMAL;
-        if (SetFileInformationByHandle(h, FileBasicInfo, &bi, sizeof(bi)) &&
-            SetFileInformationByHandle(h, FileDispositionInfo, &d, sizeof(d)))
-            return CP_OK;
-        err = GetLastError();
-    }
-    return win_error_w(e, err, "SetFileInformationByHandle(FileDispositionInfo)", name_for_msg);
-}
-
-/* Attributes and reparse tag of what h is open on. */
-static int handle_attrs(HANDLE h, FILE_ATTRIBUTE_TAG_INFO *ti, const wchar_t *name, cp_error *e)
-{
-    if (GetFileInformationByHandleEx(h, FileAttributeTagInfo, ti, sizeof(*ti)))
-        return CP_OK;
-    return win_error_w(e, GetLastError(), "GetFileInformationByHandleEx(FileAttributeTagInfo)",
-                       name);
-}
-
-static bool is_plain_dir(DWORD attrs)
-{
-    return (attrs & FILE_ATTRIBUTE_DIRECTORY) && !(attrs & FILE_ATTRIBUTE_REPARSE_POINT);
-}
-
-/* True when the name reports a link (listed: from a listing or
- * GetFileAttributesW) but the handle opened with FILE_OPEN_REPARSE_POINT
- * holds something that is not one: the open followed it anyway. */
-static bool followed_anyway(DWORD listed, DWORD held)
-{
-    return (listed & FILE_ATTRIBUTE_REPARSE_POINT) && !(held & FILE_ATTRIBUTE_REPARSE_POINT);
-}
-
-/* RemoveDirectoryW / DeleteFileW (fileapi.h) on the link w itself (see the
- * top of this section): both remove a symbolic link or junction, not its
- * target, and RemoveDirectoryW never removes a non-empty directory. */
-static int remove_by_name(const wchar_t *w, DWORD listed, cp_error *e)
-{
-    bool dir = (listed & FILE_ATTRIBUTE_DIRECTORY) != 0;
-    if (dir ? RemoveDirectoryW(w) : DeleteFileW(w))
-        return CP_OK;
-    return win_error_w(e, GetLastError(), dir ? "RemoveDirectoryW" : "DeleteFileW", w);
-}
-
-/* The names in one directory, listed once through its handle before any
- * is deleted (deleting while listing may skip entries). */
-typedef struct names {
-    wchar_t *text; /* per entry: 2 units of listed attributes, name, '\0' */
-    size_t used, cap;
-    size_t next; /* offset of the next name to handle */
-} names;
-
-static bool names_add(names *l, DWORD attrs, const wchar_t *name, size_t n)
-{
-    if (l->used + n + 3 > l->cap) {
-        size_t ncap = l->cap != 0 ? l->cap * 2 : 1024;
-        while (ncap < l->used + n + 3)
-            ncap *= 2;
-        wchar_t *t = realloc(l->text, ncap * sizeof(wchar_t));
-        if (t == NULL)
-            return false;
-        l->text = t;
-        l->cap = ncap;
-    }
-    l->text[l->used++] = (wchar_t)(attrs & 0xffff);
-    l->text[l->used++] = (wchar_t)(attrs >> 16);
-    memcpy(l->text + l->used, name, n * sizeof(wchar_t));
-    l->used += n;
-    l->text[l->used++] = L'\0';
-    return true;
-}
-
-/* Lists directory dir (open with FILE_LIST_DIRECTORY) into l, "." and ".."
- * left out. GetFileInformationByHandleEx ends with ERROR_NO_MORE_FILES. */
-static int list_dir(HANDLE dir, names *l, void *buf, const wchar_t *name_for_msg, cp_error *e)
-{
-    FILE_INFO_BY_HANDLE_CLASS cls = FileIdBothDirectoryRestartInfo;
-    for (;;) {
-        if (!GetFileInformationByHandleEx(dir, cls, buf, LIST_BUF)) {
-            DWORD err = GetLastError();
-            if (err == ERROR_NO_MORE_FILES)
-                return CP_OK;
-            return win_error_w(e, err, "GetFileInformationByHandleEx(FileIdBothDirectoryInfo)",
-                               name_for_msg);
-        }
-        cls = FileIdBothDirectoryInfo;
-        const unsigned char *p = buf;
-        for (;;) {
-            const FILE_ID_BOTH_DIR_INFO *fi = (const FILE_ID_BOTH_DIR_INFO *)p;
-            size_t n = fi->FileNameLength / sizeof(wchar_t);
-            bool dots = (n == 1 && fi->FileName[0] == L'.') ||
-                        (n == 2 && fi->FileName[0] == L'.' && fi->FileName[1] == L'.');
-            if (!dots && !names_add(l, fi->FileAttributes, fi->FileName, n))
-                return cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory listing a directory");
-            if (fi->NextEntryOffset == 0)
-                break;
-            p += fi->NextEntryOffset;
-        }
-    }
-}
-
-typedef struct level {
-    HANDLE dir; /* open for listing and deletion; the top one is borrowed */
-    names list;
-    size_t len;  /* b->len of this directory's path (messages only) */
-    DWORD attrs; /* its attributes, for a read-only directory */
-} level;
-
-/* ReOpenFile (winbase.h) of a plain directory for listing. */
-static HANDLE open_for_listing(HANDLE h, DWORD *err)
-{
-    HANDLE d = ReOpenFile(h, OPEN_ACCESS | FILE_LIST_DIRECTORY, SHARE_ALL,
-                          FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT);
-    *err = d == INVALID_HANDLE_VALUE ? GetLastError() : ERROR_SUCCESS;
-    return d;
-}
-
-/* Pushes directory dir (listed now) onto the stack. */
-static int push_level(level **stack, size_t *depth, size_t *cap, HANDLE dir, DWORD attrs,
-                      size_t len, void *buf, const wchar_t *name, cp_error *e)
-{
-    if (*depth == *cap) {
-        size_t ncap = *cap != 0 ? *cap * 2 : 16;
-        level *n = realloc(*stack, ncap * sizeof(level));
-        if (n == NULL)
-            return cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory walking a directory");
-        *stack = n;
-        *cap = ncap;
-    }
-    level *lv = &(*stack)[(*depth)++];
-    *lv = (level){dir, {NULL, 0, 0, 0}, len, attrs};
-    return list_dir(dir, &lv->list, buf, name, e);
-}
-
-/* Deletes everything inside the directory top (open with FILE_LIST_DIRECTORY;
- * not closed here); b->s names it in messages. Iterative with a heap stack
- * (worker threads have small stacks; trees can be deep). */
-static int clear_tree(HANDLE top, wbuf *b, cp_error *e)
-{
-    level *stack = NULL;
-    size_t depth = 0, cap = 0, top_len = b->len;
-    void *buf = malloc(LIST_BUF);
-    if (buf == NULL)
-        return cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory walking a directory");
-    int rc = push_level(&stack, &depth, &cap, top, FILE_ATTRIBUTE_DIRECTORY, b->len, buf, b->s, e);
-    while (rc == CP_OK && depth > 0) {
-        level *cur = &stack[depth - 1];
-        wbuf_cut(b, cur->len);
-        if (cur->list.next >= cur->list.used) { /* done: delete it (not the top) */
-            level done = *cur;
-            depth--;
-            free(done.list.text);
-            if (depth > 0) {
-                rc = delete_by_handle(done.dir, done.attrs, b->s, e);
-                CloseHandle(done.dir);
-            }
-            continue;
-        }
-        const wchar_t *entry = cur->list.text + cur->list.next;
-        DWORD listed = (DWORD)(uint16_t)entry[0] | (DWORD)(uint16_t)entry[1] << 16;
-        const wchar_t *name = entry + 2;
-        size_t n = wcslen(name);
-        cur->list.next += n + 3;
-        if (!wbuf_push(b, name, n)) {
-            rc = win_error_w(e, ERROR_FILENAME_EXCED_RANGE, "NtOpenFile", b->s);
-            break;
-        }
-        DWORD err = ERROR_SUCCESS;
-        HANDLE h = open_child(cur->dir, name, n, &err);
-        if (h == INVALID_HANDLE_VALUE) {
-            if (!is_missing(err)) /* gone meanwhile: nothing to delete */
-                rc = win_error_w(e, err, "NtOpenFile", b->s);
-            continue;
-        }
-        FILE_ATTRIBUTE_TAG_INFO ti;
-        rc = handle_attrs(h, &ti, b->s, e);
-        if (rc == CP_OK && followed_anyway(listed, ti.FileAttributes)) {
-            CloseHandle(h);
-            rc = remove_by_name(b->s, listed, e);
-            continue;
-        }
-        if (rc == CP_OK && is_plain_dir(ti.FileAttributes) && is_plain_dir(listed)) {
-            HANDLE d = open_for_listing(h, &err);
-            CloseHandle(h);
-            if (d == INVALID_HANDLE_VALUE) {
-                rc = win_error_w(e, err, "ReOpenFile", b->s);
-                continue;
-            }
-            rc = push_level(&stack, &depth, &cap, d, ti.FileAttributes, b->len, buf, b->s, e);
-            if (rc != CP_OK && (depth == 0 || stack[depth - 1].dir != d))
-                CloseHandle(d); /* never pushed */
-            continue;
-        }
-        if (rc == CP_OK) /* a file, link, junction or mount point: the entry itself */
-            rc = delete_by_handle(h, ti.FileAttributes, b->s, e);
-        CloseHandle(h);
-    }
-    while (depth > 0) {
-        level *lv = &stack[--depth];
-        free(lv->list.text);
-        if (depth > 0)
-            CloseHandle(lv->dir);
-    }
-    free(stack);
-    free(buf);
-    wbuf_cut(b, top_len);
-    return rc;
-}
-
-static int new_wbuf(const char *path, wbuf *b, cp_error *e)
-{
-    wchar_t *w = to_wide(path, true, e);
-    if (w == NULL)
-        return e->status;
-    b->s = malloc(WIDE_MAX * sizeof(wchar_t));
-    if (b->s == NULL) {
-        free(w);
-        return cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory for %s", path);
-    }
-    b->len = wcslen(w);
-    memcpy(b->s, w, (b->len + 1) * sizeof(wchar_t));
-    free(w);
-    return CP_OK;
-}
-
-/* CreateFileW (fileapi.h) with FILE_FLAG_OPEN_REPARSE_POINT opens the entry
- * itself, so a link is removed as a link whatever its target; a plain
- * directory is emptied through a handle to it and then deleted through the
- * same handle. */
-static int fs_remove(void *ctx, const char *path, bool recursive, cp_error *e)
-{
-    (void)ctx;
-    wbuf b;
-    int rc = new_wbuf(path, &b, e);
-    if (rc != CP_OK)
-        return rc;
-    HANDLE h = CreateFileW(b.s, OPEN_ACCESS, SHARE_ALL, NULL, OPEN_EXISTING,
-                           FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
-    if (h == INVALID_HANDLE_VALUE) {
-        DWORD err = GetLastError();
-        rc = (recursive && is_missing(err)) ? CP_OK /* already gone, as RemoveAll */
-                                            : win_error(e, err, "CreateFileW", path);
-        free(b.s);
-        return rc;
-    }
-    /* GetFileAttributesW reports a link itself (fileapi.h) */
-    DWORD named = GetFileAttributesW(b.s);
-    if (named == INVALID_FILE_ATTRIBUTES)
-        named = FILE_ATTRIBUTE_REPARSE_POINT; /* unknown: never entered */
-    FILE_ATTRIBUTE_TAG_INFO ti;
-    rc = handle_attrs(h, &ti, b.s, e);
-    if (rc == CP_OK && followed_anyway(named, ti.FileAttributes)) {
-        CloseHandle(h);
-        rc = remove_by_name(b.s, named, e);
-        free(b.s);
-        return rc;
-    }
-    if (rc == CP_OK && recursive && is_plain_dir(ti.FileAttributes) && is_plain_dir(named)) {
-        DWORD err;
-        HANDLE d = open_for_listing(h, &err);
-        if (d == INVALID_HANDLE_VALUE) {
-            rc = win_error(e, err, "ReOpenFile", path);
-        } else {
-            CloseHandle(h);
-            h = d;
-            rc = clear_tree(h, &b, e);
-        }
-    }
-    if (rc == CP_OK)
-        rc = delete_by_handle(h, ti.FileAttributes, b.s, e);
-    CloseHandle(h);
-    free(b.s);
-    return rc;
-}
-
-/* The directory itself may be a link: the group confined its target, so
- * it is opened following links (CreateFileW without
- * FILE_FLAG_OPEN_REPARSE_POINT); nothing below it is followed. */
-static int fs_remove_contents(void *ctx, const char *path, cp_error *e)
-{
-    (void)ctx;
-    wbuf b;
-    int rc = new_wbuf(path, &b, e);
-    if (rc != CP_OK)
-        return rc;
-    HANDLE h = CreateFileW(b.s, FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES | SYNCHRONIZE, SHARE_ALL,
-                           NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
-    if (h == INVALID_HANDLE_VALUE) {
-        rc = win_error(e, GetLastError(), "CreateFileW", path);
-        free(b.s);
-        return rc;
-    }
-    FILE_ATTRIBUTE_TAG_INFO ti;
-    rc = handle_attrs(h, &ti, b.s, e);
-    if (rc == CP_OK && !(ti.FileAttributes & FILE_ATTRIBUTE_DIRECTORY))
-        rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "RmdirContents %s: not a directory", path);
-    else if (rc == CP_OK)
-        rc = clear_tree(h, &b, e);
-    CloseHandle(h);
-    free(b.s);
     return rc;
 }
 
@@ -634,9 +196,9 @@ static int fs_symlink(void *ctx, const char *link_path, const char *target, cp_e
 {
     (void)ctx;
     int rc = CP_OK;
-    wchar_t *wl = to_wide(link_path, true, e);
-    wchar_t *wt_long = wl != NULL ? to_wide(target, true, e) : NULL;
-    wchar_t *wt = wt_long != NULL ? to_wide(target, false, e) : NULL;
+    wchar_t *wl = fsw_to_wide(link_path, true, e);
+    wchar_t *wt_long = wl != NULL ? fsw_to_wide(target, true, e) : NULL;
+    wchar_t *wt = wt_long != NULL ? fsw_to_wide(target, false, e) : NULL;
     if (wt == NULL) {
         rc = e->status;
         goto out;
@@ -658,7 +220,7 @@ static int fs_symlink(void *ctx, const char *link_path, const char *target, cp_e
         err = made ? ERROR_SUCCESS : GetLastError();
     }
     if (!made) {
-        rc = win_error(e, err, "CreateSymbolicLinkW", link_path);
+        rc = fsw_error(e, err, "CreateSymbolicLinkW", link_path);
         goto out;
     }
     DWORD la = GetFileAttributesW(wl);
@@ -686,13 +248,13 @@ static int fs_is_link(void *ctx, const char *path, bool *is_link, cp_error *e)
 {
     (void)ctx;
     *is_link = false;
-    wchar_t *w = to_wide(path, true, e);
+    wchar_t *w = fsw_to_wide(path, true, e);
     if (w == NULL)
         return e->status;
     int rc = CP_OK;
     DWORD attrs = GetFileAttributesW(w);
     if (attrs == INVALID_FILE_ATTRIBUTES) {
-        rc = win_error(e, GetLastError(), "GetFileAttributesW", path);
+        rc = fsw_error(e, GetLastError(), "GetFileAttributesW", path);
         goto out;
     }
     if (!(attrs & FILE_ATTRIBUTE_REPARSE_POINT))
@@ -700,7 +262,7 @@ static int fs_is_link(void *ctx, const char *path, bool *is_link, cp_error *e)
     WIN32_FIND_DATAW fd;
     HANDLE f = FindFirstFileW(w, &fd);
     if (f == INVALID_HANDLE_VALUE) {
-        rc = win_error(e, GetLastError(), "FindFirstFileW", path);
+        rc = fsw_error(e, GetLastError(), "FindFirstFileW", path);
         goto out;
     }
     FindClose(f);
@@ -715,7 +277,7 @@ static int fs_is_link(void *ctx, const char *path, bool *is_link, cp_error *e)
     } else {
         DWORD err = GetLastError();
         if (err != ERROR_FILE_NOT_FOUND && err != ERROR_PATH_NOT_FOUND && err != ERROR_BAD_NETPATH)
-            rc = win_error(e, err, "CreateFileW", path);
+            rc = fsw_error(e, err, "CreateFileW", path);
     }
 out:
     free(w);
@@ -744,7 +306,7 @@ static int volume_names(const wchar_t *volume, wchar_t **out, cp_error *e)
         DWORD err = GetLastError();
         if (err != ERROR_MORE_DATA || need <= cap) {
             free(names);
-            return win_error_w(e, err, "GetVolumePathNamesForVolumeNameW", volume);
+            return fsw_error_w(e, err, "GetVolumePathNamesForVolumeNameW", volume);
         }
         cap = need;
     }
@@ -783,7 +345,7 @@ static bool is_plain_path(wchar_t *w)
         DWORD err = attrs == INVALID_FILE_ATTRIBUTES ? GetLastError() : ERROR_SUCCESS;
         w[i] = saved;
         if (attrs == INVALID_FILE_ATTRIBUTES)
-            return is_missing(err);
+            return fsw_is_missing(err);
         if (attrs & FILE_ATTRIBUTE_REPARSE_POINT)
             return false;
         start = i + 1;
@@ -812,7 +374,7 @@ static int locate(wchar_t *w, const char *path, wchar_t **out, cp_error *e)
         h = CreateFileW(w, FILE_READ_ATTRIBUTES, SHARE_ALL, NULL, OPEN_EXISTING,
                         FILE_FLAG_BACKUP_SEMANTICS, NULL);
         DWORD err = h == INVALID_HANDLE_VALUE ? GetLastError() : ERROR_SUCCESS;
-        if (h == INVALID_HANDLE_VALUE && is_missing(err) &&
+        if (h == INVALID_HANDLE_VALUE && fsw_is_missing(err) &&
             GetFileAttributesW(w) != INVALID_FILE_ATTRIBUTES) {
             char where[1024];
             narrow(w, where, sizeof(where));
@@ -824,8 +386,8 @@ static int locate(wchar_t *w, const char *path, wchar_t **out, cp_error *e)
         w[cut] = saved;
         if (h != INVALID_HANDLE_VALUE)
             break;
-        if (!is_missing(err))
-            return win_error(e, err, "CreateFileW", path);
+        if (!fsw_is_missing(err))
+            return fsw_error(e, err, "CreateFileW", path);
         if (cut <= PREFIXED_ROOT_LEN) { /* not even the drive: nothing to resolve */
             *out = malloc((wcslen(w) + 1) * sizeof(wchar_t));
             if (*out == NULL)
@@ -855,7 +417,7 @@ static int locate(wchar_t *w, const char *path, wchar_t **out, cp_error *e)
     CloseHandle(h);
     if (n == 0 || n >= WIDE_MAX) {
         free(final);
-        return win_error(e, n == 0 ? err : ERROR_FILENAME_EXCED_RANGE, "GetFinalPathNameByHandleW",
+        return fsw_error(e, n == 0 ? err : ERROR_FILENAME_EXCED_RANGE, "GetFinalPathNameByHandleW",
                          path);
     }
     if (*missing != L'\0') {
@@ -898,7 +460,7 @@ static int fs_resolve(void *ctx, const char *path, const char *const *anchors, s
     wchar_t *final = NULL, *names = NULL, *named = NULL, *sysvol = NULL;
     wchar_t **awide = NULL;
     cp_fs_anchor *anchor = NULL;
-    wchar_t *w = to_wide(path, true, e);
+    wchar_t *w = fsw_to_wide(path, true, e);
     if (w == NULL)
         return e->status;
     if (wcslen(w) > PREFIXED_ROOT_LEN && is_plain_path(w)) {
@@ -937,7 +499,7 @@ static int fs_resolve(void *ctx, const char *path, const char *const *anchors, s
         for (size_t i = 0; i < n_anchors; i++) {
             cp_error ignored; /* an anchor that cannot be located protects nothing
                                  and holds nothing: rule 1 never names through it */
-            wchar_t *aw = to_wide(anchors[i], true, &ignored);
+            wchar_t *aw = fsw_to_wide(anchors[i], true, &ignored);
             awide[i] = aw;
             anchor[i].text = aw != NULL ? aw + PREFIX_LEN : L"";
             wchar_t *loc = NULL;
@@ -962,7 +524,7 @@ static int fs_resolve(void *ctx, const char *path, const char *const *anchors, s
     }
     if (WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, shown, -1, out, (int)outlen, NULL,
                             NULL) == 0)
-        rc = win_error(e, GetLastError(), "WideCharToMultiByte", path);
+        rc = fsw_error(e, GetLastError(), "WideCharToMultiByte", path);
 out:
     for (size_t i = 0; anchor != NULL && i < n_anchors; i++)
         free((wchar_t *)anchor[i].location);
@@ -981,8 +543,8 @@ out:
 static const cp_fs_ops win32_ops = {
     .exists = fs_exists,
     .mkdir_all = fs_mkdir_all,
-    .remove = fs_remove,
-    .remove_contents = fs_remove_contents,
+    .remove = fsw_remove,
+    .remove_contents = fsw_remove_contents,
     .symlink = fs_symlink,
     .is_link = fs_is_link,
     .resolve = fs_resolve,
