@@ -4,7 +4,8 @@
 # strings, ever"). For build/win/csi-proxy.exe and build/win/csi-proxy-cli.exe:
 #
 #   1. DLLs: the import table names only KERNEL32, ADVAPI32 and msvcrt
-#      (x86_64-w64-mingw32-objdump -p);
+#      (x86_64-w64-mingw32-objdump -p), and not iscsidsc.dll, which the
+#      iscsi group loads at run time (winapi/iscsidsc_win32.c);
 #   2. imports: no process-creation function is imported by name, from any
 #      DLL (Win32, native and msvcrt's: see FORBIDDEN);
 #   3. linked symbols: no such symbol is defined or referenced by anything
@@ -63,6 +64,16 @@ for exe in "$@"; do
     else
         bad "$name imports only from $ALLOWED_DLLS" "also: $extra"
     fi
+
+    # 1b. DLLs loaded at run time, from system32, only when a call needs
+    # them (a host without the iSCSI initiator still starts the service)
+    for lazy in iscsidsc.dll; do
+        if grep -qix "$lazy" <<<"$dlls"; then
+            bad "$name does not import $lazy (it is loaded at run time)" "$lazy is in the import table"
+        else
+            ok "$name does not import $lazy (it is loaded at run time)"
+        fi
+    done
 
     # 2. imported functions: "<hint> <name>" lines under each DLL
     funcs=$(awk '/DLL Name:/ {dll=$3} /^[ \t]+[0-9a-f]+[ \t]+[0-9]+[ \t]+[A-Za-z_]/ && dll {print dll ": " $3}' <<<"$dump")
