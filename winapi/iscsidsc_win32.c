@@ -76,9 +76,9 @@ int cp_isdsc_error(cp_error *e, ULONG rc, const char *api, const char *object)
     }
     if (cause != NULL) {
         int st = cp_error_set(e, CP_E_FAILED_PRECONDITION,
-                              "%s %s: the iSCSI initiator service (MSiSCSI) is not running "
+                              "%s%s%s: the iSCSI initiator service (MSiSCSI) is not running "
                               "(%s, error 0x%08lx); start it and set it to start automatically",
-                              api, object, cause, (unsigned long)rc);
+                              api, object[0] != '\0' ? " " : "", object, cause, (unsigned long)rc);
         SetLastError(rc);
         return st;
     }
