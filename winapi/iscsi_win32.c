@@ -71,7 +71,7 @@ static void target_name(const cp_iscsi_portal *p, const char *iqn, char *out, si
 static void to_portal(const cp_iscsi_portal *p, cp_iscsi_target_portal *out)
 {
     memset(out, 0, sizeof(*out));
-    for (size_t i = 0; p->address[i] != '\0' && i + 1 < CP_ISCSI_MAX_PORTAL_ADDR; i++)
+    for (size_t i = 0; i + 1 < CP_ISCSI_MAX_PORTAL_ADDR && p->address[i] != '\0'; i++)
         out->Address[i] = (WCHAR)(unsigned char)p->address[i];
     out->Socket = (USHORT)p->port;
 }
@@ -437,7 +437,7 @@ static int w_connect(void *ctx, const cp_iscsi_portal *p, const char *iqn, cp_is
     if (yes)
         return cp_error_set(e, CP_E_ALREADY_EXISTS, "target %s is connected already", iqn);
     WCHAR target[CP_ISCSI_MAX_NAME_LEN + 1] = {0};
-    for (size_t i = 0; iqn[i] != '\0' && i < CP_ISCSI_MAX_NAME_LEN; i++)
+    for (size_t i = 0; i < CP_ISCSI_MAX_NAME_LEN && iqn[i] != '\0'; i++)
         target[i] = (WCHAR)(unsigned char)iqn[i]; /* the group allows ASCII names only */
     cp_iscsi_target_portal portal;
     to_portal(p, &portal);
