@@ -6,6 +6,7 @@
   metrics_check.py wait PORT SECONDS      exit 0 once /metrics answers 200
   metrics_check.py check PORT EXPECT.json  TAP-like lines, exit 0 if all ok
   metrics_check.py status PORT PATH [METHOD] [HOST]   prints the HTTP status
+                                           (connecting to HOST, Host: 127.0.0.1:PORT)
 
 EXPECT.json: {"samples": [[name, {labels}, value], ...],  exact values
               "at_least": [[name, {labels}, value], ...],
@@ -27,6 +28,10 @@ BOUNDS = ["0.001", "0.01", "0.1", "0.3", "0.6", "1", "3", "6", "9", "20", "30", 
 
 def fetch(port, path="/metrics", method="GET", host="127.0.0.1"):
     req = urllib.request.Request(f"http://{host}:{port}{path}", method=method)
+    # The Host header always names the address served: a request that
+    # reaches the port on another local address (127.0.0.2) is told apart
+    # by where it arrived, not by what it claims.
+    req.add_header("Host", f"127.0.0.1:{port}")
     with urllib.request.urlopen(req, timeout=10) as r:
         return r.status, r.headers.get("Content-Type"), r.read().decode("utf-8")
 
