@@ -50,10 +50,10 @@ expect_run "no port is refused at start" 2 'invalid -metrics-bind-address "127.0
 # service manager's 10 s and HttpInitialize fails (1053, or 1055 while the
 # database is locked). Windows starts it at boot. Started here first, so
 # the test measures csi-proxy, not Wine's first driver load.
-for _ in 1 2 3; do
-    wine sc start http >/dev/null 2>&1
+for i in $(seq 1 60); do # a loaded machine: up to a minute
+    [ $((i % 10)) = 1 ] && wine sc start http >/dev/null 2>&1
     wine sc query http 2>/dev/null | grep -q RUNNING && break
-    sleep 2
+    sleep 1
 done
 wine sc query http 2>/dev/null | grep -q RUNNING
 check "Wine's http service (http.sys) is running" $? "$(wine sc query http 2>&1 | tr -d '\r')"
