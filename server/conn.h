@@ -64,6 +64,8 @@ typedef struct cp_conn_opts {
     /* Called for every call of a CP_METHOD_MUTATES method; may be NULL. */
     cp_audit_fn audit;
     void *audit_ctx;
+    /* Counts calls and connections (metrics.h); NULL: metrics off. */
+    struct cp_metrics *metrics;
 } cp_conn_opts;
 
 /* NULL on out-of-memory. opts may be NULL for defaults. The service must

@@ -139,6 +139,11 @@ int main(int argc, char **argv)
 
     have_sig_thread = pthread_create(&sig_thread, NULL, signal_thread, t) == 0;
     fprintf(stderr, "csi-proxy (native) serving %zu sockets in %s\n", n, f.socket_dir);
+    if (f.metrics_bind_address != NULL && f.metrics_bind_address[0] != '\0')
+        fprintf(stderr,
+                "csi-proxy (native): -metrics-bind-address %s is checked but not served: "
+                "the Windows build serves metrics (HTTP Server API)\n",
+                f.metrics_bind_address);
     rc = cp_transport_run(t);
     exit_code = rc == CP_OK ? 0 : 1;
     fprintf(stderr, "csi-proxy (native) stopped\n");

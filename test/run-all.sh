@@ -106,6 +106,7 @@ if [ "${SKIP_WINE:-0}" != 1 ]; then
     suite wine-cli-args bash test/wine/cli_args.sh
     suite wine-drivers bash test/wine/drivers.sh
     suite wine-iscsi bash test/wine/iscsi.sh
+    suite wine-metrics bash test/wine/metrics.sh
 fi
 
 [ $LIST = 1 ] && exit 0

@@ -3,7 +3,8 @@
 # only the DLLs the README names (issue 8: "No child processes, no command
 # strings, ever"). For build/win/csi-proxy.exe and build/win/csi-proxy-cli.exe:
 #
-#   1. DLLs: the import table names only KERNEL32, ADVAPI32 and msvcrt
+#   1. DLLs: the import table names only KERNEL32, ADVAPI32, msvcrt and
+#      HTTPAPI (the HTTP Server API: -metrics-bind-address)
 #      (x86_64-w64-mingw32-objdump -p), and not iscsidsc.dll, which the
 #      iscsi group loads at run time (winapi/iscsidsc_win32.c);
 #   2. imports: no process-creation function is imported by name, from any
@@ -21,7 +22,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 OBJDUMP=x86_64-w64-mingw32-objdump
-ALLOWED_DLLS='ADVAPI32.dll KERNEL32.dll msvcrt.dll'
+ALLOWED_DLLS='ADVAPI32.dll HTTPAPI.dll KERNEL32.dll msvcrt.dll'
 
 # Process creation, by name (anchored, case-sensitive as the linker is):
 #   msvcrt:  system _wsystem _popen _wpopen _spawn* _wspawn* _exec* _wexec*

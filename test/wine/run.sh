@@ -50,7 +50,7 @@ else
     ok "csi-proxy.exe imports no process-creation API"
 fi
 dlls=$(x86_64-w64-mingw32-objdump -p "$W/csi-proxy.exe" | awk '/DLL Name/ {print tolower($3)}' | sort -u | tr '\n' ' ')
-if [[ "$dlls" =~ ^((kernel32|advapi32|msvcrt|ws2_32|ole32|oleaut32|shell32|user32|rpcrt4|ntdll)\.dll\ )+$ ]]; then
+if [[ "$dlls" =~ ^((kernel32|advapi32|msvcrt|httpapi|ws2_32|ole32|oleaut32|shell32|user32|rpcrt4|ntdll)\.dll\ )+$ ]]; then
     ok "csi-proxy.exe needs only Windows DLLs ($dlls)"
 else
     bad "csi-proxy.exe needs only Windows DLLs" "$dlls"
