@@ -55,7 +55,7 @@ static const flag_def flag_defs[] = {
     {"root", F_STRING, OFF(root), "string",
      "Native build: directory standing for the host's drives (C:\\ is <root>/C)", NULL},
     {"sim-fixture", F_STRING, OFF(sim_fixture), "string",
-     "Native build: YAML fixture of the simulated disks and volumes (winapi/storage_sim.h)", NULL},
+     "Native build: YAML fixture of the simulated disks, volumes, SMB servers and iSCSI portals (test/fixtures/storage.yaml)", NULL},
     {"skip_headers", F_BOOL, OFF(skip_headers), NULL,
      "If true, avoid header prefixes in the log messages", NULL},
     {"skip_log_headers", F_BOOL, OFF(skip_log_headers), NULL,
