@@ -15,6 +15,8 @@ again."""
 import grpc
 import pytest
 
+from conftest import STORAGE_FIXTURE, Caller, Server
+
 OK = grpc.StatusCode.OK
 VERSIONS = ["v1alpha1", "v1alpha2"]
 IQN = "iqn.2003-01.org.linux-iscsi.san:"
@@ -166,17 +168,45 @@ def test_logout_with_a_volume_mounted(rpc, server):
     ok(rpc("iscsi", v, "RemoveTargetPortal", portal))
 
 
-def test_login_at_start_and_unreachable_portal(rpc):
-    """The fixture's persistent login: its portal registered and its LUN a
-    disk from the start; a portal listed as unreachable does not answer."""
-    v = "v1alpha2"
-    portals = ok(rpc("iscsi", v, "ListTargetPortals")).target_portals
-    assert ("192.0.2.20", 3261) in [(p.target_address, p.target_port) for p in portals]
-    boot = "iqn.2003-01.org.linux-iscsi.boot:persistent"
-    ids = list(ok(rpc("iscsi", v, "GetTargetDisks", "192.0.2.20", 3261, iqn=boot)).diskIDs)
-    assert len(ids) == 1
-    assert disk_ids(rpc)[int(ids[0])][1] == "PERSIST-0"
-    assert ok(rpc("disk", "v1", "GetDiskStats", disk_number=int(ids[0]))).total_bytes == 2 * GIB
-    _, code, msg = rpc("iscsi", v, "AddTargetPortal", "192.0.2.99")
+AT_START = """iscsi:
+  portals:
+    - address: 192.0.2.20
+      port: 3261
+      registered: true
+      targets:
+        - {iqn: "iqn.2003-01.org.linux-iscsi.boot:persistent", luns: [{size: 2GiB, serial: PERSIST-0}]}
+  sessions:
+    - {address: 192.0.2.20, port: 3261, iqn: "iqn.2003-01.org.linux-iscsi.boot:persistent"}
+"""
+
+
+def test_login_at_start(tmp_path, pb):
+    """A fixture's login that exists at start: its portal registered, its
+    LUN a disk of the storage simulator from the start (the disks: of the
+    repository's fixture come first, so it gets the lowest free number)."""
+    f = tmp_path / "fixture.yaml"
+    with open(STORAGE_FIXTURE) as src:
+        text = src.read()
+    f.write_text(AT_START + text[text.index("\ndisks:\n") + 1:])
+    srv = Server(str(tmp_path / "srv"), fixture=str(f))
+    try:
+        call = Caller(srv, pb)
+        v = "v1alpha2"
+        portals = call("iscsi", v, "ListTargetPortals")[0].target_portals
+        assert [(p.target_address, p.target_port) for p in portals] == [("192.0.2.20", 3261)]
+        tp = pb("iscsi", v).TargetPortal(target_address="192.0.2.20", target_port=3261)
+        resp, code, msg = call("iscsi", v, "GetTargetDisks", target_portal=tp,
+                               iqn="iqn.2003-01.org.linux-iscsi.boot:persistent")
+        assert code == OK and len(resp.diskIDs) == 1, msg
+        n = int(resp.diskIDs[0])
+        ids = call("disk", "v1", "ListDiskIDs")[0].diskIDs
+        assert ids[n].serial_number == "PERSIST-0" and n == 17  # fixture disks: 0-16, 19, 20
+        assert call("disk", "v1", "GetDiskStats", disk_number=n)[0].total_bytes == 2 * GIB
+    finally:
+        srv.stop()
+
+
+def test_unreachable_portal(rpc):
+    _, code, msg = rpc("iscsi", "v1alpha2", "AddTargetPortal", "192.0.2.99")
     assert code == grpc.StatusCode.UNAVAILABLE
     assert msg == "target portal 192.0.2.99:3260 does not answer"

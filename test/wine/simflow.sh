@@ -167,8 +167,6 @@ for v in v1alpha1 v1alpha2; do
 done
 expect "iscsi v1alpha2 AddTargetPortal of the fixture's unreachable portal: UNAVAILABLE" 14 \
     'target portal 192.0.2.99:3260 does not answer' iscsi v1alpha2 AddTargetPortal '{"target_portal":{"target_address":"192.0.2.99"}}'
-expect "iscsi v1alpha2: the fixture's login at start has its disk" 0 '"diskIDs":["' iscsi v1alpha2 GetTargetDisks \
-    '{"target_portal":{"target_address":"192.0.2.20","target_port":3261},"iqn":"iqn.2003-01.org.linux-iscsi.boot:persistent"}'
 
 # --- 2. SMB ---------------------------------------------------------------------
 PW=Fsx-Pa55-w0rd
@@ -192,7 +190,7 @@ expect "smb v1beta2: the fixture's mapping by CORP\\backup makes fsx2 FAILED_PRE
     smb v1beta2 NewSmbGlobalMapping "{\"remote_path\":\"\\\\\\\\fsx2.corp.example\\\\data\",\"username\":\"$U\",\"password\":\"$PW\"}"
 cli smb v1 NewSmbGlobalMapping "{\"remote_path\":\"\\\\\\\\fsx1.corp.example\\\\vol1\",\"username\":\"$U\",\"password\":\"Not-The-Pa55\"}"
 # vol1 is mapped already (same user): idempotent; the wrong password shows on a new server
-cli smb v1alpha1 NewSmbGlobalMapping "{\"remote_path\":\"\\\\\\\\pw.example\\\\s\",\"username\":\"u\",\"password\":\"Not-The-Pa55\"}"
+cli smb v1alpha1 NewSmbGlobalMapping "{\"remote_path\":\"\\\\\\\\pw-wine.example\\\\s\",\"username\":\"u\",\"password\":\"Not-The-Pa55\"}"
 if [ "$RC" = 7 ] && [[ "$OUT" == *'the user name or password is incorrect'* ]] && [[ "$OUT" != *Not-The-Pa55* ]]; then
     ok "smb v1alpha1 wrong password: PERMISSION_DENIED, the password not echoed"
 else
