@@ -123,7 +123,7 @@ static int load_target(cp_yw *w, const yaml_node_t *n, const char *where, const 
 {
     static const char *const keys[] = {"iqn", "chap", "luns", NULL};
     int rc = cp_simfx_keys(w, n, where, keys);
-    const yaml_node_t *iqn = cp_simfx_get(w, n, "iqn"), *luns;
+    const yaml_node_t *iqn = cp_simfx_get(w, n, "iqn"), *luns = NULL;
     if (rc == CP_OK && iqn == NULL)
         return cp_yw_errf(w, n, "%s: needs iqn", where);
     char key[160];
@@ -189,7 +189,7 @@ static int load_portal(cp_yw *w, const yaml_node_t *n, const char *where, iscsi_
     static const char *const keys[] = {"address",    "port",    "reachable",
                                        "registered", "targets", NULL};
     d->reachable = true;
-    const yaml_node_t *targets;
+    const yaml_node_t *targets = NULL;
     size_t nt = 0, at;
     int rc = cp_simfx_keys(w, n, where, keys);
     if (rc == CP_OK)
@@ -257,7 +257,7 @@ static int load_section(cp_yw *w, const yaml_node_t *sec, void *ctx)
 {
     static const char *const keys[] = {"portals", "sessions", NULL};
     iscsi_model *m = ctx;
-    const yaml_node_t *portals, *sessions;
+    const yaml_node_t *portals = NULL, *sessions = NULL;
     size_t np = 0, ns = 0;
     int rc = cp_simfx_keys(w, sec, "iscsi", keys);
     if (rc == CP_OK)

@@ -91,7 +91,7 @@ static int load_server(cp_yw *w, const yaml_node_t *n, const char *where, smb_se
     static const char *const keys[] = {"name",   "reachable",   "drops_after_mapping",
                                        "shares", "credentials", NULL};
     s->reachable = true;
-    const yaml_node_t *shares, *creds;
+    const yaml_node_t *shares = NULL, *creds = NULL;
     size_t ns = 0, nc = 0;
     int rc = cp_simfx_keys(w, n, where, keys);
     if (rc == CP_OK && cp_simfx_get(w, n, "name") == NULL)
@@ -161,7 +161,7 @@ static int load_section(cp_yw *w, const yaml_node_t *sec, void *ctx)
 {
     static const char *const keys[] = {"computer_name", "dns_name", "servers", "mappings", NULL};
     smb_model *m = ctx;
-    const yaml_node_t *servers, *maps;
+    const yaml_node_t *servers = NULL, *maps = NULL;
     size_t ns = 0, nm = 0;
     int rc = cp_simfx_keys(w, sec, "smb", keys);
     if (rc == CP_OK)
