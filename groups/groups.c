@@ -205,16 +205,22 @@ static int bind_smb(cp_groups *g, const cp_groups_config *cfg, cp_error *e)
     return CP_OK;
 }
 
-/* The iscsi group's host: the configured one, or this build's default. */
+/* The iscsi group's host: the configured one, or this build's default. A
+ * simulated initiator is given the storage host, where its logins' LUNs
+ * appear as disks (iscsi.h attach_storage). */
 static int bind_iscsi(cp_groups *g, const cp_groups_config *cfg, cp_error *e)
 {
     if (cfg->iscsi.ops != NULL) {
         g->iscsi_ctx.host = cfg->iscsi;
-        return CP_OK;
+    } else {
+        if (cp_iscsi_host_open_default(&g->iscsi_ctx.host, e) != CP_OK)
+            return e->status;
+        g->own_iscsi = true;
     }
-    if (cp_iscsi_host_open_default(&g->iscsi_ctx.host, e) != CP_OK)
+    const cp_iscsi_host *h = &g->iscsi_ctx.host;
+    if (h->ops->attach_storage != NULL &&
+        h->ops->attach_storage(h->ctx, &g->storage_ctx.storage, e) != CP_OK)
         return e->status;
-    g->own_iscsi = true;
     return CP_OK;
 }
 

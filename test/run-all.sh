@@ -100,6 +100,7 @@ suite lint bash scripts/lint.sh
 if [ "${SKIP_WINE:-0}" != 1 ]; then
     suite wine bash test/wine/run.sh
     suite wine-storage bash test/wine/storage.sh
+    suite wine-simflow bash test/wine/simflow.sh
     suite wine-service bash test/wine/service.sh
     suite wine-security bash test/wine/service_security.sh
     suite wine-console-late bash test/wine/console_late.sh
