@@ -1,6 +1,7 @@
 # dist.mk - the version header and the release archive (issue 11 item 1).
 #
 #   make dist   build/dist/csi-proxy-<version>-windows-amd64.zip (+ .sha256)
+#   make dist CP_VERSION=... DIST_MTIME=...   the same from a tree without git
 #
 # The version (scripts/dist/version.sh) is written to $(GEN)/cp_version.h on
 # every make run, but the file is only rewritten when the version changes (a
@@ -12,9 +13,11 @@
 DIST := $(B)/dist
 VERSION_H := $(GEN)/cp_version.h
 
-.PHONY: dist
-# FORCE: the usual always-out-of-date prerequisite (not .PHONY: it has no recipe).
-FORCE:
+# FORCE: always out of date. It must be .PHONY (the top Makefile's bare
+# .SECONDARY: would let a missing FORCE count as up to date) and so has a
+# do-nothing recipe (lint: a .PHONY target must do something).
+.PHONY: dist FORCE
+FORCE: ; @:
 
 $(VERSION_H): FORCE | $(TOOLS_STAMP)
 	@CP_VERSION="$(CP_VERSION)" scripts/dist/version.sh --header $@ >/dev/null
@@ -37,7 +40,10 @@ DIST_FILES := $(WIN)/csi-proxy.exe $(WIN)/csi-proxy-cli.exe \
               scripts/dist/README-operators.txt \
               $(wildcard LICENSE)
 
+# Every entry is dated the commit's time (make DIST_MTIME=<epoch> to choose).
+DIST_MTIME ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 315532800)
+
 dist: $(DIST_FILES) $(VERSION_H) scripts/dist/mkdist.py
 	$(PY) scripts/dist/mkdist.py --version-header $(VERSION_H) --out $(DIST) \
-	    --mtime "$$(git log -1 --format=%ct 2>/dev/null || echo 315532800)" \
+	    --mtime "$(DIST_MTIME)" \
 	    $(DIST_FILES)
