@@ -62,6 +62,8 @@ source "amazon-ebs" "eks_windows" {
     device_name           = "/dev/sda1"
     volume_size           = var.root_volume_size
     volume_type           = "gp3"
+    iops                  = 3000
+    throughput            = 125
     delete_on_termination = true
   }
 

@@ -26,7 +26,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if ! make -s dist >"$T/make.log" 2>&1; then
+if ! make -s dist build/native/csi-proxy >"$T/make.log" 2>&1; then
     bad "make dist" "$(tail -20 "$T/make.log")"
     finish
     exit 1
