@@ -26,6 +26,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
+S=$T/src
+# The copy for the second build is taken first, so that both builds see the
+# same files. The tree as git sees it (tracked and untracked-but-not-ignored files,
+# uncommitted changes included), without .git: the version and the date
+# are handed over as a build from a source tarball would be.
+mkdir -p "$S/build"
+git ls-files -co --exclude-standard -z | xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
+    tar -cf - --null -T - | tar -xf - -C "$S"
+cp -a build/deps "$S/build/"
+touch "$S/build/.tools-stamp"
+find "$S/build/deps" -name .stamp -exec touch {} +
+mtime=$(git log -1 --format=%ct 2>/dev/null || echo 315532800)
+
 if ! make -s dist build/native/csi-proxy >"$T/make.log" 2>&1; then
     bad "make dist" "$(tail -20 "$T/make.log")"
     finish
@@ -84,22 +97,11 @@ check "csi-proxy-cli.exe --version from the archive: csi-proxy-cli $V" \
 if [ "${DIST_SKIP_REBUILD:-0}" = 1 ]; then
     echo "# DIST_SKIP_REBUILD=1: second build skipped (NOT CHECKED: same bytes twice)"
 else
-    # The tree as git sees it (tracked and untracked-but-not-ignored files,
-    # uncommitted changes included), without .git: the version and the date
-    # are handed over as a build from a source tarball would be.
-    S=$T/src
-    mkdir -p "$S/build"
-    git ls-files -co --exclude-standard -z | xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
-        tar -cf - --null -T - | tar -xf - -C "$S"
-    cp -a build/deps "$S/build/"
-    touch "$S/build/.tools-stamp"
-    find "$S/build/deps" -name .stamp -exec touch {} +
-    mtime=$(git log -1 --format=%ct 2>/dev/null || echo 315532800)
     t0=$SECONDS
     if (cd "$S" && make -s -j2 dist CP_VERSION="$V" DIST_MTIME="$mtime") >"$T/make2.log" 2>&1; then
         cmp -s "$Z" "$S/$Z"
         check "a second build in $S (fresh build tree, $((SECONDS - t0)) s) gives the same bytes" $? \
-            "$(cmp "$Z" "$S/$Z"; for e in csi-proxy.exe csi-proxy-cli.exe; do cmp "build/win/$e" "$S/build/win/$e"; done)"
+            "$(cmp "$Z" "$S/$Z"; $PY test/dist/zipdiff.py "$Z" "$S/$Z")"
     else
         bad "second make dist in $S" "$(tail -20 "$T/make2.log")"
     fi

@@ -85,9 +85,9 @@ static void test_least_privilege_needs_the_groups(void **state)
     cp_error e = {0};
     /* without the local groups (no resolver, as on a node where they were not
      * created) the file is refused, naming the account */
-    assert_int_equal(cp_config_load_file(&c, "config/csi-proxy.least-privilege.example.yaml",
-                                         NULL, NULL, &e),
-                     CP_E_INVALID_ARGUMENT);
+    assert_int_equal(
+        cp_config_load_file(&c, "config/csi-proxy.least-privilege.example.yaml", NULL, NULL, &e),
+        CP_E_INVALID_ARGUMENT);
     assert_non_null(strstr(e.msg, "csi-proxy-"));
     cp_config_free(&c);
 }
