@@ -20,8 +20,9 @@
 #include "groups/catalog.h"
 #include "server/arena.h"
 #include "server/status.h"
+#include "service/version.h"
 
-#define CLI_VERSION "0.1.0"
+#define CLI_VERSION CP_VERSION /* the release version, as csi-proxy.exe -version */
 #define MAX_REQUEST_FILE (64u * 1024 * 1024)
 
 static const char usage_text[] =

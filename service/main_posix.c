@@ -19,6 +19,7 @@
 #include "service/flags.h"
 #include "service/regfile.h"
 #include "service/roots.h"
+#include "service/version.h"
 #include "winapi/iscsi_sim.h"
 #include "winapi/smb_sim.h"
 #include "winapi/storage_sim.h"
@@ -59,6 +60,11 @@ int main(int argc, char **argv)
     }
     if (f.help) {
         cp_flags_usage(stdout);
+        cp_flags_free(&f);
+        return 0;
+    }
+    if (f.version) {
+        printf("csi-proxy version %s\n", CP_VERSION);
         cp_flags_free(&f);
         return 0;
     }

@@ -97,6 +97,11 @@ suite load sanitized bash test/load/run.sh short
 # only the DLLs the README names), formatting and cppcheck (make lint).
 suite exe-imports bash test/exe/check_imports.sh
 suite lint bash scripts/lint.sh
+# Issue 11: the release archive (reproducible), the Packer template, the
+# HostProcess manifests.
+suite dist bash test/dist/run.sh
+suite packer bash test/packer/run.sh
+suite deploy $PY test/deploy/check_manifests.py
 if [ "${SKIP_WINE:-0}" != 1 ]; then
     suite wine bash test/wine/run.sh
     suite wine-storage bash test/wine/storage.sh
