@@ -181,6 +181,8 @@ int cp_health_check(const cp_health_target *t, int n, const cp_health_opts *o, F
         cp_dial_sleep_ms(RETRY_PAUSE_MS);
     }
     for (int i = 0; out != NULL && i < n; i++) {
+        if (o->failures_only && r[i].up)
+            continue;
         fprintf(out, "%s%s %s ", prefix, t[i].group, t[i].version);
         if (!r[i].up)
             fprintf(out, "FAIL: %s\n", r[i].why);

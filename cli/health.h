@@ -40,6 +40,7 @@ typedef struct cp_health_opts {
     const char *socket_dir;   /* native build only; NULL on Windows */
     const char *kubelet_path; /* filesystem probe path; NULL: C:\var\lib\kubelet */
     int64_t deadline_ms;      /* for all targets together */
+    bool failures_only;       /* print only the lines of pipes that are down */
 } cp_health_opts;
 
 /* The (group, version) pairs c serves (c NULL: all of them), in catalog
