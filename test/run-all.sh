@@ -105,6 +105,7 @@ if [ "${SKIP_WINE:-0}" != 1 ]; then
     suite wine-console-late bash test/wine/console_late.sh
     suite wine-cli-args bash test/wine/cli_args.sh
     suite wine-drivers bash test/wine/drivers.sh
+    suite wine-upgrade bash test/wine/upgrade.sh
 fi
 
 [ $LIST = 1 ] && exit 0
