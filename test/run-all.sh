@@ -113,6 +113,7 @@ if [ "${SKIP_WINE:-0}" != 1 ]; then
     suite wine-drivers bash test/wine/drivers.sh
     suite wine-iscsi bash test/wine/iscsi.sh
     suite wine-metrics bash test/wine/metrics.sh
+    suite wine-upgrade bash test/wine/upgrade.sh
 fi
 
 [ $LIST = 1 ] && exit 0
