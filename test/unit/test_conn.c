@@ -966,6 +966,11 @@ static void test_grpc_wire_helpers(void **state)
     size_t n = cp_grpc_percent_decode(out, strlen(out));
     assert_int_equal(n, 6);
     assert_memory_equal(out, "a%b\n\xc3\xa9", 6);
+    /* an HTTP/2 field value may not begin or end with a space */
+    cp_grpc_percent_encode(" path: ", out, sizeof(out));
+    assert_string_equal(out, "%20path:%20");
+    cp_grpc_percent_encode(" ", out, sizeof(out));
+    assert_string_equal(out, "%20");
 }
 
 int main(void)
