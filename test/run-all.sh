@@ -105,6 +105,8 @@ if [ "${SKIP_WINE:-0}" != 1 ]; then
     suite wine-console-late bash test/wine/console_late.sh
     suite wine-cli-args bash test/wine/cli_args.sh
     suite wine-drivers bash test/wine/drivers.sh
+    # Issue 13: the Win32 storage host on the device model (csi-proxy-model.exe).
+    suite wine-model bash test/wine/model.sh
 fi
 
 [ $LIST = 1 ] && exit 0

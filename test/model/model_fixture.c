@@ -113,11 +113,7 @@ static int guid(ld *l, const yaml_node_t *map, const char *key, GUID *g)
     uint8_t b[16];
     if (n == NULL || scalar(n) == NULL || !cp_guid_parse(scalar(n), b))
         return bad(l, n != NULL ? n : map, "expected a {GUID} for ", key);
-    g->Data1 = (unsigned long)b[0] << 24 | (unsigned long)b[1] << 16 | (unsigned long)b[2] << 8 |
-               b[3];
-    g->Data2 = (unsigned short)(b[4] << 8 | b[5]);
-    g->Data3 = (unsigned short)(b[6] << 8 | b[7]);
-    memcpy(g->Data4, b + 8, 8);
+    memcpy(g, b, sizeof(*g)); /* cp_guid_parse: memory layout */
     return CP_OK;
 }
 
