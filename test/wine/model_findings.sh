@@ -27,9 +27,13 @@ fi
 expect "item 8: GetDiskNumberFromVolumeID of the CD-ROM volume is no disk's" 9 'not a basic volume on one partition' \
     volume v1 GetDiskNumberFromVolumeID "{\"volume_id\":\"$CD\"}"
 
-# item 9: disk 10 (offline, one volume that arrives 300 ms after it comes
+# item 9: disk 10 (offline, one volume that arrives 2500 ms after it comes
 # online): listed right after SetDiskState(online).
 expect "item 9: SetDiskState(online) of disk 10" 0 'status: OK' disk v1 SetDiskState '{"disk_number":10,"is_online":true}'
+# (the volume group's ListVolumesOnDisk waits for expected volumes itself:
+# a call on the volume, made at once, shows that the host waited)
+expect "item 9: GetVolumeStats of its volume right after SetDiskState(online)" 0 '"total_bytes":"3221225472"' \
+    volume v1 GetVolumeStats "{\"volume_id\":\"$(vol 10101010-0010-4000-8000-000000000001)\"}"
 expect "item 9: ListVolumesOnDisk right after it sees the volume" 0 \
     "$(vol 10101010-0010-4000-8000-000000000001)" volume v1 ListVolumesOnDisk '{"disk_number":10}'
 # item 9: disk 17 collides: clearing the attribute leaves it offline, the
@@ -42,12 +46,12 @@ expect "item 9: and its volume is listed" 0 "$(vol 17171717-0017-4000-8000-00000
 # item 9: disk 18 is RAW and offline (SAN policy): PartitionDisk first.
 expect "item 9: PartitionDisk of RAW offline disk 18 brings it online and partitions it" 0 'status: OK' \
     disk v1 PartitionDisk '{"disk_number":18}'
+# format right after partitioning (the volume arrives 2500 ms after the
+# partition; PartitionDisk waits for it): FormatVolume at once
+expect "format right after partitioning: FormatVolume of disk 18's new volume at once" 0 'status: OK' \
+    volume v1 FormatVolume "{\"volume_id\":\"$(vol 5157d15c-0012-4000-8000-000000000001)\"}"
 expect "item 9: disk 18 has its volume" 0 "$(vol 5157d15c-0012-4000-8000-000000000001)" \
     volume v1 ListVolumesOnDisk '{"disk_number":18}'
-# format right after partitioning (the volume arrives 300 ms after the
-# partition; PartitionDisk waits for it)
-expect "format right after partitioning: FormatVolume of disk 18's new volume" 0 'status: OK' \
-    volume v1 FormatVolume "{\"volume_id\":\"$(vol 5157d15c-0012-4000-8000-000000000001)\"}"
 
 # item 13: disk 19 (ESP, MSR, a basic volume): a system disk PartitionDisk
 # would not change: it succeeds.
