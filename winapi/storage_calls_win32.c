@@ -1,4 +1,4 @@
-/* storage_calls_win32.c - the real storage call table (storage_calls.h)
+/* storage_calls_win32.c - the real storage call table (storage_calls_win32.h)
  * and csi-proxy.exe's storage host: the Win32 host on it. Kept apart from
  * storage_win32.c so that an executable bringing its own
  * cp_storage_host_open_default (the simulator's, the device model's) never

@@ -579,7 +579,7 @@ static const cp_storage_ops w32_ops = {
 
 const cp_storage_calls *w32s_sc;
 
-/* The Win32 host on `calls` (storage_calls.h; csi-proxy.exe's is
+/* The Win32 host on `calls` (storage_calls_win32.h; csi-proxy.exe's is
  * cp_storage_calls_win32, storage_calls_win32.c). Nothing is opened here:
  * WMI connects on the first Format or Rescan. */
 int cp_storage_host_open_win32(cp_storage_host *out, const cp_storage_calls *calls, cp_error *e)

@@ -3,7 +3,7 @@
  * storage_volume_win32.c: partitions and volumes; storage_roles_win32.c:
  * what Windows needs a volume for; storage_wmi_win32.c: the
  * WMI operations; storage_calls_win32.c: the real call table). Every call
- * to Windows about disks and volumes goes through w32s_sc (storage_calls.h). Windows build only; not for other
+ * to Windows about disks and volumes goes through w32s_sc (storage_calls_win32.h). Windows build only; not for other
  * modules. */
 #ifndef CP_WINAPI_STORAGE_WIN32_INTERNAL_H
 #define CP_WINAPI_STORAGE_WIN32_INTERNAL_H
@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "storage.h"
-#include "storage_calls.h"
+#include "storage_calls_win32.h"
 #include "storage_ids.h"
 #include "winutil_win32.h"
 #include "wmi_win32.h"
@@ -74,7 +74,7 @@ static const GUID msr_guid = {
 #define DESC_BUF 4096
 #define NEW_VOLUME_WAIT_MS 15000
 
-/* The calls this process's host makes (storage_calls.h): set once by
+/* The calls this process's host makes (storage_calls_win32.h): set once by
  * cp_storage_host_open_win32, before any call; read without a lock. */
 extern const cp_storage_calls *w32s_sc;
 

@@ -6,7 +6,7 @@
  * life of the process; in-process COM, no child process, through the
  * shared client of wmi_win32.h (COM loaded on first use, the security
  * blanket on every proxy). These are the WMI members of the real call table
- * (storage_calls.h); the host calls them through it. */
+ * (storage_calls_win32.h); the host calls them through it. */
 #include "storage_win32_internal.h"
 
 #include <stdio.h>

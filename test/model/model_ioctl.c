@@ -110,6 +110,7 @@ static BOOL set_layout(m_disk *d, const void *in, DWORD inlen)
     uint64_t lo = d->style == PARTITION_STYLE_GPT ? d->usable_start : d->sector;
     uint64_t hi = d->style == PARTITION_STYLE_GPT ? d->usable_start + d->usable_len : d->length;
     m_part np[M_MAX_PARTS];
+    memset(np, 0, sizeof(np));
     size_t k = 0;
     for (DWORD i = 0; i < l->PartitionCount; i++) {
         const PARTITION_INFORMATION_EX *p = &l->PartitionEntry[i];

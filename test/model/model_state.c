@@ -1,6 +1,6 @@
 /* model_state.c - the device model's state (model.h): handles, lookups,
  * when a volume is there, and the three WMI operations of the call table
- * (storage_calls.h) at the operation level. */
+ * (storage_calls_win32.h) at the operation level. */
 #include "model.h"
 
 #include <stdarg.h>
@@ -203,7 +203,7 @@ uint64_t m_fs_size(uint64_t bytes)
     return bytes / 4096 * 4096;
 }
 
-/* --- WMI at the operation level (storage_calls.h) ------------------------ */
+/* --- WMI at the operation level (storage_calls_win32.h) ------------------------ */
 
 /* MSFT_StorageSetting.UpdateHostStorageCache. Doc: "Updates the internal
  * cache of software objects (that is, Disks, Partitions, Volumes)".

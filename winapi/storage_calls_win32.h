@@ -1,4 +1,4 @@
-/* storage_calls.h - everything the Win32 storage host (storage_win32.c,
+/* storage_calls_win32.h - everything the Win32 storage host (storage_win32.c,
  * storage_volume_win32.c, storage_roles_win32.c) asks of Windows about
  * disks and volumes, as one table of calls, after SQLite's os_win.c
  * system-call table (issue 13).
@@ -23,8 +23,8 @@
  * through WMI) are a small interface of their own at the operation level:
  * the table does not model COM. Each returns CP_OK or a cp_status with e
  * set, as the real ones in storage_wmi_win32.c do. Windows build only. */
-#ifndef CP_WINAPI_STORAGE_CALLS_H
-#define CP_WINAPI_STORAGE_CALLS_H
+#ifndef CP_WINAPI_STORAGE_CALLS_WIN32_H
+#define CP_WINAPI_STORAGE_CALLS_WIN32_H
 
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
