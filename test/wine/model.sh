@@ -3,7 +3,7 @@
 # (issue 13): build/win/csi-proxy-model.exe is csi-proxy.exe's main, core
 # and Win32 storage host (winapi/storage_win32.c, storage_volume_win32.c,
 # storage_roles_win32.c) unchanged, on the model's call table (test/model/)
-# instead of Windows' (winapi/storage_calls.h), seeded from
+# instead of Windows' (winapi/storage_calls_win32.h), seeded from
 # test/fixtures/model.yaml. Called over the real named pipes by
 # csi-proxy-cli.exe in a private Wine prefix:
 #
