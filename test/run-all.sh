@@ -114,6 +114,8 @@ if [ "${SKIP_WINE:-0}" != 1 ]; then
     suite wine-iscsi bash test/wine/iscsi.sh
     suite wine-metrics bash test/wine/metrics.sh
     suite wine-upgrade bash test/wine/upgrade.sh
+    # Issue 13: the Win32 storage host on the device model (csi-proxy-model.exe).
+    suite wine-model bash test/wine/model.sh
 fi
 
 [ $LIST = 1 ] && exit 0

@@ -15,7 +15,9 @@
 #      with -Wl,-Map=...,--cref). This catches a static implementation that
 #      an import-table check cannot see;
 #   4. strings: no process-creation function name appears in the image as
-#      ASCII or UTF-16 text, the name GetProcAddress would need.
+#      ASCII or UTF-16 text, the name GetProcAddress would need;
+#   5. test code: the link map names no object of test/ (the storage device
+#      model of test/model/ is csi-proxy-model.exe's only).
 #
 # Usage: test/exe/check_imports.sh [EXE...]    (default: both products)
 # Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
@@ -108,6 +110,17 @@ for exe in "$@"; do
                 done)
                 bad "$name links no process-creation symbol" "$refs"
             fi
+        fi
+    fi
+
+    # 5. no test code linked in: the device model (test/model/, issue 13)
+    # and every other test object belong to test builds only
+    if [ -f "$map" ]; then
+        hits=$(grep -o 'obj/test/[^ ]*\.o' "$map" | sort -u | head -5)
+        if [ -z "$hits" ]; then
+            ok "$name links no test code (no test/ object, no device model)"
+        else
+            bad "$name links no test code" "$hits"
         fi
     fi
 
