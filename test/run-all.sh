@@ -105,6 +105,8 @@ if [ "${SKIP_WINE:-0}" != 1 ]; then
     suite wine-console-late bash test/wine/console_late.sh
     suite wine-cli-args bash test/wine/cli_args.sh
     suite wine-drivers bash test/wine/drivers.sh
+    # the real grpc-go client of make bench: builds and makes a few calls
+    suite bench-smoke bash test/bench/smoke.sh
 fi
 
 [ $LIST = 1 ] && exit 0
