@@ -61,7 +61,7 @@ if [ "$MODE" = bench ] && [ -n "$BASE" ]; then
         [ -d "$BWT/build/deps" ] || cp -a build/deps "$BWT/build/"
         touch "$BWT/build/.tools-stamp"
         find "$BWT/build/deps" -name .stamp -exec touch {} +
-        make -C "$BWT" build/win/csi-proxy.exe >"$BWT.log" 2>&1 || { tail -20 "$BWT.log" >&2; echo "bench: the baseline did not build" >&2; exit 1; }
+        make -j"$(nproc)" -C "$BWT" build/win/csi-proxy.exe >"$BWT.log" 2>&1 || { tail -20 "$BWT.log" >&2; echo "bench: the baseline did not build" >&2; exit 1; }
     fi
     BASE_EXE=$BWT/build/win/csi-proxy.exe
 fi
@@ -381,9 +381,19 @@ if [ "$MODE" = bench ]; then
     tmark() { WINEDEBUG=+server mon mark "$1" 2>/dev/null; echo "{\"kind\":\"trace-mark\",\"build\":\"$2\",\"label\":\"$1\",\"t\":$(date +%s.%N)}" >>"$WINEPREFIX/marks.$2"; }
     trace_pass() {
         local b=$1 out row label args tr=$WINEPREFIX/trace.$1
-        wineserver -k 2>/dev/null
-        wineserver -w 2>/dev/null
-        wineserver -p 2>"$tr"
+        # A new wineserver of ours, its stderr to the trace; it must be the
+        # one that answers (the old one may still be going away): a mark that
+        # shows up in the trace proves it.
+        local try
+        for try in 1 2 3 4 5; do
+            wineserver -k 2>/dev/null
+            wineserver -w 2>/dev/null
+            wineserver -p 2>"$tr"
+            WINEDEBUG=+server mon mark "ready$try" 2>/dev/null
+            grep -q "bench-mark-ready$try" "$tr" && break
+            [ "$try" = 5 ] && die "no wineserver trace in $tr"
+            sleep 1
+        done
         : >"$WINEPREFIX/marks.$b"
         tmark start "$b"
         out=$(WINEDEBUG=+server mon start -log "C:\\csi\\$b\\server.log" "C:\\csi\\$b\\csi-proxy.exe" \
