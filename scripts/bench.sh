@@ -372,31 +372,31 @@ if [ "$MODE" = bench ]; then
         for b in "${order[@]}"; do go_round "$b" "$k"; done
     done
 
-    # --- wineserver requests per call (WINEDEBUG=+server) ------------------------
-    # A wineserver of our own writes the trace (a +server process raises its
-    # debug level for every client, so every process is traced: the server's
-    # threads are picked out by test/bench/srvtrace.py). bench-mon mark
+    # --- wineserver requests per call (the +server trace) -------------------------
+    # A wineserver of our own writes the trace (wineserver -d1: what
+    # WINEDEBUG=+server shows; every process is traced, the server's threads
+    # are picked out by test/bench/srvtrace.py). bench-mon mark
     # LABEL cuts the trace into windows; the idle window gives the server's
     # requests per second at rest, taken off the call windows.
-    tmark() { WINEDEBUG=+server mon mark "$1" 2>/dev/null; echo "{\"kind\":\"trace-mark\",\"build\":\"$2\",\"label\":\"$1\",\"t\":$(date +%s.%N)}" >>"$WINEPREFIX/marks.$2"; }
+    tmark() { mon mark "$1"; echo "{\"kind\":\"trace-mark\",\"build\":\"$2\",\"label\":\"$1\",\"t\":$(date +%s.%N)}" >>"$WINEPREFIX/marks.$2"; }
     trace_pass() {
         local b=$1 out row label args tr=$WINEPREFIX/trace.$1
-        # A new wineserver of ours, its stderr to the trace; it must be the
-        # one that answers (the old one may still be going away): a mark that
-        # shows up in the trace proves it.
+        # A new wineserver of ours with request tracing on (-d1: every
+        # request of every process, to its stderr); a mark that shows up in
+        # the trace proves it is the one that answers.
         local try
         for try in 1 2 3 4 5; do
             wineserver -k 2>/dev/null
             wineserver -w 2>/dev/null
-            wineserver -p 2>"$tr"
-            WINEDEBUG=+server mon mark "ready$try" 2>/dev/null
+            wineserver -p -d1 2>"$tr"
+            mon mark "ready$try"
             grep -q "bench-mark-ready$try" "$tr" && break
             [ "$try" = 5 ] && die "no wineserver trace in $tr"
             sleep 1
         done
         : >"$WINEPREFIX/marks.$b"
         tmark start "$b"
-        out=$(WINEDEBUG=+server mon start -log "C:\\csi\\$b\\server.log" "C:\\csi\\$b\\csi-proxy.exe" \
+        out=$(mon start -log "C:\\csi\\$b\\server.log" "C:\\csi\\$b\\csi-proxy.exe" \
             -kubelet-path 'C:\var\lib\kubelet' -working-dir 'C:\csiproxy-test' 2>/dev/null) || die "$b (traced) did not start: $out"
         G_WINPID=$(num winpid "$out")
         G_PID=$(linux_pid "$b\\csi-proxy.exe") || die "$b csi-proxy.exe did not start"

@@ -1,12 +1,11 @@
 #!/usr/bin/env python3
 """Counts the wineserver requests the csi-proxy server's threads made, from a
-WINEDEBUG=+server trace (wineserver's stderr), per call of the real grpc-go
++server trace (wineserver -d1: its stderr), per call of the real grpc-go
 client: what Windows would see as system calls.
 
     srvtrace.py TRACE SERVER_WINPID BUILD < MARKS.jsonl   (one JSON line out)
 
-The trace has every process's requests (one +server process raises
-wineserver's debug level for all), each line led by the Windows thread id of
+The trace has every process's requests, each line led by the Windows thread id of
 the caller. Threads are mapped to processes from the trace itself:
 init_first_thread's reply names the new thread's process (pid=, tid=), and a
 new_thread request on the current process (process=ffffffff) makes a thread of
