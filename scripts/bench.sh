@@ -411,7 +411,7 @@ if [ "$MODE" = bench ]; then
             # shellcheck disable=SC2086
             out=$(goc $args -label "$label") || die "$b $label (traced) failed: $out"
             tmark "$label-end" "$b"
-            echo "{\"kind\":\"trace-run\",\"build\":\"$b\",${out#\{}" >>"$WINEPREFIX/marks.$b"
+            echo "{\"trace_run\":true,\"build\":\"$b\",${out#\{}" >>"$WINEPREFIX/marks.$b"
         done
         go_stop
         wineserver -k 2>/dev/null

@@ -263,7 +263,7 @@ def fmt(v, unit):
     return f"{v:.0f}"
 
 
-def print_go(go, floor):
+def print_go(go, floor, mem):
     base = go["base_commit"]
     print(f"real grpc-go client (Go 1.19, grpc-go 1.33; medians of {go['rounds']} rounds"
           + (f", alternating with base {base[:12]}; ratio = median of the per-round ours/base)" if base else ")"))
@@ -281,6 +281,9 @@ def print_go(go, floor):
     if floor:
         print(f"  floor (raw pipe echo, same run): p50 {floor['p50_us']:.0f} us, {floor['calls_per_s']:.0f} calls/s; "
               f"sequential p50 of the real client = {go.get('seq_p50_vs_floor') or 0:.1f}x the floor")
+    if mem.get("empty_cpu_ms") is not None:
+        print(f"  (an empty Wine process has used {mem['empty_cpu_ms']:.0f} ms of CPU by the time it idles: "
+              f"part of every start-up CPU figure; CPU rows are the server process only, not wineserver)")
     for b in ("ours", "base"):
         g = go.get(b)
         if not g:
@@ -448,7 +451,7 @@ def bench(lines, out_path):
                    checkpoints, load, pick(lines, "name", "load"))
         print()
     if go:
-        print_go(go, floor)
+        print_go(go, floor, mem)
         print()
     print("targets (reported, not asserted):")
     for t in targets:

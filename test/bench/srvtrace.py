@@ -43,7 +43,7 @@ def main():
         x = json.loads(line)
         if x.get("kind") == "trace-mark":
             marks[x["label"]] = x["t"]
-        elif x.get("kind") == "trace-run":
+        elif x.get("trace_run"):
             runs[x["label"]] = x
 
     owner = {}     # tid -> pid (hex strings)
@@ -107,7 +107,7 @@ def main():
            "idle_requests": idle_n, "idle_secs": round(idle_secs, 3),
            "idle_per_s": round(idle_rate, 2), "rows": rows,
            "per_call_mix": round(tot_req / tot_calls, 2) if tot_calls else None}
-    print(json.dumps(out))
+    print(json.dumps(out, separators=(",", ":")))
     missing = [x for x in ["start", "started", "idle-end"] + [r for r in runs] if x not in order]
     if missing:
         print(f"srvtrace: marks not found in the trace: {missing}", file=sys.stderr)
