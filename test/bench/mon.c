@@ -300,7 +300,8 @@ int main(int argc, char **argv)
         return 0;
     }
 usage:
-    fprintf(stderr, "usage: bench-mon start|spawn [-log FILE] [-timeout MS] EXE [ARGS...] | "
-                    "spawn-exit EXE [ARGS...] | handles WINPID | gone [-timeout MS] | mark LABEL\n");
+    fprintf(stderr,
+            "usage: bench-mon start|spawn [-log FILE] [-timeout MS] EXE [ARGS...] | "
+            "spawn-exit EXE [ARGS...] | handles WINPID | gone [-timeout MS] | mark LABEL\n");
     return 2;
 }

@@ -27,7 +27,7 @@ import (
 )
 
 const (
-	fileFlagOverlapped = 0x40000000
+	fileFlagOverlapped  = 0x40000000
 	securitySqosPresent = 0x00100000
 	securityAnonymous   = 0x00000000
 	errorPipeBusy       = syscall.Errno(231)
