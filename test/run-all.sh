@@ -116,6 +116,8 @@ if [ "${SKIP_WINE:-0}" != 1 ]; then
     suite wine-upgrade bash test/wine/upgrade.sh
     # Issue 13: the Win32 storage host on the device model (csi-proxy-model.exe).
     suite wine-model bash test/wine/model.sh
+    # the real grpc-go client of make bench: builds and makes a few calls
+    suite bench-smoke bash test/bench/smoke.sh
 fi
 
 [ $LIST = 1 ] && exit 0
