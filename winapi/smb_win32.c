@@ -10,10 +10,10 @@
  * impersonate on every proxy, enumerators included); no child process, no
  * command string.
  *
- * The password is handed to Windows only as the Password property of the
- * MSFT_Credential instance passed as Create's Credential argument; the
- * wide copy and the BSTR this file makes of it are zeroed
- * (SecureZeroMemory) before they are freed. It never reaches e: errors
+ * The password is handed to Windows only inside Create's Credential
+ * argument, a string "user:password" (see make_credential); the wide
+ * copies and the BSTR this file makes of it are zeroed (SecureZeroMemory)
+ * before they are freed. It never reaches e: errors
  * carry the share, the operation and numeric codes only, never the
  * provider's message text. */
 #include "wmi_win32.h" /* first: COBJMACROS */
@@ -275,47 +275,52 @@ static HRESULT put_secret(IWbemClassObject *in, const wchar_t *name, const wchar
     return hr;
 }
 
-/* The Credential argument: Create declares it as a string carrying an
- * embedded MSFT_Credential instance (the PSCredential of
- * New-SmbGlobalMapping -Credential, with UserName and Password), so an
- * instance of that class is spawned, filled and passed as VT_UNKNOWN
- * ("Embedded objects" in "Calling a Provider Method": an object
- * parameter is an IWbemClassObject in a VT_UNKNOWN VARIANT). */
-static HRESULT make_credential(IWbemServices *svc, const char *username, const char *password,
-                               IWbemClassObject **cred)
+/* The Credential argument of Create. Microsoft documents no
+ * MSFT_SmbGlobalMapping class page (only the cmdlets); the class as
+ * Windows Server 2019 defines it (microsoft/wmi, wmigen output of
+ * root.Microsoft.Windows.SMB: Create(LocalPath string, RemotePath string,
+ * Credential string, Persistent bool, RequireIntegrity bool,
+ * RequirePrivacy bool, FullAccess string[], DenyAccess string[],
+ * UseWriteThrough bool, out CreatedMapping, ReturnValue uint32);
+ * Remove(Force bool)) declares Credential a plain string. New-
+ * SmbGlobalMapping is a CDXML cmdlet; PowerShell's cmdletization adapter
+ * (PowerShell/PowerShell cimSupport/cmdletization/cim/cimConverter.cs,
+ * ConvertFromDotNetToCim) turns its PSCredential into that string: the user
+ * name with each '\' doubled and each ':' escaped as "\:", then ':', then
+ * the password. Upstream csi-proxy (pkg/cim/smb.go, 2025) builds the same
+ * string. Returns the string (caller zeroes and frees) or NULL when out of
+ * memory. */
+static wchar_t *make_credential(const char *username, const char *password)
 {
-    *cred = NULL;
-    IWbemClassObject *cdef = NULL;
-    BSTR cls = cp_com.SysAllocString(L"MSFT_Credential");
-    HRESULT hr = cls != NULL ? IWbemServices_GetObject(svc, cls, 0, NULL, &cdef, NULL)
-                             : E_OUTOFMEMORY;
-    cp_com.SysFreeString(cls);
-    if (SUCCEEDED(hr))
-        hr = IWbemClassObject_SpawnInstance(cdef, 0, cred);
-    wchar_t *wu = SUCCEEDED(hr) ? cp_win_utf8_to_wide(username) : NULL;
-    wchar_t *wp = SUCCEEDED(hr) ? cp_win_utf8_to_wide(password) : NULL;
-    if (SUCCEEDED(hr) && (wu == NULL || wp == NULL))
-        hr = E_OUTOFMEMORY;
-    if (SUCCEEDED(hr))
-        hr = cp_wmi_put_str(*cred, L"UserName", wu);
-    if (SUCCEEDED(hr))
-        hr = put_secret(*cred, L"Password", wp);
+    wchar_t *wu = cp_win_utf8_to_wide(username);
+    wchar_t *wp = cp_win_utf8_to_wide(password);
+    wchar_t *c = NULL;
+    if (wu != NULL && wp != NULL) {
+        size_t nu = wcslen(wu), np = wcslen(wp);
+        c = malloc((2 * nu + 1 + np + 1) * sizeof(wchar_t));
+        if (c != NULL) {
+            size_t k = 0;
+            for (size_t i = 0; i < nu; i++) {
+                if (wu[i] == L'\\' || wu[i] == L':')
+                    c[k++] = L'\\';
+                c[k++] = wu[i];
+            }
+            c[k++] = L':';
+            wmemcpy(c + k, wp, np);
+            c[k + np] = L'\0';
+        }
+    }
     if (wp != NULL)
         SecureZeroMemory(wp, wcslen(wp) * sizeof(wchar_t));
     free(wp);
     free(wu);
-    if (cdef != NULL)
-        IWbemClassObject_Release(cdef);
-    if (FAILED(hr) && *cred != NULL) {
-        IWbemClassObject_Release(*cred);
-        *cred = NULL;
-    }
-    return hr;
+    return c;
 }
 
-/* MSFT_SmbGlobalMapping.Create, a static method (the class's Create:
- * RemotePath, Credential, RequirePrivacy; LocalPath and Persistent left
- * unset, as upstream's New-SmbGlobalMapping call leaves them), through
+/* MSFT_SmbGlobalMapping.Create, a static method (RemotePath, Credential,
+ * RequirePrivacy set; LocalPath, Persistent and the rest left unset, as
+ * upstream's New-SmbGlobalMapping call and its WMI version leave them;
+ * Credential only with a user name, as upstream), through
  * "Calling a Provider Method": GetObject on the class, GetMethod for the
  * in-parameters, SpawnInstance, Put, ExecMethod on the class path. A
  * failure is mapped from the HRESULT, the ReturnValue or the extended
@@ -325,7 +330,8 @@ static int w_map(void *ctx, const char *root, const char *username, const char *
 {
     smbw *s = ctx;
     IWbemServices *svc;
-    IWbemClassObject *def, *in_def = NULL, *in = NULL, *cred = NULL, *out = NULL;
+    IWbemClassObject *def, *in_def = NULL, *in = NULL, *out = NULL;
+    wchar_t *cred = NULL;
     int rc = open_class(s, root, &svc, &def, e);
     if (rc != CP_OK)
         return rc;
@@ -343,17 +349,11 @@ static int w_map(void *ctx, const char *root, const char *username, const char *
         hr = cp_wmi_put_str(in, L"RemotePath", wroot);
     if (SUCCEEDED(hr))
         hr = cp_wmi_put_bool(in, L"RequirePrivacy", require_privacy);
-    if (SUCCEEDED(hr)) {
-        hr = make_credential(svc, username, password, &cred);
+    if (SUCCEEDED(hr) && username != NULL && username[0] != '\0') {
+        cred = make_credential(username, password != NULL ? password : "");
+        hr = cred != NULL ? put_secret(in, L"Credential", cred) : E_OUTOFMEMORY;
         if (FAILED(hr))
-            step = "MSFT_SmbGlobalMapping.Create: building its MSFT_Credential argument";
-    }
-    if (SUCCEEDED(hr)) {
-        VARIANT v;
-        cp_com.VariantInit(&v);
-        V_VT(&v) = VT_UNKNOWN;
-        V_UNKNOWN(&v) = (IUnknown *)cred; /* Put copies it; cred released below */
-        hr = IWbemClassObject_Put(in, L"Credential", 0, &v, 0);
+            step = "MSFT_SmbGlobalMapping.Create: setting its Credential argument";
     }
     ULONG rv = 0;
     if (SUCCEEDED(hr))
@@ -374,8 +374,10 @@ static int w_map(void *ctx, const char *root, const char *username, const char *
     }
     if (out != NULL)
         IWbemClassObject_Release(out);
-    if (cred != NULL)
-        IWbemClassObject_Release(cred);
+    if (cred != NULL) {
+        SecureZeroMemory(cred, wcslen(cred) * sizeof(wchar_t));
+        free(cred);
+    }
     if (in != NULL)
         IWbemClassObject_Release(in);
     if (in_def != NULL)

@@ -148,8 +148,11 @@ int w32s_ioctl(HANDLE h, DWORD code, const char *name, const void *in, DWORD inl
 #define IOCTL(h, code, in, inlen, out, outlen, ret, obj, e)                                        \
     w32s_ioctl(h, code, #code, in, inlen, out, outlen, ret, obj, e)
 
-/* IOCTL_DISK_GET_DRIVE_LAYOUT_EX ("IOCTL_DISK_GET_DRIVE_LAYOUT_EX IOCTL"):
- * grows the buffer while the driver says it is too small. Caller frees. */
+/* IOCTL_DISK_GET_DRIVE_LAYOUT_EX ("IOCTL_DISK_GET_DRIVE_LAYOUT_EX IOCTL
+ * (ntdddisk.h)": send it "in a loop", doubling the buffer while it is too
+ * small; the status may be STATUS_BUFFER_TOO_SMALL or
+ * STATUS_INFO_LENGTH_MISMATCH, ERROR_INSUFFICIENT_BUFFER or ERROR_BAD_LENGTH
+ * here). Caller frees. */
 DRIVE_LAYOUT_INFORMATION_EX *w32s_get_layout(HANDLE h, const char *obj, cp_error *e)
 {
     DWORD size = sizeof(DRIVE_LAYOUT_INFORMATION_EX) + 16 * sizeof(PARTITION_INFORMATION_EX);
@@ -164,7 +167,7 @@ DRIVE_LAYOUT_INFORMATION_EX *w32s_get_layout(HANDLE h, const char *obj, cp_error
             return l;
         DWORD err = GetLastError();
         free(l);
-        if (err != ERROR_INSUFFICIENT_BUFFER && err != ERROR_MORE_DATA) {
+        if (err != ERROR_INSUFFICIENT_BUFFER && err != ERROR_MORE_DATA && err != ERROR_BAD_LENGTH) {
             cp_win_error(e, err, "IOCTL_DISK_GET_DRIVE_LAYOUT_EX", obj);
             return NULL;
         }

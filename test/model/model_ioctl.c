@@ -1,10 +1,19 @@
 /* model_ioctl.c - DeviceIoControl of the device model (model.h) on disk
  * and volume handles: every IOCTL and FSCTL the Win32 storage host uses,
  * plus IOCTL_DISK_GET_DRIVE_GEOMETRY_EX. Structure sizes and buffer rules
- * follow the control code's page on Microsoft Learn (named per case);
- * the access a code needs is checked as the I/O manager does ("Defining
- * I/O Control Codes": the RequiredAccess bits of CTL_CODE against the
- * handle's access). */
+ * follow the control code's pages on Microsoft Learn, named per case: the
+ * Win32 page (learn.microsoft.com/windows/win32/api/winioctl/...) and,
+ * where that one is silent, the driver page of the same code
+ * (learn.microsoft.com/windows-hardware/drivers/ddi/ntdddisk|ntddstor|
+ * ntddvol|ntddscsi/...), whose NTSTATUS values reach the caller as Win32
+ * errors: STATUS_BUFFER_TOO_SMALL ERROR_INSUFFICIENT_BUFFER,
+ * STATUS_INFO_LENGTH_MISMATCH ERROR_BAD_LENGTH, STATUS_BUFFER_OVERFLOW
+ * ERROR_MORE_DATA, STATUS_INVALID_PARAMETER ERROR_INVALID_PARAMETER,
+ * STATUS_NOT_SUPPORTED ERROR_NOT_SUPPORTED. Checked against the docs in
+ * the fix-cite review; what no page says is marked "Undocumented". The
+ * access a code needs is checked as the I/O manager does (the
+ * RequiredAccess bits of CTL_CODE against the handle's access;
+ * Undocumented which error: the model says ERROR_ACCESS_DENIED). */
 #include "model.h"
 
 #include <stddef.h>
@@ -17,10 +26,15 @@ static BOOL fail(DWORD err)
     return FALSE;
 }
 
-/* Copies n bytes out, or ERROR_INSUFFICIENT_BUFFER when they do not fit
- * (Doc: every fixed-size output of the codes below: "If the output buffer
- * is too small, the call fails and GetLastError returns
- * ERROR_INSUFFICIENT_BUFFER"). */
+/* Copies n bytes out, or ERROR_INSUFFICIENT_BUFFER when they do not fit.
+ * Doc: "DeviceIoControl function", lpBytesReturned: "If the output buffer
+ * is too small, the call fails, GetLastError returns
+ * ERROR_INSUFFICIENT_BUFFER, and lpBytesReturned is zero"; the driver
+ * pages of IOCTL_DISK_GET_LENGTH_INFO and IOCTL_DISK_UPDATE_DRIVE_SIZE say
+ * STATUS_BUFFER_TOO_SMALL. Undocumented for IOCTL_STORAGE_GET_DEVICE_NUMBER,
+ * IOCTL_DISK_GET_DISK_ATTRIBUTES and IOCTL_SCSI_GET_ADDRESS (their pages
+ * give the minimum size, not the error), and IOCTL_DISK_GET_DRIVE_GEOMETRY
+ * may also answer STATUS_INFO_LENGTH_MISMATCH (ERROR_BAD_LENGTH). */
 static BOOL put(void *out, DWORD outlen, const void *src, DWORD n, LPDWORD ret)
 {
     if (out == NULL || outlen < n)
@@ -36,11 +50,17 @@ static uint64_t part_end(const m_part *p)
     return (uint64_t)p->pi.StartingOffset.QuadPart + (uint64_t)p->pi.PartitionLength.QuadPart;
 }
 
-/* "IOCTL_DISK_GET_DRIVE_LAYOUT_EX IOCTL", "DRIVE_LAYOUT_INFORMATION_EX
- * structure": PartitionCount entries after the header; "On hard disks with
- * the MBR layout, this value will always be a multiple of 4" (the unused
- * entries included); a buffer too small for all of them:
- * ERROR_INSUFFICIENT_BUFFER. */
+/* "DRIVE_LAYOUT_INFORMATION_EX structure" (Win32): PartitionCount entries
+ * after the header; "On hard disks with the MBR layout, this value will
+ * always be a multiple of 4" (the unused entries have PARTITION_ENTRY_UNUSED).
+ * "IOCTL_DISK_GET_DRIVE_LAYOUT_EX IOCTL (ntdddisk.h)": the buffer "must be
+ * >= sizeof(DRIVE_LAYOUT_INFORMATION_EX)"; the caller "should send this
+ * IOCTL request in a loop", doubling the buffer while it is rejected as too
+ * small; Status "STATUS_SUCCESS, or possibly ... STATUS_INFO_LENGTH_MISMATCH,
+ * STATUS_INSUFFICIENT_RESOURCES, or STATUS_BUFFER_TOO_SMALL". Undocumented:
+ * which of ERROR_INSUFFICIENT_BUFFER and ERROR_BAD_LENGTH a too-small
+ * buffer gets (the model: ERROR_INSUFFICIENT_BUFFER; the host grows the
+ * buffer on either). */
 static BOOL get_layout(m_disk *d, void *out, DWORD outlen, LPDWORD ret)
 {
     DWORD count = (DWORD)d->n_parts;
@@ -86,9 +106,13 @@ static bool used(DWORD style, const PARTITION_INFORMATION_EX *p)
     return p->Mbr.PartitionType != PARTITION_ENTRY_UNUSED;
 }
 
-/* "IOCTL_DISK_SET_DRIVE_LAYOUT_EX IOCTL": the whole table is replaced.
- * Partitions must lie on sector boundaries inside the usable area and not
- * overlap (ERROR_INVALID_PARAMETER). Undocumented: (1) that the partition
+/* "IOCTL_DISK_SET_DRIVE_LAYOUT_EX IOCTL (ntdddisk.h)": "Repartitions a
+ * disk as specified"; the input "must be >= sizeof(DRIVE_LAYOUT_INFORMATION_EX)";
+ * Status "possibly ... STATUS_INVALID_PARAMETER, STATUS_INFO_LENGTH_MISMATCH
+ * ...". Undocumented: which error a short input or a bad table gets (the
+ * model: ERROR_INVALID_PARAMETER for both; a bad table is one whose
+ * partitions are off sector boundaries, outside the usable area or
+ * overlapping). Undocumented: (1) that the partition
  * style cannot change here (the model: ERROR_INVALID_PARAMETER; CREATE_DISK
  * changes it); (2) how Windows numbers the partitions of the new table (the
  * model: 1, 2, ... in table order over the used entries); (3) that on a GPT
@@ -100,7 +124,7 @@ static BOOL set_layout(m_disk *d, const void *in, DWORD inlen)
 {
     const size_t hdr = offsetof(DRIVE_LAYOUT_INFORMATION_EX, PartitionEntry);
     const DRIVE_LAYOUT_INFORMATION_EX *l = in;
-    if (in == NULL || inlen < hdr || l->PartitionCount > 128 ||
+    if (in == NULL || inlen < sizeof(DRIVE_LAYOUT_INFORMATION_EX) || l->PartitionCount > 128 ||
         inlen < hdr + l->PartitionCount * sizeof(PARTITION_INFORMATION_EX))
         return fail(ERROR_INVALID_PARAMETER);
     if (l->PartitionStyle != d->style || d->style == PARTITION_STYLE_RAW)
@@ -157,37 +181,51 @@ static BOOL set_layout(m_disk *d, const void *in, DWORD inlen)
     return TRUE;
 }
 
-/* "IOCTL_DISK_CREATE_DISK IOCTL", "CREATE_DISK structure": initializes
- * the disk with an empty table of the given style (GPT: its DiskId and at
- * least 128 entries; the usable area per the UEFI layout, model_state.c). */
+/* "IOCTL_DISK_CREATE_DISK IOCTL (ntdddisk.h)", "CREATE_DISK structure":
+ * initializes the disk with an empty table of the given style (GPT: its
+ * DiskId; the usable area per the UEFI layout, model_state.c). The input
+ * "must be >= sizeof(CREATE_DISK). Otherwise, the driver returns with an
+ * error status of STATUS_INFO_LENGTH_MISMATCH" (ERROR_BAD_LENGTH);
+ * "STATUS_NOT_SUPPORTED if the partition style requested is not
+ * supported" (ERROR_NOT_SUPPORTED). Undocumented: whether PARTITION_STYLE_RAW
+ * is accepted here (the model accepts it and empties the table). */
 static BOOL create_disk(m_disk *d, const void *in, DWORD inlen)
 {
     const CREATE_DISK *c = in;
     if (in == NULL || inlen < sizeof(CREATE_DISK))
-        return fail(ERROR_INVALID_PARAMETER);
+        return fail(ERROR_BAD_LENGTH);
     if (c->PartitionStyle == PARTITION_STYLE_GPT) {
         d->disk_id = c->Gpt.DiskId;
         m_gpt_usable(d);
     } else if (c->PartitionStyle == PARTITION_STYLE_MBR) {
         d->signature = c->Mbr.Signature;
     } else if (c->PartitionStyle != PARTITION_STYLE_RAW) {
-        return fail(ERROR_INVALID_PARAMETER);
+        return fail(ERROR_NOT_SUPPORTED);
     }
     d->style = c->PartitionStyle;
     d->n_parts = 0;
     return TRUE;
 }
 
-/* "IOCTL_DISK_GROW_PARTITION IOCTL", "DISK_GROW_PARTITION structure":
- * enlarges partition PartitionNumber into the free space after it.
- * Undocumented: the error when that space is not there (another
- * partition, the end of the GPT usable area as last written, the end of
- * the disk the driver reports): the model says ERROR_INVALID_PARAMETER. */
+/* "IOCTL_DISK_GROW_PARTITION IOCTL (ntdddisk.h)", "DISK_GROW_PARTITION
+ * structure": enlarges partition PartitionNumber by BytesToGrow ("not the
+ * new size") into the free space after it: "the space after the specified
+ * partition must be free. A partition cannot be extended over another
+ * existing partition". The input "must be >= sizeof(DISK_GROW_PARTITION).
+ * Otherwise, the driver returns with an error status of
+ * STATUS_BUFFER_TOO_SMALL" (ERROR_INSUFFICIENT_BUFFER). Status otherwise
+ * "possibly ... STATUS_INVALID_PARAMETER, STATUS_UNSUCCESSFUL, or
+ * STATUS_DRIVER_INTERNAL_ERROR". Undocumented: which one when the space is
+ * not there (another partition, the end of the GPT usable area as last
+ * written, the end of the disk the driver reports), for an unknown
+ * partition number or a size off the sector size: the model says
+ * ERROR_INVALID_PARAMETER. */
 static BOOL grow_partition(m_disk *d, const void *in, DWORD inlen)
 {
     const DISK_GROW_PARTITION *g = in;
-    if (in == NULL || inlen < sizeof(*g) || g->BytesToGrow.QuadPart < 0 ||
-        (uint64_t)g->BytesToGrow.QuadPart % d->sector != 0)
+    if (in == NULL || inlen < sizeof(*g))
+        return fail(ERROR_INSUFFICIENT_BUFFER);
+    if (g->BytesToGrow.QuadPart < 0 || (uint64_t)g->BytesToGrow.QuadPart % d->sector != 0)
         return fail(ERROR_INVALID_PARAMETER);
     m_part *me = NULL;
     for (size_t i = 0; i < d->n_parts; i++)
@@ -219,23 +257,33 @@ static BOOL disk_geometry(const m_disk *d, void *out, DWORD outlen, LPDWORD ret,
     gx.Geometry.Cylinders.QuadPart = (LONGLONG)(d->length / (255ull * 63 * d->sector));
     gx.DiskSize.QuadPart = (LONGLONG)d->length;
     /* "DISK_GEOMETRY_EX structure": Geometry and DiskSize are the fixed
-     * part; Data (partition and detection information) may follow. */
+     * part; Data (partition and detection information) may follow.
+     * "IOCTL_DISK_GET_DRIVE_GEOMETRY_EX IOCTL (ntdddisk.h)": the buffer
+     * "must be at least (sizeof(DISK_GEOMETRY) + sizeof(LARGE_INTEGER))";
+     * the model returns just that part. */
     if (ex)
         return put(out, outlen, &gx, (DWORD)offsetof(DISK_GEOMETRY_EX, Data), ret);
     return put(out, outlen, &gx.Geometry, sizeof(DISK_GEOMETRY), ret);
 }
 
-/* "IOCTL_STORAGE_QUERY_PROPERTY IOCTL", "STORAGE_PROPERTY_QUERY" and
- * "STORAGE_DESCRIPTOR_HEADER structure": a buffer of at least the header
- * gets as much of the descriptor as fits, the header's Size saying how
- * much there is; a smaller one ERROR_INSUFFICIENT_BUFFER. PropertyExistsQuery
- * answers with no data. Undocumented: the error of a disk with no device
- * identification page (the model: ERROR_NOT_SUPPORTED). */
+/* "IOCTL_STORAGE_QUERY_PROPERTY IOCTL (ntddstor.h)": the input "must be
+ * >= sizeof(STORAGE_PROPERTY_QUERY)"; the caller casts the output to a
+ * STORAGE_DESCRIPTOR_HEADER "and check[s] its Size member to determine the
+ * number of bytes the structure actually requires" (so a buffer of at
+ * least the header gets as much of the descriptor as fits); Status
+ * "STATUS_SUCCESS, or possibly ... STATUS_INVALID_DEVICE_REQUEST,
+ * STATUS_INVALID_PARAMETER, or STATUS_NOT_SUPPORTED". "STORAGE_PROPERTY_QUERY
+ * structure": PropertyExistsQuery returns no structure. Undocumented: (1)
+ * the error for an output smaller than the header (the model:
+ * ERROR_INSUFFICIENT_BUFFER); (2) which of the listed errors a disk with
+ * no such descriptor (no device identification page) gets (the model:
+ * ERROR_NOT_SUPPORTED); (3) which one a short input gets (the model:
+ * ERROR_INVALID_PARAMETER). */
 static BOOL query_property(const m_disk *d, const void *in, DWORD inlen, void *out, DWORD outlen,
                            LPDWORD ret)
 {
     const STORAGE_PROPERTY_QUERY *q = in;
-    if (in == NULL || inlen < offsetof(STORAGE_PROPERTY_QUERY, AdditionalParameters))
+    if (in == NULL || inlen < sizeof(STORAGE_PROPERTY_QUERY))
         return fail(ERROR_INVALID_PARAMETER);
     const uint8_t *desc;
     size_t len;
@@ -264,15 +312,21 @@ static BOOL query_property(const m_disk *d, const void *in, DWORD inlen, void *o
 }
 
 /* "IOCTL_DISK_SET_DISK_ATTRIBUTES IOCTL", "SET_DISK_ATTRIBUTES structure":
- * Version must be sizeof(SET_DISK_ATTRIBUTES); the bits of AttributesMask
- * are set to Attributes. Undocumented: that clearing DISK_ATTRIBUTE_OFFLINE
+ * the bits of AttributesMask ("Indicates which attributes are being
+ * changed") are set to Attributes. Version: the page says "Set to
+ * sizeof(GET_DISK_ATTRIBUTES)" (16) while every public caller passes
+ * sizeof(SET_DISK_ATTRIBUTES) (40), as the Win32 host does. Undocumented:
+ * which one Windows checks, and the error for another value: the model
+ * accepts both and answers ERROR_INVALID_PARAMETER otherwise (to confirm
+ * on a node). Undocumented: that clearing DISK_ATTRIBUTE_OFFLINE
  * leaves offline a disk Windows keeps offline for a collision (the Win32
  * host assumes so; the model does: only MSFT_Disk.Online gives it new
  * identifiers and brings it online). */
 static BOOL set_attributes(m_disk *d, const void *in, DWORD inlen)
 {
     const m_set_attrs *s = in;
-    if (in == NULL || inlen < sizeof(*s) || s->Version != sizeof(*s))
+    if (in == NULL || inlen < sizeof(*s) ||
+        (s->Version != sizeof(*s) && s->Version != sizeof(m_get_attrs)))
         return fail(ERROR_INVALID_PARAMETER);
     if (s->AttributesMask & M_ATTR_OFFLINE) {
         bool off = (s->Attributes & M_ATTR_OFFLINE) != 0;
@@ -300,9 +354,11 @@ static BOOL disk_ioctl(m_disk *d, DWORD code, LPVOID in, DWORD inlen, LPVOID out
         return fail(ERROR_WRITE_PROTECT);
     switch (code) {
     case IOCTL_STORAGE_GET_DEVICE_NUMBER: {
-        /* "STORAGE_DEVICE_NUMBER structure": DeviceNumber counts per
-         * DeviceType; PartitionNumber 0 for the whole disk, -1 for a
-         * device that cannot be partitioned. */
+        /* "STORAGE_DEVICE_NUMBER structure": DeviceType a FILE_DEVICE_*
+         * value, DeviceNumber "The number of this device", PartitionNumber
+         * "-1" when "the device can[not] be partitioned". Undocumented:
+         * that DeviceNumber is the N of PhysicalDriveN / CdRomN and that
+         * the whole disk answers PartitionNumber 0 (the model does). */
         STORAGE_DEVICE_NUMBER n = {d->cdrom ? FILE_DEVICE_CD_ROM : FILE_DEVICE_DISK, d->number,
                                    d->cdrom ? (DWORD)-1 : 0};
         return put(out, outlen, &n, sizeof(n), ret);
@@ -324,14 +380,18 @@ static BOOL disk_ioctl(m_disk *d, DWORD code, LPVOID in, DWORD inlen, LPVOID out
                     (unsigned long long)d->media);
         d->length = d->media;
         return disk_geometry(d, out, outlen, ret, false);
-    case IOCTL_DISK_GET_DISK_ATTRIBUTES: { /* "GET_DISK_ATTRIBUTES structure" */
+    case IOCTL_DISK_GET_DISK_ATTRIBUTES: {
+        /* "GET_DISK_ATTRIBUTES structure": Version "sizeof(GET_DISK_ATTRIBUTES)",
+         * DISK_ATTRIBUTE_OFFLINE 0x1, DISK_ATTRIBUTE_READ_ONLY 0x2. */
         m_get_attrs a = {sizeof(a), 0,
                          (d->offline ? M_ATTR_OFFLINE : 0) | (d->read_only ? M_ATTR_READ_ONLY : 0)};
         return put(out, outlen, &a, sizeof(a), ret);
     }
     case IOCTL_DISK_SET_DISK_ATTRIBUTES:
         return set_attributes(d, in, inlen);
-    case IOCTL_DISK_UPDATE_PROPERTIES: /* "Invalidates the cached partition table" */
+    case IOCTL_DISK_UPDATE_PROPERTIES:
+        /* "IOCTL_DISK_UPDATE_PROPERTIES IOCTL": "Invalidates the cached
+         * partition table and re-enumerates the device". */
         return TRUE;
     case IOCTL_DISK_GET_DRIVE_LAYOUT_EX:
         return get_layout(d, out, outlen, ret);
@@ -344,9 +404,10 @@ static BOOL disk_ioctl(m_disk *d, DWORD code, LPVOID in, DWORD inlen, LPVOID out
     case IOCTL_STORAGE_QUERY_PROPERTY:
         return query_property(d, in, inlen, out, outlen, ret);
     case IOCTL_SCSI_GET_ADDRESS: {
-        /* "IOCTL_SCSI_GET_ADDRESS IOCTL", "SCSI_ADDRESS structure" (Length
-         * = sizeof). Undocumented: the error of a disk with no SCSI
-         * address (the model: ERROR_INVALID_FUNCTION). */
+        /* "IOCTL_SCSI_GET_ADDRESS IOCTL (ntddscsi.h)": output ">=
+         * sizeof(SCSI_ADDRESS)"; "SCSI_ADDRESS structure": Length "the
+         * length of this structure in bytes". Undocumented: the error of a
+         * disk with no SCSI address (the model: ERROR_INVALID_FUNCTION). */
         if (!d->has_scsi)
             return fail(ERROR_INVALID_FUNCTION);
         return put(out, outlen, &d->scsi, sizeof(d->scsi), ret);
@@ -368,11 +429,16 @@ static BOOL volume_ioctl(m_disk *d, size_t part, DWORD code, LPVOID in, DWORD in
         return put(out, outlen, &n, sizeof(n), ret);
     }
     case IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS: {
-        /* "IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS IOCTL", "VOLUME_DISK_EXTENTS
-         * structure": a basic volume has one extent; a buffer with room
-         * for the count but not every extent gets the count and
-         * ERROR_MORE_DATA. Undocumented: what a CD-ROM volume answers
-         * (the model: ERROR_INVALID_FUNCTION). */
+        /* "IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS IOCTL (ntddvol.h)": a
+         * buffer "< sizeof(VOLUME_DISK_EXTENTS)": Information 0 and
+         * STATUS_INVALID_PARAMETER (ERROR_INVALID_PARAMETER); "at least
+         * sizeof(VOLUME_DISK_EXTENTS) but too small for all data":
+         * Information sizeof(VOLUME_DISK_EXTENTS) and STATUS_BUFFER_OVERFLOW
+         * (ERROR_MORE_DATA, the count filled in: "VOLUME_DISK_EXTENTS
+         * structure"). A basic volume has one extent, which
+         * sizeof(VOLUME_DISK_EXTENTS) holds, so the model never answers
+         * ERROR_MORE_DATA. Undocumented: what a CD-ROM volume answers (the
+         * model: ERROR_INVALID_FUNCTION). */
         if (d->cdrom)
             return fail(ERROR_INVALID_FUNCTION);
         VOLUME_DISK_EXTENTS x;
@@ -381,10 +447,8 @@ static BOOL volume_ioctl(m_disk *d, size_t part, DWORD code, LPVOID in, DWORD in
         x.Extents[0].DiskNumber = d->number;
         x.Extents[0].StartingOffset = p->pi.StartingOffset;
         x.Extents[0].ExtentLength = p->pi.PartitionLength;
-        if (out != NULL && outlen >= sizeof(DWORD) && outlen < sizeof(x)) {
-            ((VOLUME_DISK_EXTENTS *)out)->NumberOfDiskExtents = 1;
-            return fail(ERROR_MORE_DATA);
-        }
+        if (out == NULL || outlen < sizeof(x))
+            return fail(ERROR_INVALID_PARAMETER);
         return put(out, outlen, &x, sizeof(x), ret);
     }
     case IOCTL_DISK_GET_LENGTH_INFO: {
@@ -392,21 +456,28 @@ static BOOL volume_ioctl(m_disk *d, size_t part, DWORD code, LPVOID in, DWORD in
         return put(out, outlen, &g, sizeof(g), ret);
     }
     case FSCTL_EXTEND_VOLUME: {
-        /* "FSCTL_EXTEND_VOLUME IOCTL": the input is the volume's new total
-         * number of sectors; the partition must already be that large.
-         * Undocumented: the errors for a RAW volume (the model:
-         * ERROR_UNRECOGNIZED_VOLUME) and for a size beyond the partition or
-         * below the file system (ERROR_INVALID_PARAMETER). */
+        /* "FSCTL_EXTEND_VOLUME control code" (MSDN aa364564): lpInBuffer
+         * "A pointer to a LONGLONG value that specifies the total size of
+         * the volume, in sectors". "FSCTL_EXTEND_VOLUME IOCTL": "supported
+         * on NTFS, RAW, and ReFS file systems"; it "cannot be used to
+         * reduce the size of a volume. The new volume size must be at least
+         * one cluster larger than the previous volume size. The underlying
+         * partition must have enough sectors to contain the extended
+         * volume". Undocumented: the errors for a size beyond the partition
+         * or less than a cluster larger (the model: ERROR_INVALID_PARAMETER)
+         * and for a read-only disk (ERROR_WRITE_PROTECT); what extending a
+         * RAW volume changes (the model: nothing, it succeeds). */
         if (in == NULL || inlen < sizeof(LONGLONG))
             return fail(ERROR_INVALID_PARAMETER);
-        if (p->vol.fs[0] == '\0')
-            return fail(ERROR_UNRECOGNIZED_VOLUME);
         if (d->read_only)
             return fail(ERROR_WRITE_PROTECT);
         LONGLONG sectors = *(const LONGLONG *)in;
         uint64_t bytes = (uint64_t)sectors * d->sector;
-        if (sectors <= 0 || bytes > (uint64_t)p->pi.PartitionLength.QuadPart ||
-            m_fs_size(bytes) < p->vol.fs_size)
+        if (sectors <= 0 || bytes > (uint64_t)p->pi.PartitionLength.QuadPart)
+            return fail(ERROR_INVALID_PARAMETER);
+        if (p->vol.fs[0] == '\0')
+            return TRUE;                              /* RAW */
+        if (m_fs_size(bytes) < p->vol.fs_size + 4096) /* a 4 KiB cluster (m_fs_size) */
             return fail(ERROR_INVALID_PARAMETER);
         p->vol.fs_size = m_fs_size(bytes);
         return TRUE;

@@ -89,8 +89,9 @@ m_disk *m_disk_by_number(uint32_t number, bool cdrom)
     return NULL;
 }
 
-/* Doc: "Offline and online disks" (VDS / Disk Management): an offline
- * disk's volumes are not exposed. Undocumented: how long after a partition
+/* Doc: "IVdsDiskOnline Interface" ([MS-VDS] 3.1.12.8): "An online disk
+ * exposes the volumes on that disk"; "An offline disk does not expose any
+ * volumes". Undocumented: how long after a partition
  * is created or a disk comes online its volume device arrives (PnP,
  * asynchronous); the model says volume_arrival_ms. */
 bool m_vol_present(const m_disk *d, size_t part)
@@ -126,8 +127,10 @@ bool m_vol_by_drive(wchar_t letter, m_disk **d, size_t *part)
     return false;
 }
 
-/* Doc: "Naming a Volume": \\?\Volume{GUID}\ (lower-case hex as Windows
- * writes it). */
+/* Doc: "Naming a Volume": volume GUID paths are "\\?\Volume{GUID}\".
+ * Undocumented: the case of the hex digits (the page's example is lower
+ * case, "\\?\Volume{26a21bda-a627-11d7-9931-806e6f6e6963}\"; the model
+ * writes lower case). */
 void m_vol_name(const GUID *g, bool slash, wchar_t *out)
 {
     swprintf(out, 50, L"\\\\?\\Volume{%08lx-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x}%ls",
@@ -163,10 +166,11 @@ static const GUID esp = {
 static const GUID recovery = {
     0xde94bba4, 0x06d1, 0x4d40, {0xa1, 0x6a, 0xbf, 0xd5, 0x01, 0x79, 0xd6, 0xac}};
 
-/* Doc: "PARTITION_INFORMATION_GPT structure" (the partition types) and
- * "Disk Partition Types": basic data, the EFI system partition, recovery
- * and the recognised MBR types hold a volume; the MSR holds none
- * ("PARTITION_MSFT_RESERVED_GUID: no volume"). */
+/* Doc: "PARTITION_INFORMATION_GPT structure" lists the GPT partition
+ * types (basic data, EFI system, Microsoft reserved, LDM, recovery) and
+ * "Disk Partition Types" the MBR ones. Undocumented: which types get a
+ * volume device (the model: basic data, EFI system and recovery on GPT,
+ * every used MBR type but extended; the MSR none). */
 bool m_part_has_volume(const m_disk *d, const PARTITION_INFORMATION_EX *pi)
 {
     if (d->style == PARTITION_STYLE_GPT)
@@ -177,9 +181,12 @@ bool m_part_has_volume(const m_disk *d, const PARTITION_INFORMATION_EX *pi)
            pi->Mbr.PartitionType != PARTITION_EXTENDED;
 }
 
-/* Doc: UEFI specification 2.x section 5.3 (GPT disk layout): the primary
- * header at LBA 1 and 16 KiB of entries (128 x 128 bytes) before the first
- * usable LBA; the backup entries and header after the last one. */
+/* UEFI specification (GPT disk layout; not a Microsoft page): the primary
+ * header at LBA 1 and at least 16 KiB of entries (128 x 128 bytes) before
+ * the first usable LBA; the backup entries and header after the last one.
+ * "DRIVE_LAYOUT_INFORMATION_GPT structure" (ntdddisk.h): StartingUsableOffset
+ * is "immediately following the primary partition table". Undocumented:
+ * that Windows writes exactly 128 entries (the model does). */
 void m_gpt_usable(m_disk *d)
 {
     uint64_t entries = (128 * 128 + d->sector - 1) / d->sector;
@@ -205,8 +212,10 @@ uint64_t m_fs_size(uint64_t bytes)
 
 /* --- WMI at the operation level (storage_calls_win32.h) ------------------------ */
 
-/* MSFT_StorageSetting.UpdateHostStorageCache. Doc: "Updates the internal
- * cache of software objects (that is, Disks, Partitions, Volumes)".
+/* MSFT_StorageSetting.UpdateHostStorageCache. Doc: "UpdateHostStorageCache
+ * method of the MSFT_StorageSetting class": "Updates the internal cache of
+ * software objects (that is, Disks, Partitions, Volumes) for the storage
+ * setting"; "Update-HostStorageCache": "equivalent to a VDS Rescan".
  * Undocumented: that it is what makes a disk grown by the cloud show its
  * new capacity; the model grows disks with grow_to here, and the disk
  * driver keeps reporting the old length until IOCTL_DISK_UPDATE_DRIVE_SIZE
@@ -254,10 +263,12 @@ int m_format_volume(struct cp_wmi_conn *c, const char *id, cp_error *e)
                           "cache)",
                           id);
     } else if (d->read_only) {
-        /* Doc: MSFT_Volume.Format return values: 40002 "Access denied"
-         * ... the model answers 19 (ERROR_WRITE_PROTECT) as the method's
-         * generic failure. */
-        rc = cp_error_set(e, CP_E_UNKNOWN, "WMI: MSFT_Volume.Format %s returned %lu", id, 19ul);
+        /* Doc: "Format method of the MSFT_Volume class" return values:
+         * Success (0), Not Supported (1), Unspecified Error (2), Timeout
+         * (3), Failed (4), Invalid Parameter (5), Access denied (40001),
+         * ... Undocumented: which one a write-protected disk gets (the
+         * model: Failed (4)). */
+        rc = cp_error_set(e, CP_E_UNKNOWN, "WMI: MSFT_Volume.Format %s returned %lu", id, 4ul);
     } else {
         m_vol *v = &d->parts[p].vol;
         snprintf(v->fs, sizeof(v->fs), "NTFS");
@@ -269,10 +280,12 @@ int m_format_volume(struct cp_wmi_conn *c, const char *id, cp_error *e)
     return rc;
 }
 
-/* MSFT_Disk.Online. Doc: "Online method of the MSFT_Disk class" (brings
- * the disk online; Disk Management and the Storage Management API give a
- * disk kept offline for a collision, VDSDiskOfflineReasonCollision, new
- * identifiers: "VDS_DISK_OFFLINE_REASON enumeration"). */
+/* MSFT_Disk.Online. Doc: "Online method of the MSFT_Disk class": "Brings
+ * the disk online" (ReturnValue 0 success). "VDS_DISK_OFFLINE_REASON
+ * enumeration": VDSDiskOfflineReasonCollision, an MBR disk whose signature
+ * or a GPT disk whose DiskId is that of another disk. Undocumented: that
+ * Online gives such a disk new identifiers (the model changes its
+ * signature and DiskId; to confirm on a node). */
 int m_disk_online(struct cp_wmi_conn *c, uint32_t number, cp_error *e)
 {
     (void)c;
