@@ -19,30 +19,6 @@ static int nomem(cp_yw *w)
     return cp_error_set(w->e, CP_E_NOMEM, WHO ": out of memory");
 }
 
-static size_t count(const yaml_node_t *list)
-{
-    return (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
-}
-
-static const yaml_node_t *item(cp_yw *w, const yaml_node_t *list, size_t i)
-{
-    return yaml_document_get_node(w->doc, list->data.sequence.items.start[i]);
-}
-
-/* A list at key `key` of mapping m (absent: *n = 0, *list NULL). */
-static int get_list(cp_yw *w, const yaml_node_t *m, const char *where, const char *key,
-                    const yaml_node_t **list, size_t *n)
-{
-    *list = cp_simfx_get(w, m, key);
-    *n = 0;
-    if (*list == NULL)
-        return CP_OK;
-    if ((*list)->type != YAML_SEQUENCE_NODE)
-        return cp_yw_errf(w, *list, "%s.%s: expected a list", where, key);
-    *n = count(*list);
-    return CP_OK;
-}
-
 /* The name rules Windows' initiator applies: iqn., eui. or naa. and no
  * blank or control character, at most 223 bytes. */
 static int check_iqn(cp_yw *w, const yaml_node_t *n, const char *key, const char *iqn)
@@ -138,7 +114,7 @@ static int load_target(cp_yw *w, const yaml_node_t *n, const char *where, const 
     if (rc == CP_OK && chap != NULL)
         rc = load_chap(w, chap, key, t);
     if (rc == CP_OK)
-        rc = get_list(w, n, where, "luns", &luns, &nl);
+        rc = cp_simfx_list(w, n, where, "luns", &luns, &nl);
     if (rc == CP_OK && (nl == 0 || nl > CP_ISCSI_LIST_MAX))
         return cp_yw_errf(w, luns != NULL ? luns : n, "%s.luns: needs 1 to %d LUNs", where,
                           CP_ISCSI_LIST_MAX);
@@ -146,7 +122,7 @@ static int load_target(cp_yw *w, const yaml_node_t *n, const char *where, const 
         return nomem(w);
     for (size_t i = 0; rc == CP_OK && i < nl; i++) {
         cp_simfx_path(key, sizeof(key), "%s.luns[%zu]", where, i);
-        rc = load_lun(w, item(w, luns, i), key, &t->luns[i]);
+        rc = load_lun(w, cp_simfx_item(w, luns, i), key, &t->luns[i]);
         t->n_luns = i + 1;
     }
     return rc;
@@ -202,7 +178,7 @@ static int load_portal(cp_yw *w, const yaml_node_t *n, const char *where, iscsi_
     if (rc == CP_OK)
         rc = cp_simfx_opt_bool(w, n, where, "registered", &d->registered);
     if (rc == CP_OK)
-        rc = get_list(w, n, where, "targets", &targets, &nt);
+        rc = cp_simfx_list(w, n, where, "targets", &targets, &nt);
     if (rc == CP_OK && nt > CP_ISCSI_LIST_MAX)
         return cp_yw_errf(w, targets, "%s.targets: more than %d targets", where, CP_ISCSI_LIST_MAX);
     if (rc == CP_OK && nt > 0 && (d->targets = calloc(nt, sizeof(*d->targets))) == NULL)
@@ -210,12 +186,12 @@ static int load_portal(cp_yw *w, const yaml_node_t *n, const char *where, iscsi_
     for (size_t i = 0; rc == CP_OK && i < nt; i++) {
         char key[160];
         cp_simfx_path(key, sizeof(key), "%s.targets[%zu]", where, i);
-        rc = load_target(w, item(w, targets, i), key, m, &d->targets[i]);
+        rc = load_target(w, cp_simfx_item(w, targets, i), key, m, &d->targets[i]);
         d->n_targets = i + 1;
         for (size_t k = 0; rc == CP_OK && k < i; k++)
             if (strcasecmp(d->targets[k].iqn, d->targets[i].iqn) == 0)
-                rc = cp_yw_errf(w, item(w, targets, i), "%s.iqn: target %s is listed twice", key,
-                                d->targets[i].iqn);
+                rc = cp_yw_errf(w, cp_simfx_item(w, targets, i),
+                                "%s.iqn: target %s is listed twice", key, d->targets[i].iqn);
     }
     return rc;
 }
@@ -261,9 +237,9 @@ static int load_section(cp_yw *w, const yaml_node_t *sec, void *ctx)
     size_t np = 0, ns = 0;
     int rc = cp_simfx_keys(w, sec, "iscsi", keys);
     if (rc == CP_OK)
-        rc = get_list(w, sec, "iscsi", "portals", &portals, &np);
+        rc = cp_simfx_list(w, sec, "iscsi", "portals", &portals, &np);
     if (rc == CP_OK)
-        rc = get_list(w, sec, "iscsi", "sessions", &sessions, &ns);
+        rc = cp_simfx_list(w, sec, "iscsi", "sessions", &sessions, &ns);
     if (rc == CP_OK && np > CP_ISCSI_LIST_MAX)
         return cp_yw_errf(w, portals, "iscsi.portals: more than %d portals", CP_ISCSI_LIST_MAX);
     if (rc == CP_OK && ((np > 0 && (m->portals = calloc(np, sizeof(*m->portals))) == NULL) ||
@@ -273,13 +249,13 @@ static int load_section(cp_yw *w, const yaml_node_t *sec, void *ctx)
         char key[64];
         cp_simfx_path(key, sizeof(key), "iscsi.portals[%zu]", i);
         iscsi_portal_def d = {0};
-        rc = load_portal(w, item(w, portals, i), key, m, &d);
+        rc = load_portal(w, cp_simfx_item(w, portals, i), key, m, &d);
         m->portals[m->n_portals++] = d; /* freed with the model, even when bad */
     }
     for (size_t i = 0; rc == CP_OK && i < ns; i++) {
         char key[64];
         cp_simfx_path(key, sizeof(key), "iscsi.sessions[%zu]", i);
-        rc = load_session(w, item(w, sessions, i), key, m, &m->sessions[i]);
+        rc = load_session(w, cp_simfx_item(w, sessions, i), key, m, &m->sessions[i]);
         if (rc == CP_OK)
             m->n_sessions = i + 1;
     }

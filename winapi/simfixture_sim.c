@@ -1,6 +1,8 @@
 /* simfixture_sim.c - see simfixture_sim.h. */
 #include "simfixture_sim.h"
 
+#include "../service/config.h"
+
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -179,4 +181,24 @@ const char *cp_simfx_path(char *out, size_t cap, const char *fmt, ...)
     vsnprintf(out, cap, fmt, ap);
     va_end(ap);
     return out;
+}
+
+int cp_simfx_list(cp_yw *w, const yaml_node_t *m, const char *where, const char *key,
+                  const yaml_node_t **list, size_t *n)
+{
+    *list = cp_simfx_get(w, m, key);
+    *n = 0;
+    if (*list == NULL)
+        return CP_OK;
+    if ((*list)->type != YAML_SEQUENCE_NODE)
+        return cp_yw_errf(w, *list, "%s.%s: expected a list", where, key);
+    *n = (size_t)((*list)->data.sequence.items.top - (*list)->data.sequence.items.start);
+    if (*n > CP_CONFIG_MAX_LIST)
+        return cp_yw_errf(w, *list, "%s.%s: more than %d items", where, key, CP_CONFIG_MAX_LIST);
+    return CP_OK;
+}
+
+const yaml_node_t *cp_simfx_item(cp_yw *w, const yaml_node_t *list, size_t i)
+{
+    return yaml_document_get_node(w->doc, list->data.sequence.items.start[i]);
 }

@@ -25,6 +25,12 @@ int cp_simfx_load(const char *who, const char *path, const char *text, const cha
 /* The value of `key` in mapping n, or NULL. */
 const yaml_node_t *cp_simfx_get(cp_yw *w, const yaml_node_t *n, const char *key);
 
+/* A list at key `key` of mapping m, at most CP_CONFIG_MAX_LIST items
+ * (absent: *list NULL, *n 0), and its item i. */
+int cp_simfx_list(cp_yw *w, const yaml_node_t *m, const char *where, const char *key,
+                  const yaml_node_t **list, size_t *n);
+const yaml_node_t *cp_simfx_item(cp_yw *w, const yaml_node_t *list, size_t i);
+
 /* Refuses any key of mapping n (at key path `where`) not in the
  * NULL-terminated `known`, and keys given twice. */
 int cp_simfx_keys(cp_yw *w, const yaml_node_t *n, const char *where, const char *const *known);

@@ -20,27 +20,6 @@ static int nomem(cp_yw *w)
     return cp_error_set(w->e, CP_E_NOMEM, WHO ": out of memory");
 }
 
-static const yaml_node_t *item(cp_yw *w, const yaml_node_t *list, size_t i)
-{
-    return yaml_document_get_node(w->doc, list->data.sequence.items.start[i]);
-}
-
-/* A list at key `key` of mapping m (absent: *n = 0). */
-static int get_list(cp_yw *w, const yaml_node_t *m, const char *where, const char *key,
-                    const yaml_node_t **list, size_t *n)
-{
-    *list = cp_simfx_get(w, m, key);
-    *n = 0;
-    if (*list == NULL)
-        return CP_OK;
-    if ((*list)->type != YAML_SEQUENCE_NODE)
-        return cp_yw_errf(w, *list, "%s.%s: expected a list", where, key);
-    *n = (size_t)((*list)->data.sequence.items.top - (*list)->data.sequence.items.start);
-    if (*n > CP_CONFIG_MAX_LIST)
-        return cp_yw_errf(w, *list, "%s.%s: more than %d items", where, key, CP_CONFIG_MAX_LIST);
-    return CP_OK;
-}
-
 void cp_smb_root_part(const char *root, int part, char *out, size_t len)
 {
     const char *s = root + 2, *sep = strchr(s, '\\');
@@ -107,22 +86,22 @@ static int load_server(cp_yw *w, const yaml_node_t *n, const char *where, smb_se
     if (rc == CP_OK)
         rc = cp_simfx_opt_bool(w, n, where, "drops_after_mapping", &s->drops);
     if (rc == CP_OK)
-        rc = get_list(w, n, where, "shares", &shares, &ns);
+        rc = cp_simfx_list(w, n, where, "shares", &shares, &ns);
     if (rc == CP_OK)
-        rc = get_list(w, n, where, "credentials", &creds, &nc);
+        rc = cp_simfx_list(w, n, where, "credentials", &creds, &nc);
     if (rc == CP_OK && ((ns > 0 && (s->shares = calloc(ns, sizeof(*s->shares))) == NULL) ||
                         (nc > 0 && (s->creds = calloc(nc, sizeof(*s->creds))) == NULL)))
         return nomem(w);
     for (size_t i = 0; rc == CP_OK && i < ns; i++) {
         char key[160];
         cp_simfx_path(key, sizeof(key), "%s.shares[%zu]", where, i);
-        rc = cp_simfx_text(w, item(w, shares, i), key, s->shares[i], sizeof(s->shares[i]));
+        rc = cp_simfx_text(w, cp_simfx_item(w, shares, i), key, s->shares[i], sizeof(s->shares[i]));
         s->n_shares = i + 1;
     }
     for (size_t i = 0; rc == CP_OK && i < nc; i++) {
         char key[160];
         cp_simfx_path(key, sizeof(key), "%s.credentials[%zu]", where, i);
-        rc = load_cred(w, item(w, creds, i), key, &s->creds[i]);
+        rc = load_cred(w, cp_simfx_item(w, creds, i), key, &s->creds[i]);
         s->n_creds = i + 1;
     }
     return rc;
@@ -169,22 +148,22 @@ static int load_section(cp_yw *w, const yaml_node_t *sec, void *ctx)
     if (rc == CP_OK)
         rc = cp_simfx_opt_text(w, sec, "smb", "dns_name", m->dns, sizeof(m->dns));
     if (rc == CP_OK)
-        rc = get_list(w, sec, "smb", "servers", &servers, &ns);
+        rc = cp_simfx_list(w, sec, "smb", "servers", &servers, &ns);
     if (rc == CP_OK)
-        rc = get_list(w, sec, "smb", "mappings", &maps, &nm);
+        rc = cp_simfx_list(w, sec, "smb", "mappings", &maps, &nm);
     if (rc == CP_OK && ((ns > 0 && (m->servers = calloc(ns, sizeof(*m->servers))) == NULL) ||
                         (nm > 0 && (m->mappings = calloc(nm, sizeof(*m->mappings))) == NULL)))
         return nomem(w);
     for (size_t i = 0; rc == CP_OK && i < ns; i++) {
         char key[64];
         cp_simfx_path(key, sizeof(key), "smb.servers[%zu]", i);
-        rc = load_server(w, item(w, servers, i), key, &m->servers[i]);
+        rc = load_server(w, cp_simfx_item(w, servers, i), key, &m->servers[i]);
         m->n_servers = i + 1;
     }
     for (size_t i = 0; rc == CP_OK && i < nm; i++) {
         char key[64];
         cp_simfx_path(key, sizeof(key), "smb.mappings[%zu]", i);
-        rc = load_mapping(w, item(w, maps, i), key, m, &m->mappings[i]);
+        rc = load_mapping(w, cp_simfx_item(w, maps, i), key, m, &m->mappings[i]);
         if (rc == CP_OK)
             m->n_mappings = i + 1;
     }
