@@ -87,10 +87,15 @@ run sc create csiproxy binPath= "C:\\etc\\kubernetes\\node\\bin\\csi-proxy.exe $
 check "upstream's sc.exe create line (old build at C:\\etc\\kubernetes\\node\\bin)" "$RC" "$OUT"
 # The default config file, read by the service, by install's wait and by
 # health alike: every group served, the system group admitting SYSTEM only
-# (this test runs as the Wine user, an admin, not SYSTEM).
-mkdir -p "$C/ProgramData/csi-proxy"
-printf 'groups:\n  filesystem: {}\n  disk: {}\n  volume: {}\n  smb: {}\n  iscsi: {}\n  system:\n    allowedCallers: [SYSTEM]\n' \
-    >"$C/ProgramData/csi-proxy/config.yaml"
+# (this test runs as the Wine user, an admin, not SYSTEM). Wine quirk: a
+# service started by Wine's services.exe gets ProgramData=C:\users\Public
+# (the registry's ProfileList and every other process say C:\ProgramData),
+# so the service's copy goes there too.
+for d in "$C/ProgramData/csi-proxy" "$C/users/Public/csi-proxy"; do
+    mkdir -p "$d"
+    printf 'groups:\n  filesystem: {}\n  disk: {}\n  volume: {}\n  smb: {}\n  iscsi: {}\n  system:\n    allowedCallers: [SYSTEM]\n' \
+        >"$d/config.yaml"
+done
 run sc start csiproxy
 if wait_state csiproxy RUNNING && wait_pipes; then
     ok "the old build serves (version $OLD_VER)"
@@ -101,7 +106,8 @@ expect "health: all up, exit 0" 0 "filesystem v1 ok" health
 [ "$(grep -c ' ok ' <<<"$OUT")" = 23 ]
 check "... one ok line per pipe (23)" $? "$OUT"
 grep -q '^system v1alpha1 ok .*this caller is not allowed: PERMISSION_DENIED' <<<"$OUT"
-check "... the system pipe, which refuses this caller (config.yaml in C:\\ProgramData\\csi-proxy), counts as up: it answered PERMISSION_DENIED" $? "$OUT"
+check "... the system pipe, which refuses this caller (config.yaml in C:\\ProgramData\\csi-proxy), counts as up: it answered PERMISSION_DENIED" $? \
+    "$(grep '^system' <<<"$OUT"; grep -m3 'configuration\|group system' "$C/etc/kubernetes/logs/csi-proxy.log")"
 printf 'groups:\n  filesystem: {versions: [v1]}\n' >"$C/csi/fs-only.yaml"
 expect "health -config: only the pipes that config serves" 0 "filesystem v1 ok" \
     health -config 'C:\csi\fs-only.yaml'
@@ -208,7 +214,7 @@ expect "... health says so: exit 1, naming the pipes" 1 "smb v1 FAIL: no pipe" h
 # No default config file now; CSI_PROXY_CONFIG names one (filesystem v1
 # only): install.cmd passes it on as -config, into the ImagePath and to
 # its health check.
-rm -f "$C/ProgramData/csi-proxy/config.yaml"
+rm -f "$C/ProgramData/csi-proxy/config.yaml" "$C/users/Public/csi-proxy/config.yaml"
 OUT=$(cd "$PKG" && set -o pipefail && CSI_PROXY_DIR='C:\node' CSI_PROXY_CONFIG='C:\csi\fs-only.yaml' \
     wine cmd /c "$REL_WIN\\install.cmd" -working-dir 'C:\csi-work' \
     -log_file='C:\csi\fresh.log' -logtostderr=false 2>&1 | tr -d '\r')
