@@ -98,7 +98,8 @@ suite load sanitized bash test/load/run.sh short
 suite exe-imports bash test/exe/check_imports.sh
 suite lint bash scripts/lint.sh
 # Issue 11: the release archive (reproducible), the Packer template, the
-# HostProcess manifests.
+# HostProcess manifests. dist runs two programs under Wine; with SKIP_WINE=1
+# it skips just those checks and says so (the rest needs no Wine).
 suite dist bash test/dist/run.sh
 suite packer bash test/packer/run.sh
 suite deploy $PY test/deploy/check_manifests.py

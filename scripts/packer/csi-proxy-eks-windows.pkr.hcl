@@ -13,8 +13,10 @@
 # Steps: start the latest EKS-optimized Windows Server <version> <edition> AMI for the
 # Kubernetes version; user data (winrm-userdata.ps1) sets up WinRM over HTTPS; upload the
 # archive; install.ps1 checks its SHA-256 against <archive>.sha256, unpacks it, checks
-# every file against SHA256SUMS, runs the node install script (install.cmd), and waits for
-# the csiproxy service to run and `csi-proxy-cli.exe health` to pass; restart Windows;
+# every file against SHA256SUMS, installs the optional config file where the service reads
+# it by default (C:\ProgramData\csi-proxy\config.yaml: no -config flag), runs the node
+# install script (install.cmd, which creates local_groups first), and that waits for the
+# csiproxy service to run and `csi-proxy-cli.exe health` to pass; restart Windows;
 # verify.ps1 checks the same again, and the version; prepare-image.ps1 leaves the instance
 # ready for EC2Launch's sysprep (v1 on 2019, v2 on 2022) and removes the build's WinRM
 # listener; Packer then stops the instance and registers the AMI.
@@ -113,9 +115,9 @@ build {
       "CSI_PROXY_ARCHIVE_SHA256=${local.archive_sha256}",
       "CSI_PROXY_VERSION=${local.version}",
       "CSI_PROXY_HAS_CONFIG=${local.has_config}",
-      "CSI_PROXY_CONFIG=${local.staging}\\config.yaml",
+      "CSI_PROXY_CONFIG_UPLOAD=${local.staging}\\config.yaml",
       "CSI_PROXY_INSTALL_ARGS=${var.install_args}",
-      "CSI_PROXY_HEALTH_TIMEOUT=${var.health_timeout_seconds}",
+      "CSI_PROXY_GROUPS=${var.local_groups}",
     ]
   }
 

@@ -1,8 +1,9 @@
 # Packer provisioner: check the uploaded release archive, unpack it, install csi-proxy
 # with the node script (replacing the csi-proxy the AMI ships). verify.ps1 then checks
 # the service. Environment (set by the template): CSI_PROXY_ARCHIVE,
-# CSI_PROXY_ARCHIVE_SHA256, CSI_PROXY_VERSION, CSI_PROXY_HAS_CONFIG, CSI_PROXY_CONFIG,
-# CSI_PROXY_INSTALL_ARGS.
+# CSI_PROXY_ARCHIVE_SHA256, CSI_PROXY_VERSION, CSI_PROXY_HAS_CONFIG,
+# CSI_PROXY_CONFIG_UPLOAD (the uploaded config file), CSI_PROXY_INSTALL_ARGS, and
+# CSI_PROXY_GROUPS, which install.cmd reads itself (local groups to create).
 $ErrorActionPreference = "Stop"
 $archive = $env:CSI_PROXY_ARCHIVE
 $version = $env:CSI_PROXY_VERSION
@@ -37,12 +38,18 @@ Write-Output "SHA256SUMS ok: $($sums.Count) files"
 if ($env:CSI_PROXY_HAS_CONFIG -eq "1") {
     $dir = Join-Path $env:ProgramData "csi-proxy"
     New-Item -ItemType Directory -Force -Path $dir | Out-Null
-    Copy-Item -Force -Path $env:CSI_PROXY_CONFIG -Destination (Join-Path $dir "config.yaml")
+    Copy-Item -Force -Path $env:CSI_PROXY_CONFIG_UPLOAD -Destination (Join-Path $dir "config.yaml")
     Write-Output "installed $dir\config.yaml"
 }
 
 # 5. The node install script: takes over an existing csiproxy service (the AMI's) or
-#    creates it, and starts it. Run through cmd, as an operator would.
+#    creates it, and starts it. Run through cmd, as an operator would. install.cmd turns
+#    CSI_PROXY_CONFIG into a -config flag in the service's command line: it must not be
+#    set here (the config is at the default path, which the service, install's health
+#    wait and csi-proxy-cli.exe health all read, and the upload directory is deleted
+#    before the image is taken); nor CSI_PROXY_DIR (a new install goes to upstream's
+#    C:\etc\kubernetes\node\bin).
+Remove-Item -Path Env:CSI_PROXY_CONFIG, Env:CSI_PROXY_DIR -ErrorAction SilentlyContinue
 $install = Join-Path $release "install.cmd"
 if (-not (Test-Path $install)) { Write-Error "the archive has no install.cmd"; exit 1 }
 & cmd.exe /c "`"$install`" $($env:CSI_PROXY_INSTALL_ARGS)"

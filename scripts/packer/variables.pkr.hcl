@@ -60,6 +60,12 @@ variable "config_path" {
   default     = ""
 }
 
+variable "local_groups" {
+  type        = string
+  description = "Local groups the node install script creates before csi-proxy starts (CSI_PROXY_GROUPS of scripts/node/install.cmd), space-separated, e.g. \"csi-proxy-smb csi-proxy-disk\": every group a config file's allowedCallers names must exist, or the service stops at start."
+  default     = ""
+}
+
 variable "install_args" {
   type        = string
   description = "Extra arguments for the node install script (scripts/node/install.cmd), e.g. csi-proxy flags."

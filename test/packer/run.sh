@@ -6,15 +6,20 @@
 #     configuration checks run) with a stand-in archive and its .sha256, with
 #     the defaults and with example.pkrvars.hcl, for 2019 Core and 2022 Full;
 #   * the source AMI filter is the EKS-optimized Windows AMI name, owner amazon;
+#   * test/packer/crosscheck.py: the Packer scripts and the node scripts
+#     agree (script and exe names, environment variables, service name,
+#     where the config goes, health's options);
 #   * self-tests: an unformatted copy fails fmt -check; a copy with a `data`
 #     block (Packer 1.7+) fails validate; an archive without its .sha256 fails
-#     validate; so the checks above can fail.
+#     validate; copies with one mismatch each fail crosscheck.py; so the
+#     checks above can fail.
 set -u
 cd "$(dirname "$0")/../.."
 . test/wine/lib.sh
 pass=0
 fail=0
 P=scripts/packer
+PY=/usr/bin/python3
 T=$(mktemp -d /tmp/csi-proxy-packer.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 # No credentials, no instance metadata lookups, no checkpoint call home.
@@ -41,9 +46,10 @@ validate "packer validate $P (defaults)" "$P" -var "archive_path=$A"
 validate "packer validate $P -var-file example.pkrvars.hcl" "$P" -var-file "$P/example.pkrvars.hcl" -var "archive_path=$A"
 for wv_ed in "2019 Core" "2022 Full"; do
     set -- $wv_ed
-    validate "packer validate $P: Windows Server $1 $2, Kubernetes 1.28, a config file" "$P" \
+    validate "packer validate $P: Windows Server $1 $2, Kubernetes 1.28, a config file and its local groups" "$P" \
         -var "archive_path=$A" -var "windows_version=$1" -var "windows_edition=$2" \
-        -var kubernetes_version=1.28 -var "config_path=$PWD/config/csi-proxy.least-privilege.example.yaml"
+        -var kubernetes_version=1.28 -var "config_path=$PWD/config/csi-proxy.least-privilege.example.yaml" \
+        -var "local_groups=csi-proxy-smb csi-proxy-disk"
 done
 
 f=$P/csi-proxy-eks-windows.pkr.hcl
@@ -54,6 +60,13 @@ for s in winrm-userdata.ps1 install.ps1 verify.ps1 prepare-image.ps1 no-config.y
     [ -f "$P/$s" ] && grep -qF "$s" "$f"
     check "the template uses $P/$s, which exists" $?
 done
+
+# The Packer scripts against the node scripts and the programs (names,
+# environment variables, the service name, the config's place, health's
+# options): test/packer/crosscheck.py.
+out=$($PY test/packer/crosscheck.py 2>&1)
+check "the Packer scripts and the node scripts agree (test/packer/crosscheck.py)" $? "$(grep -A3 '^not ok' <<<"$out")"
+grep '^ok' <<<"$out" | sed 's/^/#   /'
 
 # --- self-tests ----------------------------------------------------------------
 cp -r "$P" "$T/bad-fmt"
@@ -67,4 +80,22 @@ check "self-test: a data block fails validate (Packer 1.6.6 has none)" "$([ $? !
 echo "stand-in" >"$T/csi-proxy-v0-nosum-windows-amd64.zip"
 out=$(timeout 300 packer validate -var "archive_path=$T/csi-proxy-v0-nosum-windows-amd64.zip" "$P" 2>&1)
 check "self-test: an archive without its .sha256 fails validate" "$([ $? != 0 ]; echo $?)" "$out"
+# crosscheck.py on copies with one mismatch each.
+xc() { # NAME FILE SED-EXPR: the copy's FILE edited must fail crosscheck.py
+    rm -rf "$T/xc"
+    mkdir -p "$T/xc"
+    cp -r scripts service cli mk "$T/xc/"
+    sed -i "$3" "$T/xc/$2"
+    cmp -s "$2" "$T/xc/$2" && { bad "self-test: $1 (the edit changed nothing)"; return; }
+    out=$($PY test/packer/crosscheck.py "$T/xc" 2>&1)
+    check "self-test: $1 fails crosscheck.py" "$([ $? != 0 ]; echo $?)" "$out"
+}
+xc "the template passing CSI_PROXY_CONFIG to install.ps1" $P/csi-proxy-eks-windows.pkr.hcl \
+    's/"CSI_PROXY_CONFIG_UPLOAD=/"CSI_PROXY_CONFIG=/'
+xc "install.ps1 running a .cmd the archive lacks" $P/install.ps1 's/"install.cmd"/"setup.cmd"/'
+xc "verify.ps1 giving health an option it does not take" $P/verify.ps1 's/& $cli health/& $cli health -timeout 5/'
+xc "a service name other than the exe's" $P/verify.ps1 "s/Name='csiproxy'/Name='csi-proxy'/"
+xc "the config installed elsewhere than the default path" $P/install.ps1 's/Join-Path $dir "config.yaml"/Join-Path $dir "csi-proxy.yaml"/'
+xc "a variable passed that the script never reads" $P/csi-proxy-eks-windows.pkr.hcl \
+    's/"CSI_PROXY_GROUPS=${var.local_groups}",/&\n      "CSI_PROXY_EXTRA=1",/'
 finish

@@ -1,30 +1,67 @@
 #!/usr/bin/env bash
-# Wine suite: csi-proxy onto a node and off it again, through the node
-# scripts (scripts/node/*.cmd, run by Wine's cmd) from a package directory
-# standing for the unpacked release archive:
+# Wine suite: csi-proxy onto a node and off it again, from the release
+# archive (make dist, build/dist/csi-proxy-<version>-windows-amd64.zip)
+# unpacked into this fresh prefix where Packer's install.ps1 puts it
+# (C:\Program Files\csi-proxy\releases\<version>: a path with a space),
+# its SHA256SUMS checked there, and driven only through the node scripts
+# in it (install.cmd, upgrade.cmd, uninstall.cmd, run by Wine's cmd):
 #   - taking over a service created with upstream's `sc.exe create` line,
-#     running an older build: its flags kept, the binary swapped in place
-#     (the old one kept as .old), while a client calls (no call lost: each
-#     is OK, or UNAVAILABLE and the retry is OK);
+#     running an older build (the archive's exe with its version string
+#     patched): its flags kept, the binary swapped in place (the old one
+#     kept as .old), while a client calls (no call lost: each is OK, or
+#     UNAVAILABLE and the retry is OK); the default config file
+#     (C:\ProgramData\csi-proxy\config.yaml) refuses this caller on the
+#     system group: the install's wait and `csi-proxy-cli health` both
+#     count its PERMISSION_DENIED as up (the pipe answered);
 #   - an upgrade whose new service cannot start (a log file in a missing
-#     directory): rolled back, the previous binary and ImagePath back, the
-#     old one serving again, exit 3;
+#     directory), from a second unpacked release: rolled back, the previous
+#     binary and ImagePath back, the old one serving again, exit 3;
 #   - `csi-proxy-cli health` both ways; uninstall leaves no service, no
-#     event source and no pipes; a fresh install by install.cmd.
+#     event source and no pipes; a fresh install by install.cmd with
+#     CSI_PROXY_DIR and CSI_PROXY_CONFIG, the installed exes the archive's.
 # Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
+# make dist first (before service_lib.sh copies build/win's exes): up to
+# date after `make` it only re-zips, and the archive is then this tree's,
+# never a stale one left in build/dist.
+if ! out=$(make -s dist 2>&1); then
+    echo "not ok - make dist"
+    printf '%s\n' "$out" | tail -20 | sed 's/^/    /'
+    echo "0 passed, 1 failed"
+    exit 1
+fi
 NEED_SCM=1
 . test/wine/service_lib.sh
 
-PKG=$C/pkg # the unpacked release archive
+# --- the release archive, unpacked into the prefix -----------------------------------
+V=$(scripts/dist/version.sh)
+Z=build/dist/csi-proxy-$V-windows-amd64.zip
+REL_WIN="C:\\Program Files\\csi-proxy\\releases\\$V"
+PKG="$C/Program Files/csi-proxy/releases/$V"
+unpack() { # ZIP DIR: Python's zipfile, as Expand-Archive would (no unzip needed)
+    /usr/bin/python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$1" "$2"
+}
 mkdir -p "$PKG" "$C/etc/kubernetes/node/bin" "$C/etc/kubernetes/logs"
-cp "$W/csi-proxy.exe" "$W/csi-proxy-cli.exe" scripts/node/*.cmd "$PKG/"
+unpack "$Z" "$PKG"
+out=$(cd "$PKG" && sha256sum -c --strict SHA256SUMS 2>&1)
+check "$(basename "$Z") unpacked into $REL_WIN: SHA256SUMS checks out there" $? "$out"
+for f in install.cmd upgrade.cmd uninstall.cmd csi-proxy.exe csi-proxy-cli.exe; do
+    [ -f "$PKG/$f" ] && grep -q "  $f\$" "$PKG/SHA256SUMS" || bad "the archive has $f, listed in SHA256SUMS"
+done
+pkg() { # SCRIPT ARGS...: a node script of the unpacked release, run by cmd from its directory
+    local s=$1
+    shift
+    OUT=$(cd "$PKG" && set -o pipefail && wine cmd /c "$REL_WIN\\$s" "$@" 2>&1 | tr -d '\r')
+    RC=$?
+}
 
-# A build with another version string: the same bytes with the version
-# replaced by one of the same length ("v1.3.0-c.0" -> "v0.0.1-c.0").
-NEW_VER=$(wine 'C:\pkg\csi-proxy.exe' -version 2>&1 | tr -d '\r' | sed -n 's/^csi-proxy version //p')
-with_version() { # SRC DST VERSION-CHAR: every digit of the version becomes the char
+# The older build: the archive's exe with every digit of its version
+# string replaced (same length: "v1.3.0-c.0-g..." -> "v0.0.0-c.0-g...").
+NEW_VER=$(wine "$REL_WIN\\csi-proxy.exe" -version 2>&1 | tr -d '\r' | sed -n 's/^csi-proxy version //p')
+[ "$NEW_VER" = "$V" ]
+check "the archive's csi-proxy.exe prints the archive's version ($V)" $? "it prints: $NEW_VER"
+with_version() { # VERSION SRC DST CHAR: every digit of the version becomes CHAR
     local v=$1 to
     to=$(sed 's/[0-9]/'"$4"'/g' <<<"$v")
     /usr/bin/python3 -c 'import sys; b=open(sys.argv[1],"rb").read(); f=sys.argv[3].encode(); t=sys.argv[4].encode(); assert f in b; open(sys.argv[2],"wb").write(b.replace(f,t))' "$2" "$3" "$v" "$to"
@@ -34,10 +71,10 @@ version_of() { # WINDOWS-PATH: what its -version prints
 }
 OLD_VER=$(sed 's/[0-9]/0/g' <<<"$NEW_VER")
 BAD_VER=$(sed 's/[0-9]/9/g' <<<"$NEW_VER")
-with_version "$NEW_VER" "$W/csi-proxy.exe" "$C/etc/kubernetes/node/bin/csi-proxy.exe" 0
+with_version "$NEW_VER" "$PKG/csi-proxy.exe" "$C/etc/kubernetes/node/bin/csi-proxy.exe" 0
 
 qc() { svctest qc csiproxy; sed -n 's/^binpath: //p' <<<"$OUT"; }
-health() { cli health "$@"; }
+health() { run "$REL_WIN\\csi-proxy-cli.exe" health "$@"; }
 
 # --- health with nothing installed ---------------------------------------------
 expect "health with no service: exit 1, every pipe named" 1 "filesystem v1 FAIL: no pipe" \
@@ -48,6 +85,17 @@ expect "health refuses an unknown group (exit 3)" 3 'no group "nope"' health nop
 UP_FLAGS='-v=5 -windows-service -log_file=C:\etc\kubernetes\logs\csi-proxy.log -logtostderr=false'
 run sc create csiproxy binPath= "C:\\etc\\kubernetes\\node\\bin\\csi-proxy.exe $UP_FLAGS"
 check "upstream's sc.exe create line (old build at C:\\etc\\kubernetes\\node\\bin)" "$RC" "$OUT"
+# The default config file, read by the service, by install's wait and by
+# health alike: every group served, the system group admitting SYSTEM only
+# (this test runs as the Wine user, an admin, not SYSTEM). Wine quirk: a
+# service started by Wine's services.exe gets ProgramData=C:\users\Public
+# (the registry's ProfileList and every other process say C:\ProgramData),
+# so the service's copy goes there too.
+for d in "$C/ProgramData/csi-proxy" "$C/users/Public/csi-proxy"; do
+    mkdir -p "$d"
+    printf 'groups:\n  filesystem: {}\n  disk: {}\n  volume: {}\n  smb: {}\n  iscsi: {}\n  system:\n    allowedCallers: [SYSTEM]\n' \
+        >"$d/config.yaml"
+done
 run sc start csiproxy
 if wait_state csiproxy RUNNING && wait_pipes; then
     ok "the old build serves (version $OLD_VER)"
@@ -57,6 +105,9 @@ fi
 expect "health: all up, exit 0" 0 "filesystem v1 ok" health
 [ "$(grep -c ' ok ' <<<"$OUT")" = 23 ]
 check "... one ok line per pipe (23)" $? "$OUT"
+grep -q '^system v1alpha1 ok .*this caller is not allowed: PERMISSION_DENIED' <<<"$OUT"
+check "... the system pipe, which refuses this caller (config.yaml in C:\\ProgramData\\csi-proxy), counts as up: it answered PERMISSION_DENIED" $? \
+    "$(grep '^system' <<<"$OUT"; grep -m3 'configuration\|group system' "$C/etc/kubernetes/logs/csi-proxy.log")"
 printf 'groups:\n  filesystem: {versions: [v1]}\n' >"$C/csi/fs-only.yaml"
 expect "health -config: only the pipes that config serves" 0 "filesystem v1 ok" \
     health -config 'C:\csi\fs-only.yaml'
@@ -91,7 +142,7 @@ CALLS=$WINEPREFIX/calls.log
 CLIENT=$!
 BG+=("$CLIENT")
 sleep 2
-(cd "$PKG" && wine cmd /c 'C:\pkg\upgrade.cmd' >"$WINEPREFIX/up.out" 2>&1)
+(cd "$PKG" && wine cmd /c "$REL_WIN\\upgrade.cmd" >"$WINEPREFIX/up.out" 2>&1)
 RC=$?
 OUT=$(tr -d '\r' <"$WINEPREFIX/up.out")
 wait "$CLIENT"
@@ -99,7 +150,7 @@ if [ "$RC" = 0 ] && [[ "$OUT" == *"keeping its flags: -v=5 -log_file=C:\\etc\\ku
     "$OUT" == *"old binary kept as C:\\etc\\kubernetes\\node\\bin\\csi-proxy.exe.old"* &&
     "$OUT" == *"csiproxy is up: all 23 pipes answer"* && "$OUT" == *"upgraded"* &&
     "$OUT" == *"upgraded and healthy"* ]]; then
-    ok "upgrade.cmd takes over upstream's service: one line per step, exit 0"
+    ok "upgrade.cmd takes over upstream's service: one line per step, exit 0 (its wait counts the system pipe's PERMISSION_DENIED as up)"
 else
     bad "upgrade.cmd takes over upstream's service" "exit $RC: $OUT"
 fi
@@ -122,10 +173,13 @@ fi
 expect "health after the upgrade" 0 "smb v1 ok" health
 
 # --- an upgrade whose new service cannot start: rolled back -------------------------
-with_version "$NEW_VER" "$W/csi-proxy.exe" "$PKG/csi-proxy.exe" 9
+# A second release unpacked beside the first, its exe another version.
+BAD_PKG="$C/Program Files/csi-proxy/releases/$BAD_VER"
+cp -a "$PKG" "$BAD_PKG"
+with_version "$NEW_VER" "$PKG/csi-proxy.exe" "$BAD_PKG/csi-proxy.exe" 9
 before=$(qc)
-(cd "$PKG" && wine cmd /c 'C:\pkg\upgrade.cmd' -log_file='C:\no\such\dir\csi-proxy.log' \
-    -logtostderr=false >"$WINEPREFIX/up.out" 2>&1)
+(cd "$BAD_PKG" && wine cmd /c "C:\\Program Files\\csi-proxy\\releases\\$BAD_VER\\upgrade.cmd" \
+    -log_file='C:\no\such\dir\csi-proxy.log' -logtostderr=false >"$WINEPREFIX/up.out" 2>&1)
 RC=$?
 OUT=$(tr -d '\r' <"$WINEPREFIX/up.out")
 echo "$OUT" | sed 's/^/# /'
@@ -145,7 +199,7 @@ check "... the old service runs" $?
 expect "... and serves: health exit 0" 0 "iscsi v1alpha2 ok" health
 
 # --- uninstall ----------------------------------------------------------------------
-run cmd /c 'C:\pkg\uninstall.cmd'
+pkg uninstall.cmd
 check "uninstall.cmd: exit 0" "$RC" "$OUT"
 [ "$(state csiproxy)" = NONE ]
 check "... no service" $? "$(state csiproxy)"
@@ -157,19 +211,28 @@ check "... no pipes" $?
 expect "... health says so: exit 1, naming the pipes" 1 "smb v1 FAIL: no pipe" health -deadline 500ms
 
 # --- a fresh install by install.cmd ------------------------------------------------
-OUT=$(cd "$PKG" && CSI_PROXY_DIR='C:\node' wine cmd /c 'C:\pkg\install.cmd' -working-dir 'C:\csi-work' \
+# No default config file now; CSI_PROXY_CONFIG names one (filesystem v1
+# only): install.cmd passes it on as -config, into the ImagePath and to
+# its health check.
+rm -f "$C/ProgramData/csi-proxy/config.yaml" "$C/users/Public/csi-proxy/config.yaml"
+OUT=$(cd "$PKG" && set -o pipefail && CSI_PROXY_DIR='C:\node' CSI_PROXY_CONFIG='C:\csi\fs-only.yaml' \
+    wine cmd /c "$REL_WIN\\install.cmd" -working-dir 'C:\csi-work' \
     -log_file='C:\csi\fresh.log' -logtostderr=false 2>&1 | tr -d '\r')
 RC=$?
-if [ "$RC" = 0 ] && [[ "$OUT" == *"installing into C:\\node"* && "$OUT" == *"installed and healthy"* ]]; then
-    ok "install.cmd on a node without csi-proxy: installed, started, healthy"
+if [ "$RC" = 0 ] && [[ "$OUT" == *"installing into C:\\node"* && "$OUT" == *"installed and healthy"* ]] &&
+    [ "$(grep -c ' ok ' <<<"$OUT")" = 1 ]; then
+    ok "install.cmd on a node without csi-proxy: installed, started, healthy (one pipe: CSI_PROXY_CONFIG's)"
 else
     bad "install.cmd fresh" "exit $RC: $OUT"
 fi
-want='"C:\node\csi-proxy.exe" -windows-service -working-dir C:\csi-work -log_file=C:\csi\fresh.log -logtostderr=false'
+want='"C:\node\csi-proxy.exe" -windows-service -config C:\csi\fs-only.yaml -working-dir C:\csi-work -log_file=C:\csi\fresh.log -logtostderr=false'
 got=$(qc)
-[ "$got" = "$want" ] && [ -f "$C/node/csi-proxy-cli.exe" ]
-check "... exes in CSI_PROXY_DIR, the flags in the ImagePath" $? "got: $got"
-run cmd /c 'C:\pkg\uninstall.cmd'
+[ "$got" = "$want" ]
+check "... the flags and CSI_PROXY_CONFIG's -config in the ImagePath" $? "got:  $got
+want: $want"
+cmp -s "$C/node/csi-proxy.exe" "$PKG/csi-proxy.exe" && cmp -s "$C/node/csi-proxy-cli.exe" "$PKG/csi-proxy-cli.exe"
+check "... the archive's exes, in CSI_PROXY_DIR" $?
+pkg uninstall.cmd
 wait_gone
 check "... and uninstalled again" $?
 
