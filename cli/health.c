@@ -60,6 +60,7 @@ typedef struct result {
     bool up;
     int64_t ms;                 /* the answering call's round trip */
     int grpc_status;            /* of the answer */
+    bool denied_at_open;        /* up: the pipe refused this caller at open */
     char why[CP_ERROR_MSG_MAX]; /* when down: the last reason */
 } result;
 
@@ -113,9 +114,19 @@ static void probe(const cp_health_target *t, const cp_health_opts *o, int64_t ti
     int64_t t0 = cp_dial_now_ms();
     if (cp_dial_open(target, &d, &e) != CP_OK) {
         /* The system's text varies; "no pipe" is what an operator needs. */
-        if (strstr(e.msg, "(error 2)") != NULL || strstr(e.msg, "No such file") != NULL)
+        if (strstr(e.msg, "(error 2)") != NULL || strstr(e.msg, "No such file") != NULL) {
             snprintf(r->why, sizeof(r->why), "no pipe (%s)", target);
-        else
+        } else if (strstr(e.msg, "(error 5)") != NULL || strstr(e.msg, "Permission denied")) {
+            /* ERROR_ACCESS_DENIED at open: the pipe exists and its DACL does
+             * not admit this caller (CreateFile on a pipe checks the
+             * instance's security descriptor: "Named Pipe Security and
+             * Access Rights", Microsoft Learn). csi-proxy is serving it; a
+             * least-privilege config admits no Administrators, so the node
+             * scripts' own check must count this as up. */
+            r->up = true;
+            r->denied_at_open = true;
+            r->ms = cp_dial_now_ms() - t0;
+        } else
             snprintf(r->why, sizeof(r->why), "%s", e.msg);
         goto out;
     }
@@ -186,6 +197,8 @@ int cp_health_check(const cp_health_target *t, int n, const cp_health_opts *o, F
         fprintf(out, "%s%s %s ", prefix, t[i].group, t[i].version);
         if (!r[i].up)
             fprintf(out, "FAIL: %s\n", r[i].why);
+        else if (r[i].denied_at_open)
+            fprintf(out, "ok (the pipe exists; its DACL does not admit this caller)\n");
         else if (r[i].grpc_status == 0)
             fprintf(out, "ok %lld ms\n", (long long)r[i].ms);
         else if (r[i].grpc_status == 7)

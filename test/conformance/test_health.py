@@ -1,0 +1,70 @@
+"""csi-proxy-cli health against the native server (issue 11 item 2): every
+pipe answering is exit 0; a missing pipe is exit 1 naming it; a pipe that
+refuses this caller at open (on Windows: its DACL, ERROR_ACCESS_DENIED;
+here: a socket the caller may not write, EACCES) is up, so the node
+scripts' check passes on a least-privilege node whose pipes admit no
+Administrators."""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+from conftest import BUILD, Server
+
+CLI = os.path.join(BUILD, "native", "csi-proxy-cli")
+
+
+def health(sock, *args, user=None):
+    cmd = [CLI, "health", "-deadline", "2s", "-socket-dir", sock, *args]
+    if user is not None:
+        cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"] + cmd
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    return p.returncode, p.stdout + p.stderr
+
+
+@pytest.fixture()
+def srv(tmp_path):
+    s = Server(str(tmp_path))
+    yield s
+    s.stop()
+
+
+def test_all_up(srv):
+    rc, out = health(srv.sock)
+    assert rc == 0, out
+    assert out.count(" ok ") == 23, out
+
+
+def test_missing_pipe_is_down(srv):
+    os.unlink(os.path.join(srv.sock, "csi-proxy-smb-v1.sock"))
+    rc, out = health(srv.sock, "smb/v1", "disk/v1")
+    assert rc == 1, out
+    assert "smb v1 FAIL: no pipe" in out, out
+    assert re.search(r"^disk v1 ok \d+ ms$", out, re.M), out  # really called
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="needs root and setpriv to call as another user")
+def test_refused_at_open_is_up():
+    # a server in a directory the other user can reach (pytest's tmp is 0700)
+    base = tempfile.mkdtemp(prefix="csi-proxy-health-")
+    os.chmod(base, 0o755)
+    srv = Server(base)
+    try:
+        refused_at_open(srv)
+    finally:
+        srv.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def refused_at_open(srv):
+    os.chmod(srv.sock, 0o755)
+    os.chmod(os.path.join(srv.sock, "csi-proxy-smb-v1.sock"), 0o700)
+    os.chmod(os.path.join(srv.sock, "csi-proxy-disk-v1.sock"), 0o777)
+    rc, out = health(srv.sock, "smb/v1", "disk/v1", user=65534)
+    assert rc == 0, out
+    assert "smb v1 ok (the pipe exists; its DACL does not admit this caller)" in out, out
+    assert re.search(r"^disk v1 ok \d+ ms$", out, re.M), out  # really called
