@@ -59,6 +59,10 @@ rem The exe swaps itself in where the service's binary is (keeping the old
 rem one as csi-proxy.exe.old), checks the new one and rolls back if needed.
 "%SRC%csi-proxy.exe" install %CFGFLAG% %*
 if errorlevel 1 exit /b %errorlevel%
+rem A service that was registered but stopped (an image whose bootstrap
+rem starts it later) stays stopped through the takeover: start it, as a
+rem new install does (an error here only means it already runs).
+sc.exe start csiproxy >nul 2>&1
 set "CLI=%SRC%csi-proxy-cli.exe"
 
 :health

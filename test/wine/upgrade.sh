@@ -198,6 +198,18 @@ check "... the previous binary is back ($NEW_VER, not $BAD_VER)" $?
 check "... the old service runs" $?
 expect "... and serves: health exit 0" 0 "iscsi v1alpha2 ok" health
 
+# --- install.cmd over a registered but stopped service ----------------------------
+# (an image whose bootstrap starts csi-proxy later): the exe's takeover keeps
+# it stopped, the node script starts it and checks its health.
+wine sc stop csiproxy >/dev/null 2>&1
+wait_state csiproxy STOPPED
+check "the service stopped (sc stop)" $? "$(state csiproxy)"
+pkg install.cmd
+[ "$RC" = 0 ] && [[ "$OUT" == *"installed and healthy"* ]]
+check "install.cmd over a stopped csiproxy: started and healthy, exit 0" $? "exit $RC: $OUT"
+[ "$(state csiproxy)" = RUNNING ]
+check "... the service runs" $? "$(state csiproxy)"
+
 # --- uninstall ----------------------------------------------------------------------
 pkg uninstall.cmd
 check "uninstall.cmd: exit 0" "$RC" "$OUT"
