@@ -16,10 +16,12 @@
  * and before they reach HTTP/2: a refused caller's connection answers
  * PERMISSION_DENIED to every call. An allowed connection stays allowed
  * only while the process that opened it lives: the hook leaves a handle on
- * that process, and before each read's bytes reach HTTP/2 a zero-timeout
- * WaitForSingleObject on it tells whether it has exited (the connection
- * was handed on); then every later call is PERMISSION_DENIED, and
- * opts.revoke audits each.
+ * that process, and before a call read from the pipe is accepted a
+ * zero-timeout WaitForSingleObject on it tells whether it has exited (the
+ * connection was handed on); then that call and every later one is
+ * PERMISSION_DENIED, and opts.revoke audits each. The check is made once
+ * per read that carries the start of a call (cp_conn_opts.before_call),
+ * not for reads of control frames only (WINDOW_UPDATE, PING).
  *
  * Limits: at most opts.max_conns open connections (a client beyond that is
  * disconnected at once: UNAVAILABLE, and it retries); connections with no
@@ -94,6 +96,7 @@ struct pipe_conn {
     int64_t connected_at; /* FILETIME of the connect, for opts.authorize */
     HANDLE opener;        /* the allowed client process (authorize hook), or NULL */
     uint32_t pid;         /* its id, for the revoke hook */
+    bool opener_checked;  /* before_call asked the system for the bytes of this read */
     uint8_t *rbuf;        /* READ_BUF, then WRITE_BUF for wbuf */
     uint8_t *wbuf;
     size_t wlen;
@@ -120,6 +123,7 @@ struct cp_transport {
     pipe_conn *all;   /* every pipe_conn not yet freed */
     pipe_conn *dirty; /* connections with finished calls to write out */
     size_t nconns;    /* connected pipe_conns not yet closed */
+    size_t jobs;      /* calls handed to the pool whose KEY_JOB has not come back */
     volatile LONG stop_requested;
     volatile LONG64 stop_drain_ms;
     int phase;
@@ -398,6 +402,7 @@ static void post_job(void *ctx, cp_job *job)
 }
 
 static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now);
+static void before_call(void *ctx);
 
 static void on_connect(pipe_conn *pc, bool ok, int64_t now)
 {
@@ -447,6 +452,8 @@ static bool open_conn(pipe_conn *pc)
     o.peer_pid = pid;
     o.deny_message = NULL;
     o.peer_id[0] = '\0';
+    o.before_call = before_call;
+    o.before_call_ctx = pc;
     cp_pipe_client client = {pc->h, pc->connected_at, NULL};
     if (t->opts.authorize != NULL)
         o.deny_message = t->opts.authorize(t->opts.authorize_ctx, pc->l->svc, pid, &client,
@@ -464,7 +471,7 @@ static bool open_conn(pipe_conn *pc)
     return true;
 }
 
-/* A call refused by check_opener: the revoke hook audits it. */
+/* A call refused by before_call: the revoke hook audits it. */
 static void revoked_call(void *ctx, const char *path)
 {
     pipe_conn *pc = ctx;
@@ -473,12 +480,19 @@ static void revoked_call(void *ctx, const char *path)
         t->opts.revoke(t->opts.authorize_ctx, pc->l->svc, pc->pid, cp_conn_peer_id(pc->conn), path);
 }
 
-/* Before bytes reach an allowed connection: has the process that opened
- * it exited? Then they come from a process it was handed to, which was
- * never identified: every call from here on is refused (once decided, the
- * handle is dropped and the refusal stays). */
-static void check_opener(pipe_conn *pc)
+/* Before a call read from an allowed connection is accepted: has the
+ * process that opened it exited? Then the call comes from a process it was
+ * handed to, which was never identified: it and every call from here on
+ * are refused (once decided, the handle is dropped and the refusal stays).
+ * Asked by the connection (cp_conn_opts.before_call) for each new call,
+ * and answered from the system once per read: the bytes of one read were
+ * all written before it completed. */
+static void before_call(void *ctx)
 {
+    pipe_conn *pc = ctx;
+    if (pc->opener_checked)
+        return;
+    pc->opener_checked = true;
     if (pc->opener == NULL || WaitForSingleObject(pc->opener, 0) != WAIT_OBJECT_0)
         return;
     CloseHandle(pc->opener);
@@ -504,10 +518,12 @@ static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
             pc_close(pc);
             return;
         }
-        if (n > 0)
-            check_opener(pc);
+        pc->opener_checked = false; /* new bytes: before_call asks the system again */
+        size_t jobs = n > 0 ? cp_conn_inflight(pc->conn) : 0;
         if (n > 0 && cp_conn_recv(pc->conn, pc->rbuf, n) != CP_OK)
             pc->closing = true; /* protocol error: send the GOAWAY, then close */
+        if (n > 0)
+            pc->t->jobs += cp_conn_inflight(pc->conn) - jobs;
         if (pc->closing)
             break;
         DWORD got = 0;
@@ -548,9 +564,11 @@ static void on_write(pipe_conn *pc, bool ok, DWORD n)
     flush(pc);
 }
 
-static void on_packet(const OVERLAPPED_ENTRY *ev, int64_t now)
+static void on_packet(cp_transport *t, const OVERLAPPED_ENTRY *ev, int64_t now)
 {
     if (ev->lpCompletionKey == KEY_JOB) {
+        if (t->jobs > 0)
+            t->jobs--;
         cp_conn *c = cp_job_complete((cp_job *)ev->lpOverlapped);
         if (c != NULL) {
             pipe_conn *pc = cp_conn_user(c);
@@ -770,15 +788,27 @@ int cp_transport_run(cp_transport *t)
         if (t->phase == CLOSING && t->all == NULL)
             return CP_OK;
         DWORD ms = wait == INT64_MAX ? INFINITE : (wait > 0x7ffffffe ? 0x7ffffffe : (DWORD)wait);
+        /* One packet per wait: asking for a batch costs one more look at an
+         * empty port after it (a system call each time, a wineserver
+         * request under Wine). A batch is gathered only behind a finished
+         * job while other jobs run, where answers finishing together then
+         * leave in one write (flush_dirty). */
         ULONG got = 0;
-        if (!GetQueuedCompletionStatusEx(t->iocp, ev, BATCH, &got, ms, FALSE)) {
+        if (!GetQueuedCompletionStatusEx(t->iocp, ev, 1, &got, ms, FALSE)) {
             if (GetLastError() != WAIT_TIMEOUT)
                 return CP_E_IO; /* the port itself is broken; free() cleans up */
             got = 0;
         }
         now = cp_now_ms();
-        for (ULONG i = 0; i < got; i++)
-            on_packet(&ev[i], now);
+        if (got == 1)
+            on_packet(t, &ev[0], now);
+        if (got == 1 && ev[0].lpCompletionKey == KEY_JOB && t->jobs > 0) {
+            ULONG more = 0;
+            if (!GetQueuedCompletionStatusEx(t->iocp, ev, BATCH, &more, 0, FALSE))
+                more = 0;
+            for (ULONG i = 0; i < more; i++)
+                on_packet(t, &ev[i], now);
+        }
         flush_dirty(t);
     }
 }
@@ -812,7 +842,7 @@ void cp_transport_free(cp_transport *t)
         if (!GetQueuedCompletionStatusEx(t->iocp, ev, BATCH, &got, ms, FALSE) || got == 0)
             break;
         for (ULONG i = 0; i < got; i++)
-            on_packet(&ev[i], now);
+            on_packet(t, &ev[i], now);
         flush_dirty(t);
     }
     if (t->all == NULL) /* else the kernel may still complete into them */

@@ -31,11 +31,12 @@ static void origin(const cp_config *c, const cp_config_group *g, char *buf, size
  * FILE_GENERIC_WRITE) and FILE_CREATE_PIPE_INSTANCE, which has the value
  * of FILE_APPEND_DATA and so is part of FILE_GENERIC_WRITE. Needed: those
  * rights granted by allow entries for SIDs the process token holds
- * (CheckTokenMembership with no token: the process's own; generic rights
- * mapped as for files, "MapGenericMask function"), and none of them denied
- * to such a SID. Without it the group serves one connection at a time
- * (issue 9 item 6). */
-static bool lets_me_create_instances(PACL dacl)
+ * (CheckTokenMembership with me: an identification-level copy of the
+ * process's own token, made once for every group; generic rights mapped as
+ * for files, "MapGenericMask function"), and none of them denied to such a
+ * SID. Without it the group serves one connection at a time (issue 9
+ * item 6). */
+static bool lets_me_create_instances(PACL dacl, HANDLE me)
 {
     const DWORD need = FILE_GENERIC_READ | FILE_GENERIC_WRITE | FILE_CREATE_PIPE_INSTANCE;
     GENERIC_MAPPING map = {FILE_GENERIC_READ, FILE_GENERIC_WRITE, FILE_GENERIC_EXECUTE,
@@ -58,7 +59,7 @@ static bool lets_me_create_instances(PACL dacl)
         DWORD mask = a->Mask;
         MapGenericMask(&mask, &map);
         BOOL member = FALSE;
-        if (!CheckTokenMembership(NULL, (PSID)&a->SidStart, &member) || !member)
+        if (!CheckTokenMembership(me, (PSID)&a->SidStart, &member) || !member)
             continue;
         if (h->AceType == ACCESS_DENIED_ACE_TYPE && (mask & need) != 0)
             return false;
@@ -109,7 +110,7 @@ static int convert(const char *sddl, PSECURITY_DESCRIPTOR *sd, const char *where
     return CP_OK;
 }
 
-static int build(const cp_config *c, const cp_config_group *g, PSECURITY_DESCRIPTOR *out,
+static int build(const cp_config *c, const cp_config_group *g, HANDLE me, PSECURITY_DESCRIPTOR *out,
                  cp_error *e)
 {
     char where[300];
@@ -137,7 +138,7 @@ static int build(const cp_config *c, const cp_config_group *g, PSECURITY_DESCRIP
      * from allowedCallers gets an entry for it (who may call is decided per
      * connection, from allowedCallers: gate_win.h); a DACL the operator
      * wrote is refused, not widened. */
-    if (!lets_me_create_instances(dacl)) {
+    if (!lets_me_create_instances(dacl, me)) {
         char sid[CP_SID_STR_MAX];
         my_sid(sid, sizeof(sid));
         LocalFree(sd);
@@ -173,10 +174,22 @@ cp_pipesec *cp_pipesec_new(const cp_config *c, cp_error *e)
         cp_error_set(e, CP_E_NOMEM, "pipe security: out of memory");
         return NULL;
     }
+    /* What CheckTokenMembership(NULL, ...) would copy on every call: the
+     * process token at identification level (no thread impersonates at
+     * start). Should the copy fail, me stays NULL and each check makes its
+     * own copy, as CheckTokenMembership does for a NULL token. */
+    HANDLE tok = NULL, me = NULL;
+    if (OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY | TOKEN_DUPLICATE, &tok)) {
+        if (!DuplicateToken(tok, SecurityIdentification, &me))
+            me = NULL;
+        CloseHandle(tok);
+    }
     for (int i = 0; i < CP_CONFIG_N_GROUPS; i++) {
         const cp_config_group *g = &c->groups[i];
         ps->group[i] = g->name;
-        if (build(c, g, &ps->sd[i], e) != CP_OK) {
+        if (build(c, g, me, &ps->sd[i], e) != CP_OK) {
+            if (me != NULL)
+                CloseHandle(me);
             cp_pipesec_free(ps);
             return NULL;
         }
@@ -184,6 +197,8 @@ cp_pipesec *cp_pipesec_new(const cp_config *c, cp_error *e)
         ps->sa[i].lpSecurityDescriptor = ps->sd[i];
         ps->sa[i].bInheritHandle = FALSE;
     }
+    if (me != NULL)
+        CloseHandle(me);
     return ps;
 }
 
