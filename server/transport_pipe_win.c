@@ -123,7 +123,6 @@ struct cp_transport {
     pipe_conn *all;   /* every pipe_conn not yet freed */
     pipe_conn *dirty; /* connections with finished calls to write out */
     size_t nconns;    /* connected pipe_conns not yet closed */
-    size_t jobs;      /* calls handed to the pool whose KEY_JOB has not come back */
     volatile LONG stop_requested;
     volatile LONG64 stop_drain_ms;
     int phase;
@@ -519,11 +518,8 @@ static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
             return;
         }
         pc->opener_checked = false; /* new bytes: before_call asks the system again */
-        size_t jobs = n > 0 ? cp_conn_inflight(pc->conn) : 0;
         if (n > 0 && cp_conn_recv(pc->conn, pc->rbuf, n) != CP_OK)
             pc->closing = true; /* protocol error: send the GOAWAY, then close */
-        if (n > 0)
-            pc->t->jobs += cp_conn_inflight(pc->conn) - jobs;
         if (pc->closing)
             break;
         DWORD got = 0;
@@ -564,11 +560,9 @@ static void on_write(pipe_conn *pc, bool ok, DWORD n)
     flush(pc);
 }
 
-static void on_packet(cp_transport *t, const OVERLAPPED_ENTRY *ev, int64_t now)
+static void on_packet(const OVERLAPPED_ENTRY *ev, int64_t now)
 {
     if (ev->lpCompletionKey == KEY_JOB) {
-        if (t->jobs > 0)
-            t->jobs--;
         cp_conn *c = cp_job_complete((cp_job *)ev->lpOverlapped);
         if (c != NULL) {
             pipe_conn *pc = cp_conn_user(c);
@@ -788,27 +782,15 @@ int cp_transport_run(cp_transport *t)
         if (t->phase == CLOSING && t->all == NULL)
             return CP_OK;
         DWORD ms = wait == INT64_MAX ? INFINITE : (wait > 0x7ffffffe ? 0x7ffffffe : (DWORD)wait);
-        /* One packet per wait: asking for a batch costs one more look at an
-         * empty port after it (a system call each time, a wineserver
-         * request under Wine). A batch is gathered only behind a finished
-         * job while other jobs run, where answers finishing together then
-         * leave in one write (flush_dirty). */
         ULONG got = 0;
-        if (!GetQueuedCompletionStatusEx(t->iocp, ev, 1, &got, ms, FALSE)) {
+        if (!GetQueuedCompletionStatusEx(t->iocp, ev, BATCH, &got, ms, FALSE)) {
             if (GetLastError() != WAIT_TIMEOUT)
                 return CP_E_IO; /* the port itself is broken; free() cleans up */
             got = 0;
         }
         now = cp_now_ms();
-        if (got == 1)
-            on_packet(t, &ev[0], now);
-        if (got == 1 && ev[0].lpCompletionKey == KEY_JOB && t->jobs > 0) {
-            ULONG more = 0;
-            if (!GetQueuedCompletionStatusEx(t->iocp, ev, BATCH, &more, 0, FALSE))
-                more = 0;
-            for (ULONG i = 0; i < more; i++)
-                on_packet(t, &ev[i], now);
-        }
+        for (ULONG i = 0; i < got; i++)
+            on_packet(&ev[i], now);
         flush_dirty(t);
     }
 }
@@ -842,7 +824,7 @@ void cp_transport_free(cp_transport *t)
         if (!GetQueuedCompletionStatusEx(t->iocp, ev, BATCH, &got, ms, FALSE) || got == 0)
             break;
         for (ULONG i = 0; i < got; i++)
-            on_packet(t, &ev[i], now);
+            on_packet(&ev[i], now);
         flush_dirty(t);
     }
     if (t->all == NULL) /* else the kernel may still complete into them */
