@@ -25,7 +25,7 @@ NCFLAGS := $(COMMON) -D_GNU_SOURCE -pthread
 WCFLAGS := $(COMMON) -D__USE_MINGW_ANSI_STDIO=1 -DNGHTTP2_STATICLIB -DYAML_DECLARE_STATIC -DUNICODE -D_UNICODE \
            -D_WIN32_WINNT=0x0A00 -I$(DEPS)/include
 NLIBS  := -lnghttp2 -lprotobuf-c -lyaml -pthread
-WLIBS  := -L$(DEPS)/lib -lnghttp2 -lprotobuf-c -lyaml -ladvapi32 \
+WLIBS  := -L$(DEPS)/lib -lnghttp2 -lprotobuf-c -lyaml -ladvapi32 -lhttpapi \
           -lws2_32 -static
 
 # --- sources: the build picks the platform by file name -----------------

@@ -50,4 +50,7 @@ cp_h2c_io cp_dial_io(cp_dial *d);
 /* A monotonic clock in milliseconds. */
 int64_t cp_dial_now_ms(void);
 
+/* Waits ms milliseconds (health.c's retry pause). */
+void cp_dial_sleep_ms(int64_t ms);
+
 #endif

@@ -187,6 +187,11 @@ int64_t cp_dial_now_ms(void)
     return (int64_t)GetTickCount64();
 }
 
+void cp_dial_sleep_ms(int64_t ms)
+{
+    Sleep((DWORD)ms);
+}
+
 static int64_t dial_now(void *ctx)
 {
     (void)ctx;

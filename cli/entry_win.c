@@ -10,6 +10,10 @@
 #include <wchar.h>
 
 #include "cli/entry.h"
+#include "cli/health_cmd.h"
+#include "service/account_win.h"
+
+const cp_config_resolve_fn cp_cli_resolver = cp_win_resolve_account;
 
 static char *to_utf8(const wchar_t *w)
 {

@@ -16,17 +16,20 @@
 #include "cli/dial.h"
 #include "cli/entry.h"
 #include "cli/h2client.h"
+#include "cli/health_cmd.h"
 #include "cli/json.h"
 #include "groups/catalog.h"
 #include "server/arena.h"
 #include "server/status.h"
+#include "service/version.h"
 
-#define CLI_VERSION "0.1.0"
+#define CLI_VERSION CP_VERSION /* the release version, as csi-proxy.exe -version */
 #define MAX_REQUEST_FILE (64u * 1024 * 1024)
 
 static const char usage_text[] =
     "usage: csi-proxy-cli [options] <group> <version> <Method> [REQUEST]\n"
     "       csi-proxy-cli --list [group [version]]\n"
+    "       csi-proxy-cli health [-deadline 5s] [-config PATH] [group[/version]...]\n"
     "\n"
     "Calls one csi-proxy gRPC method and prints the response as JSON.\n"
     "\n"
@@ -86,7 +89,7 @@ static int fail(int code, const char *fmt, ...)
 
 /* Go-style duration ("1m30s", "1.5s", "200ms", "100us", "10ns", "2h") in
  * nanoseconds; -1 if malformed or not positive. */
-static int64_t parse_duration(const char *s)
+int64_t cp_cli_parse_duration(const char *s)
 {
     static const struct {
         const char *unit;
@@ -183,7 +186,7 @@ static int parse_args(int argc, char **argv, opts *o)
                 return fail(EXIT_BAD_ARGS, "--raw-path must start with '/': \"%s\"", val);
             o->raw_path = val;
         } else if (IS("timeout")) {
-            if ((o->timeout_ns = parse_duration(val)) < 0)
+            if ((o->timeout_ns = cp_cli_parse_duration(val)) < 0)
                 return fail(EXIT_BAD_ARGS,
                             "--timeout \"%s\": want a positive duration like 5s, 200ms, 1m30s",
                             val);
@@ -451,6 +454,10 @@ int cp_cli_main(int argc, char **argv)
     if (a == NULL)
         return fail(8, "out of memory");
     opts o = {0};
+    if (argc > 1 && strcmp(argv[1], "health") == 0) {
+        code = cp_cli_health(argc - 1, argv + 1);
+        goto out;
+    }
     if ((code = parse_args(argc, argv, &o)) != 0)
         goto out;
     if (o.help) {

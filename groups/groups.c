@@ -205,16 +205,22 @@ static int bind_smb(cp_groups *g, const cp_groups_config *cfg, cp_error *e)
     return CP_OK;
 }
 
-/* The iscsi group's host: the configured one, or this build's default. */
+/* The iscsi group's host: the configured one, or this build's default. A
+ * simulated initiator is given the storage host, where its logins' LUNs
+ * appear as disks (iscsi.h attach_storage). */
 static int bind_iscsi(cp_groups *g, const cp_groups_config *cfg, cp_error *e)
 {
     if (cfg->iscsi.ops != NULL) {
         g->iscsi_ctx.host = cfg->iscsi;
-        return CP_OK;
+    } else {
+        if (cp_iscsi_host_open_default(&g->iscsi_ctx.host, e) != CP_OK)
+            return e->status;
+        g->own_iscsi = true;
     }
-    if (cp_iscsi_host_open_default(&g->iscsi_ctx.host, e) != CP_OK)
+    const cp_iscsi_host *h = &g->iscsi_ctx.host;
+    if (h->ops->attach_storage != NULL &&
+        h->ops->attach_storage(h->ctx, &g->storage_ctx.storage, e) != CP_OK)
         return e->status;
-    g->own_iscsi = true;
     return CP_OK;
 }
 
@@ -304,4 +310,48 @@ const cp_service *cp_groups_service(const cp_groups *g, size_t i)
 void cp_groups_pipe_name(const cp_service_def *def, char *out, size_t outlen)
 {
     snprintf(out, outlen, "csi-proxy-%s-%s", def->group, def->version);
+}
+
+/* ---- metrics ----------------------------------------------------------- */
+
+static void collect_path_refusals(void *ctx, cp_metrics_emit_fn emit, void *emit_ctx)
+{
+    const cp_groups *g = ctx;
+    emit(emit_ctx, NULL, (double)cp_pathrules_refused(g->rules));
+}
+
+typedef struct disk_emit {
+    cp_metrics_emit_fn emit;
+    void *emit_ctx;
+} disk_emit;
+
+static void emit_disk(void *ctx, uint32_t disk, size_t waiting)
+{
+    disk_emit *d = ctx;
+    char label[16];
+    snprintf(label, sizeof(label), "%lu", (unsigned long)disk);
+    d->emit(d->emit_ctx, label, (double)waiting);
+}
+
+static void collect_disk_waiting(void *ctx, cp_metrics_emit_fn emit, void *emit_ctx)
+{
+    const cp_groups *g = ctx;
+    disk_emit d = {emit, emit_ctx};
+    cp_disklocks_each(g->storage_ctx.locks, emit_disk, &d);
+}
+
+int cp_groups_add_metrics(cp_groups *g, cp_metrics *m)
+{
+    for (size_t i = 0; i < g->n; i++)
+        if (cp_metrics_add_service(m, g->services[i].def) != 0)
+            return -1;
+    if (cp_metrics_add_collector(m, "csi_proxy_path_refusals_total",
+                                 "Paths refused by the path rules (working directories, "
+                                 "kubelet path, path syntax).",
+                                 CP_METRICS_COUNTER, NULL, collect_path_refusals, g) != 0 ||
+        cp_metrics_add_collector(m, "csi_proxy_disk_waiting_calls",
+                                 "Calls queued behind the lock of a disk held now, by disk number.",
+                                 CP_METRICS_GAUGE, "disk", collect_disk_waiting, g) != 0)
+        return -1;
+    return 0;
 }

@@ -9,6 +9,7 @@
 #include "conn_internal.h"
 #include "grpc_wire.h"
 #include "h2check.h"
+#include "metrics.h"
 #include "thread.h"
 #include "wirecheck.h"
 
@@ -149,6 +150,7 @@ static bool check_request(cp_conn *c, cp_stream *st)
     if (c->opts.deny_message != NULL) {
         if (c->on_denied != NULL)
             c->on_denied(c->on_denied_ctx, st->path);
+        cp_metrics_call_refused(c->opts.metrics, c->svc->def);
         respond_status(c, st, CP_E_PERMISSION_DENIED, c->opts.deny_message);
         return false;
     }
@@ -559,6 +561,7 @@ cp_conn *cp_conn_new(const cp_service *svc, cp_pool *pool, const cp_conn_opts *o
     if (nghttp2_submit_settings(c->h2, NGHTTP2_FLAG_NONE, iv, 2) != 0)
         goto fail;
     nghttp2_session_callbacks_del(cb);
+    cp_metrics_conn_opened(c->opts.metrics, svc->def, c->opts.deny_message != NULL);
     return c;
 fail:
     nghttp2_session_callbacks_del(cb);
@@ -590,6 +593,7 @@ void cp_conn_close(cp_conn *c)
         if (st->job != NULL) /* nobody waits for its answer any more */
             cp_job_cancel(st->job);
     c->closed = true;
+    cp_metrics_conn_closed(c->opts.metrics, c->svc->def);
     c->out = NULL;
     c->out_len = 0;
     cp_conn_unref(c);

@@ -70,6 +70,8 @@ typedef struct cp_conn_opts {
      * read, not per read of control frames. May be NULL. */
     void (*before_call)(void *ctx);
     void *before_call_ctx;
+    /* Counts calls and connections (metrics.h); NULL: metrics off. */
+    struct cp_metrics *metrics;
 } cp_conn_opts;
 
 /* NULL on out-of-memory. opts may be NULL for defaults. The service must

@@ -55,7 +55,9 @@ struct cp_job {
     const char *peer_id; /* c->opts.peer_id: the job holds a reference on c */
     cp_audit_fn audit;
     void *audit_ctx;
-    uint8_t *req; /* message body, without the prefix */
+    struct cp_metrics *metrics; /* c->opts.metrics */
+    int64_t t0_us;              /* cp_now_us() when the call was handed over */
+    uint8_t *req;               /* message body, without the prefix */
     size_t req_len;
     /* results, written by the worker */
     cp_error err;

@@ -1,6 +1,7 @@
 /* grpc_wire.c - gRPC framing details. */
 #include "grpc_wire.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 void cp_grpc_put_prefix(uint8_t out[CP_GRPC_PREFIX], bool compressed, uint32_t len)
@@ -66,8 +67,14 @@ size_t cp_grpc_percent_encode(const char *in, char *out, size_t cap)
 {
     static const char hex[] = "0123456789ABCDEF";
     size_t o = 0;
+    /* A space at either end is encoded too: an HTTP/2 field value may not
+     * begin or end with whitespace (RFC 9113 §8.2.1), and a peer that checks
+     * (nghttp2, grpc-core) resets the stream, so the call never ends; a
+     * message such as "...: " for an empty path did that. */
+    size_t len = strlen(in);
     for (const unsigned char *p = (const unsigned char *)in; *p != '\0'; p++) {
-        if (*p >= 0x20 && *p <= 0x7e && *p != '%') {
+        bool edge = p == (const unsigned char *)in || p == (const unsigned char *)in + len - 1;
+        if (*p >= 0x20 && *p <= 0x7e && *p != '%' && !(*p == ' ' && edge)) {
             if (o + 1 >= cap)
                 break;
             out[o++] = (char)*p;

@@ -10,6 +10,7 @@
 #include "conn_internal.h"
 #include "dispatch.h"
 #include "grpc_wire.h"
+#include "metrics.h"
 #include "thread.h"
 
 /* A cp_waiter is the job: the same on every run of its call. */
@@ -113,6 +114,10 @@ post:
         job->at_end[i].fn(job->at_end[i].ctx, (cp_waiter *)job);
     free(job->req);
     job->req = NULL;
+    /* Upstream's interceptor reports the handler's own code, even when the
+     * client's deadline was answered first (cp_conn_expire). */
+    cp_metrics_call_handled(job->metrics, job->svc->def, job->method, job->err.status,
+                            cp_now_us() - job->t0_us);
     job->post(job->post_ctx, job);
     return CP_TASK_DONE;
 }
@@ -145,6 +150,9 @@ cp_job *cp_job_new(cp_conn *c, int32_t stream_id, const cp_method *m, const char
     job->audit_ctx = c->opts.audit_ctx;
     job->req = req;
     job->req_len = req_len;
+    job->metrics = c->opts.metrics;
+    job->t0_us = cp_now_us();
+    cp_metrics_call_started(job->metrics, job->svc->def, m);
     return job;
 }
 

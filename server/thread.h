@@ -30,5 +30,7 @@ void cp_thread_join(cp_thread *t);
 
 /* Monotonic milliseconds. */
 int64_t cp_now_ms(void);
+/* Monotonic microseconds (call durations for the metrics). */
+int64_t cp_now_us(void);
 
 #endif

@@ -113,3 +113,16 @@ int64_t cp_now_ms(void)
 {
     return (int64_t)GetTickCount64();
 }
+
+int64_t cp_now_us(void)
+{
+    /* QueryPerformanceCounter cannot fail on Windows XP and later:
+     * https://learn.microsoft.com/windows/win32/api/profileapi/nf-profileapi-queryperformancecounter */
+    static LARGE_INTEGER freq; /* the same for the system's lifetime */
+    LARGE_INTEGER now;
+    if (freq.QuadPart == 0)
+        QueryPerformanceFrequency(&freq);
+    QueryPerformanceCounter(&now);
+    return (int64_t)(now.QuadPart / freq.QuadPart * 1000000 +
+                     now.QuadPart % freq.QuadPart * 1000000 / freq.QuadPart);
+}

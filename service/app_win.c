@@ -17,6 +17,7 @@
 #include "eventlog_win.h"
 #include "gate_win.h"
 #include "log.h"
+#include "metrics_http_win.h"
 #include "pipesec_win.h"
 #include "redact.h"
 #include "roots.h"
@@ -31,7 +32,9 @@ struct cp_app {
     cp_pipesec *pipesec;
     cp_gate *gate;
     cp_transport *transport;
-    SRWLOCK lock; /* transport vs. stop_requested, across threads */
+    cp_metrics *metrics;   /* NULL: -metrics-bind-address not given */
+    cp_metrics_http *http; /* serves metrics once the pipes are up */
+    SRWLOCK lock;          /* transport vs. stop_requested, across threads */
     bool stop_requested;
     int64_t stop_drain_ms;
 };
@@ -50,6 +53,23 @@ cp_app *cp_app_new(const cp_flags *f, const cp_config *c)
 int64_t cp_app_drain_ms(const cp_app *a)
 {
     return a->config->limits.drain_timeout_ms;
+}
+
+/* The registry, when -metrics-bind-address asks for one: every service,
+ * the groups' families and the audit's (metrics.h). Served later. */
+static int setup_metrics(cp_app *a, cp_error *e)
+{
+    const char *addr = a->flags->metrics_bind_address;
+    if (addr == NULL || addr[0] == '\0')
+        return CP_OK; /* upstream's default: metrics off */
+    a->metrics = cp_metrics_new();
+    if (a->metrics == NULL || cp_groups_add_metrics(a->groups, a->metrics) != 0 ||
+        cp_metrics_add_collector(a->metrics, CP_AUDIT_METRIC,
+                                 "Audit records written, by kind: call (a state-changing call) "
+                                 "or denied (a refused caller).",
+                                 CP_METRICS_COUNTER, "kind", cp_audit_collect, a->audit) != 0)
+        return cp_error_set(e, CP_E_NOMEM, "-metrics-bind-address: out of memory");
+    return CP_OK;
 }
 
 static unsigned pool_threads(const cp_config *c)
@@ -187,6 +207,9 @@ int cp_app_start(void *ctx, cp_error *e)
     a->gate = cp_gate_new(c, a->audit, e);
     if (a->gate == NULL)
         return e->status;
+    int mrc = setup_metrics(a, e);
+    if (mrc != CP_OK)
+        return mrc;
 
     cp_listen_spec *specs = NULL;
     char(*names)[96] = NULL;
@@ -203,7 +226,8 @@ int cp_app_start(void *ctx, cp_error *e)
         .pool = a->pool,
         .conn = {.max_recv_msg = (size_t)c->limits.max_message_bytes,
                  .audit = cp_audit_call,
-                 .audit_ctx = a->audit},
+                 .audit_ctx = a->audit,
+                 .metrics = a->metrics},
         .authorize = cp_gate_authorize,
         .authorize_ctx = a->gate,
         .revoke = cp_gate_revoke,
@@ -228,6 +252,12 @@ int cp_app_start(void *ctx, cp_error *e)
     if (a->stop_requested) /* a stop came while we were starting */
         cp_transport_stop(t, a->stop_drain_ms);
     ReleaseSRWLockExclusive(&a->lock);
+    if (a->metrics != NULL) { /* after the pipes, as upstream: a failure stops the start */
+        cp_metrics_addr addr;
+        rc = cp_metrics_addr_parse(a->flags->metrics_bind_address, &addr, e);
+        if (rc == CP_OK && (a->http = cp_metrics_http_start(a->metrics, &addr, e)) == NULL)
+            rc = e->status != CP_OK ? e->status : CP_E_INTERNAL;
+    }
 out:
     free(names);
     free(specs);
@@ -262,6 +292,8 @@ void cp_app_free(cp_app *a)
 {
     if (a == NULL)
         return;
+    cp_metrics_http_stop(a->http); /* it reads the groups and the audit */
+    a->http = NULL;
     if (a->pool != NULL && cp_pool_busy(a->pool) > 0) {
         CP_LOG_WARN("%zu calls still running at exit", cp_pool_busy(a->pool));
         return;
@@ -277,6 +309,7 @@ void cp_app_free(cp_app *a)
     cp_gate_free(a->gate);
     cp_pipesec_free(a->pipesec);
     cp_audit_free(a->audit);
+    cp_metrics_free(a->metrics);
     cp_eventlog_close(a->eventlog);
     free(a);
 }

@@ -1,6 +1,7 @@
 /* audit.c - see audit.h. */
 #include "audit.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 struct cp_audit {
     cp_audit_sink_fn sink;
     void *sink_ctx;
+    atomic_uint_fast64_t calls, denied; /* records written, for the metrics */
 };
 
 cp_audit *cp_audit_new(cp_audit_sink_fn sink, void *sink_ctx)
@@ -109,6 +111,8 @@ void cp_audit_call(void *ctx, const cp_call_record *r)
         CP_LOG_INFO("%s", line);
     else
         CP_LOG_WARN("%s", line);
+    if (a != NULL)
+        atomic_fetch_add_explicit(&a->calls, 1, memory_order_relaxed);
     if (a != NULL && a->sink != NULL)
         a->sink(a->sink_ctx, r->status != 0, line);
 }
@@ -122,6 +126,15 @@ void cp_audit_denied(cp_audit *a, const char *pipe, const char *group, uint32_t 
              pipe, why);
     cp_audit_make_utf8(line);
     CP_LOG_WARN("%s", line);
+    if (a != NULL)
+        atomic_fetch_add_explicit(&a->denied, 1, memory_order_relaxed);
     if (a != NULL && a->sink != NULL)
         a->sink(a->sink_ctx, true, line);
+}
+
+void cp_audit_collect(void *ctx, cp_metrics_emit_fn emit, void *emit_ctx)
+{
+    cp_audit *a = ctx;
+    emit(emit_ctx, "call", (double)atomic_load_explicit(&a->calls, memory_order_relaxed));
+    emit(emit_ctx, "denied", (double)atomic_load_explicit(&a->denied, memory_order_relaxed));
 }

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "../server/conn.h"
+#include "../server/metrics.h"
 
 #define CP_AUDIT_LINE_MAX 4096
 
@@ -48,5 +49,10 @@ void cp_audit_call(void *ctx, const cp_call_record *r);
 /* A refused connection. */
 void cp_audit_denied(cp_audit *a, const char *pipe, const char *group, uint32_t pid,
                      const char *caller, const char *why);
+
+/* cp_metrics_collect_fn (ctx: the cp_audit): records written so far, by
+ * kind: "call" (a state-changing call) and "denied" (a refused caller). */
+#define CP_AUDIT_METRIC "csi_proxy_audit_records_total"
+void cp_audit_collect(void *ctx, cp_metrics_emit_fn emit, void *emit_ctx);
 
 #endif

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../server/metrics_addr.h"
+
 typedef enum ftype { F_BOOL, F_STRING, F_INT, F_UINT64, F_SEVERITY, F_TRACE, F_DIRS } ftype;
 
 typedef struct flag_def {
@@ -45,7 +47,9 @@ static const flag_def flag_defs[] = {
     {"logtostderr", F_BOOL, OFF(logtostderr), NULL, "log to standard error instead of files",
      "true"},
     {"metrics-bind-address", F_STRING, OFF(metrics_bind_address), "string",
-     "The address the metric endpoint binds to (accepted for compatibility)", NULL},
+     "The address the metric endpoint binds to. Defaults to empty in which case metrics are\n"
+     "disabled. HOST:PORT; an empty HOST or localhost is 127.0.0.1, 0.0.0.0 every interface",
+     NULL},
     {"one_output", F_BOOL, OFF(one_output), NULL,
      "If true, only write logs to their native severity level (vs also writing to each lower\n"
      "severity level; no effect when -logtostderr=true)",
@@ -55,7 +59,8 @@ static const flag_def flag_defs[] = {
     {"root", F_STRING, OFF(root), "string",
      "Native build: directory standing for the host's drives (C:\\ is <root>/C)", NULL},
     {"sim-fixture", F_STRING, OFF(sim_fixture), "string",
-     "Native build: YAML fixture of the simulated disks and volumes (winapi/storage_sim.h)", NULL},
+     "Native build: YAML fixture of the simulated disks, volumes, SMB servers and iSCSI portals (test/fixtures/storage.yaml)",
+     NULL},
     {"skip_headers", F_BOOL, OFF(skip_headers), NULL,
      "If true, avoid header prefixes in the log messages", NULL},
     {"skip_log_headers", F_BOOL, OFF(skip_log_headers), NULL,
@@ -321,6 +326,11 @@ int cp_flags_parse(cp_flags *f, int argc, char **argv, cp_error *e)
     }
     f->args = argv + i;
     f->n_args = argc - i;
+    /* Refused here, with the other flag errors, not when serving starts. */
+    cp_metrics_addr addr;
+    if (f->metrics_bind_address != NULL && f->metrics_bind_address[0] != '\0' &&
+        cp_metrics_addr_parse(f->metrics_bind_address, &addr, e) != CP_OK)
+        return CP_E_INVALID_ARGUMENT;
     return CP_OK;
 }
 

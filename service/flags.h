@@ -33,7 +33,7 @@ typedef struct cp_flags {
     size_t n_working_dirs;
     bool windows_service;
     bool require_privacy;             /* default true */
-    const char *metrics_bind_address; /* accepted and stored; NULL if not given */
+    const char *metrics_bind_address; /* checked (metrics_addr.h); NULL if not given */
     bool version;
     /* klog */
     int v;

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "eventlog_win.h"
 #include "flags.h"
+#include "install_internal_win.h"
 #include "install_win.h"
 
 #define STOP_WAIT_MS 30000
@@ -20,7 +21,7 @@
     L"Kubernetes CSI proxy: serves the csi-proxy named pipes that CSI node plugins call to "       \
     L"manage disks, volumes, SMB mappings, iSCSI targets and directories on this node."
 
-static int report(const char *what, DWORD err)
+int cp_install_report(const char *what, DWORD err)
 {
     char why[256];
     fprintf(stderr, "csi-proxy: %s: %s (error %lu)\n", what, cp_win_errtext(err, why, sizeof(why)),
@@ -56,13 +57,8 @@ static int refuse_not_elevated(const char *what)
     return 1;
 }
 
-/* "<exe>" -windows-service <flags...> */
-static int bin_path(int argc, char **argv, wchar_t **out)
+int cp_install_bin_path(const wchar_t *exe, int argc, char **argv, wchar_t **out)
 {
-    wchar_t exe[MAX_PATH + 1];
-    DWORD n = GetModuleFileNameW(NULL, exe, MAX_PATH + 1);
-    if (n == 0 || n > MAX_PATH)
-        return report("GetModuleFileName", n == 0 ? GetLastError() : ERROR_INSUFFICIENT_BUFFER);
     char *exe8 = cp_win_wide_to_utf8(exe);
     size_t cap = 32768; /* the SCM's limit on a command line */
     char *line = calloc(1, cap);
@@ -89,13 +85,13 @@ out:
     return rc;
 }
 
-static int register_event_source(const wchar_t *exe)
+int cp_install_event_source(const wchar_t *exe)
 {
     HKEY key;
     LSTATUS st = RegCreateKeyExW(HKEY_LOCAL_MACHINE, CP_EVENTLOG_KEY, 0, NULL, 0, KEY_SET_VALUE,
                                  NULL, &key, NULL);
     if (st != ERROR_SUCCESS)
-        return report("event log source: RegCreateKeyEx", (DWORD)st);
+        return cp_install_report("event log source: RegCreateKeyEx", (DWORD)st);
     DWORD types = EVENTLOG_ERROR_TYPE | EVENTLOG_WARNING_TYPE | EVENTLOG_INFORMATION_TYPE;
     st = RegSetValueExW(key, L"EventMessageFile", 0, REG_EXPAND_SZ, (const BYTE *)exe,
                         (DWORD)((wcslen(exe) + 1) * sizeof(wchar_t)));
@@ -103,20 +99,21 @@ static int register_event_source(const wchar_t *exe)
         st = RegSetValueExW(key, L"TypesSupported", 0, REG_DWORD, (const BYTE *)&types,
                             sizeof(types));
     RegCloseKey(key);
-    return st == ERROR_SUCCESS ? 0 : report("event log source: RegSetValueEx", (DWORD)st);
+    return st == ERROR_SUCCESS ? 0
+                               : cp_install_report("event log source: RegSetValueEx", (DWORD)st);
 }
 
 /* Description, failure actions, preshutdown timeout (drain_ms + 5 s). */
-static int configure(SC_HANDLE svc, int64_t drain_ms)
+int cp_install_configure(SC_HANDLE svc, int64_t drain_ms)
 {
     SERVICE_DESCRIPTIONW desc = {(LPWSTR)DESCRIPTION};
     if (!ChangeServiceConfig2W(svc, SERVICE_CONFIG_DESCRIPTION, &desc))
-        return report("ChangeServiceConfig2(description)", GetLastError());
+        return cp_install_report("ChangeServiceConfig2(description)", GetLastError());
     /* upstream: sc.exe failure csiproxy reset= 0 actions= restart/10000 */
     SC_ACTION actions[1] = {{SC_ACTION_RESTART, 10000}};
     SERVICE_FAILURE_ACTIONSW fa = {0, NULL, NULL, 1, actions};
     if (!ChangeServiceConfig2W(svc, SERVICE_CONFIG_FAILURE_ACTIONS, &fa))
-        return report("ChangeServiceConfig2(failure actions)", GetLastError());
+        return cp_install_report("ChangeServiceConfig2(failure actions)", GetLastError());
     /* A start-up failure exits with a service-specific code, not a crash:
      * restart on that too. Wine does not know this level; not fatal. */
     SERVICE_FAILURE_ACTIONS_FLAG flag = {TRUE};
@@ -143,7 +140,7 @@ static bool absolute(const char *p)
 /* The flags must be ones the service accepts, paths must be absolute, and
  * a -config file must load: better refused now than at the next boot.
  * Sets *drain_ms from the config (or the default). */
-static int validate(int argc, char **argv, int64_t *drain_ms)
+int cp_install_validate(int argc, char **argv, int64_t *drain_ms)
 {
     char **args = calloc((size_t)argc + 2, sizeof(*args));
     if (args == NULL)
@@ -182,50 +179,47 @@ static int validate(int argc, char **argv, int64_t *drain_ms)
 int cp_install(int argc, char **argv)
 {
     int64_t drain_ms = CP_CONFIG_DEFAULT_DRAIN_MS;
-    int rc = validate(argc, argv, &drain_ms);
+    int rc = cp_install_validate(argc, argv, &drain_ms);
     if (rc != 0)
         return rc;
     if (!elevated_admin())
         return refuse_not_elevated("install");
-    wchar_t *path = NULL;
-    if (bin_path(argc, argv, &path) != 0)
-        return 1;
     wchar_t exe[MAX_PATH + 1];
     DWORD n = GetModuleFileNameW(NULL, exe, MAX_PATH + 1);
-    exe[n <= MAX_PATH ? n : MAX_PATH] = L'\0';
+    if (n == 0 || n > MAX_PATH)
+        return cp_install_report("GetModuleFileName",
+                                 n == 0 ? GetLastError() : ERROR_INSUFFICIENT_BUFFER);
     rc = 1;
+    wchar_t *path = NULL;
     SC_HANDLE svc = NULL;
     SC_HANDLE scm = OpenSCManagerW(NULL, NULL, SC_MANAGER_CONNECT | SC_MANAGER_CREATE_SERVICE);
     if (scm == NULL) {
-        rc = report("OpenSCManager", GetLastError());
+        rc = cp_install_report("OpenSCManager", GetLastError());
         goto out;
     }
-    bool existed = false;
+    /* One there already (ours, upstream's, an older one): take it over. */
+    svc = OpenServiceW(scm, CP_SERVICE_NAME, SERVICE_ALL_ACCESS);
+    if (svc != NULL) {
+        rc = cp_upgrade(svc, exe, argc, argv);
+        goto out;
+    }
+    if (GetLastError() != ERROR_SERVICE_DOES_NOT_EXIST) {
+        rc = cp_install_report("OpenService(csiproxy)", GetLastError());
+        goto out;
+    }
+    if (cp_install_bin_path(exe, argc, argv, &path) != 0)
+        goto out;
     svc = CreateServiceW(scm, CP_SERVICE_NAME, CP_SERVICE_DISPLAY, SERVICE_ALL_ACCESS,
                          SERVICE_WIN32_OWN_PROCESS, SERVICE_AUTO_START, SERVICE_ERROR_NORMAL, path,
                          NULL, NULL, NULL, NULL, NULL);
-    if (svc == NULL && GetLastError() == ERROR_SERVICE_EXISTS) {
-        existed = true;
-        svc = OpenServiceW(scm, CP_SERVICE_NAME, SERVICE_ALL_ACCESS);
-        if (svc == NULL) {
-            rc = report("OpenService(csiproxy)", GetLastError());
-            goto out;
-        }
-        if (!ChangeServiceConfigW(svc, SERVICE_WIN32_OWN_PROCESS, SERVICE_AUTO_START,
-                                  SERVICE_ERROR_NORMAL, path, NULL, NULL, NULL, NULL, NULL,
-                                  CP_SERVICE_DISPLAY)) {
-            rc = report("ChangeServiceConfig(csiproxy)", GetLastError());
-            goto out;
-        }
-    } else if (svc == NULL) {
-        rc = report("CreateService(csiproxy)", GetLastError());
+    if (svc == NULL) {
+        rc = cp_install_report("CreateService(csiproxy)", GetLastError());
         goto out;
     }
-    if (configure(svc, drain_ms) != 0 || register_event_source(exe) != 0)
+    if (cp_install_configure(svc, drain_ms) != 0 || cp_install_event_source(exe) != 0)
         goto out;
     char *p8 = cp_win_wide_to_utf8(path);
-    printf("csi-proxy: service csiproxy %s (automatic start, restart on failure): %s\n",
-           existed ? "already installed: configuration updated" : "installed",
+    printf("csi-proxy: service csiproxy installed (automatic start, restart on failure): %s\n",
            p8 != NULL ? p8 : "");
     printf("csi-proxy: start it with: sc.exe start csiproxy\n");
     free(p8);
@@ -239,7 +233,7 @@ out:
     return rc;
 }
 
-static bool wait_stopped(SC_HANDLE svc, DWORD wait_ms)
+bool cp_install_wait_stopped(SC_HANDLE svc, DWORD wait_ms)
 {
     ULONGLONG until = GetTickCount64() + wait_ms;
     for (;;) {
@@ -267,7 +261,7 @@ int cp_uninstall(int argc, char **argv)
     int rc = 1;
     SC_HANDLE svc = NULL, scm = OpenSCManagerW(NULL, NULL, SC_MANAGER_CONNECT);
     if (scm == NULL) {
-        rc = report("OpenSCManager", GetLastError());
+        rc = cp_install_report("OpenSCManager", GetLastError());
         goto out;
     }
     svc = OpenServiceW(scm, CP_SERVICE_NAME, SERVICE_STOP | SERVICE_QUERY_STATUS | DELETE);
@@ -275,22 +269,22 @@ int cp_uninstall(int argc, char **argv)
         printf("csi-proxy: service csiproxy is not installed\n");
         rc = 0;
     } else if (svc == NULL) {
-        rc = report("OpenService(csiproxy)", GetLastError());
+        rc = cp_install_report("OpenService(csiproxy)", GetLastError());
         goto out;
     } else {
         SERVICE_STATUS st;
         if (ControlService(svc, SERVICE_CONTROL_STOP, &st)) {
             printf("csi-proxy: stopping csiproxy (calls in flight are drained)...\n");
-            if (!wait_stopped(svc, STOP_WAIT_MS))
+            if (!cp_install_wait_stopped(svc, STOP_WAIT_MS))
                 fprintf(stderr,
                         "csi-proxy: csiproxy did not report STOPPED within %d s; "
                         "deleting it anyway (it goes once it stops)\n",
                         STOP_WAIT_MS / 1000);
         } else if (GetLastError() != ERROR_SERVICE_NOT_ACTIVE) {
-            report("ControlService(stop)", GetLastError());
+            cp_install_report("ControlService(stop)", GetLastError());
         }
         if (!DeleteService(svc) && GetLastError() != ERROR_SERVICE_MARKED_FOR_DELETE) {
-            rc = report("DeleteService(csiproxy)", GetLastError());
+            rc = cp_install_report("DeleteService(csiproxy)", GetLastError());
             goto out;
         }
         printf("csi-proxy: service csiproxy removed\n");
@@ -298,7 +292,7 @@ int cp_uninstall(int argc, char **argv)
     }
     LSTATUS st = RegDeleteKeyW(HKEY_LOCAL_MACHINE, CP_EVENTLOG_KEY);
     if (st != ERROR_SUCCESS && st != ERROR_FILE_NOT_FOUND)
-        report("event log source: RegDeleteKey", (DWORD)st);
+        cp_install_report("event log source: RegDeleteKey", (DWORD)st);
 out:
     if (svc != NULL)
         CloseServiceHandle(svc);

@@ -19,6 +19,9 @@
 #include "service/flags.h"
 #include "service/regfile.h"
 #include "service/roots.h"
+#include "service/version.h"
+#include "winapi/iscsi_sim.h"
+#include "winapi/smb_sim.h"
 #include "winapi/storage_sim.h"
 
 #define DRAIN_MS 10000
@@ -60,6 +63,11 @@ int main(int argc, char **argv)
         cp_flags_free(&f);
         return 0;
     }
+    if (f.version) {
+        printf("csi-proxy version %s\n", CP_VERSION);
+        cp_flags_free(&f);
+        return 0;
+    }
     if (f.socket_dir == NULL || f.root == NULL) {
         fprintf(stderr, "the native build needs -socket-dir DIR and -root DIR\n");
         cp_flags_free(&f);
@@ -84,6 +92,8 @@ int main(int argc, char **argv)
     char(*names)[64] = NULL;
     cp_fs_host fs = {0};
     cp_storage_host storage = {0}; /* -sim-fixture, else this build's default */
+    cp_iscsi_host iscsi = {0};     /* the same fixture's iscsi: and smb: */
+    cp_smb_host smb = {0};
 
     /* Roots that would put the whole host in callers' reach (roots.h). */
     if (cp_roots_check("-kubelet-path", f.kubelet_path, &e) != CP_OK)
@@ -102,6 +112,9 @@ int main(int argc, char **argv)
     if (f.sim_fixture != NULL ? cp_storage_sim_new(f.sim_fixture, &storage, &e) != CP_OK
                               : cp_storage_host_open_default(&storage, &e) != CP_OK)
         goto out;
+    if (f.sim_fixture != NULL && (cp_iscsi_sim_new(f.sim_fixture, &iscsi, &e) != CP_OK ||
+                                  cp_smb_sim_new(f.sim_fixture, &smb, &e) != CP_OK))
+        goto out;
     /* The fs host sees the simulator's mount points as Windows would
      * (winapi/mountpoints.h). */
     cp_mount_points mp;
@@ -113,6 +126,8 @@ int main(int argc, char **argv)
         .n_working_dirs = f.n_working_dirs,
         .fs = fs,
         .storage = storage,
+        .iscsi = iscsi,
+        .smb = smb,
         .smb_privacy_off = !f.require_privacy,
     };
     groups = cp_groups_new(&gc, &e);
@@ -139,6 +154,11 @@ int main(int argc, char **argv)
 
     have_sig_thread = pthread_create(&sig_thread, NULL, signal_thread, t) == 0;
     fprintf(stderr, "csi-proxy (native) serving %zu sockets in %s\n", n, f.socket_dir);
+    if (f.metrics_bind_address != NULL && f.metrics_bind_address[0] != '\0')
+        fprintf(stderr,
+                "csi-proxy (native): -metrics-bind-address %s is checked but not served: "
+                "the Windows build serves metrics (HTTP Server API)\n",
+                f.metrics_bind_address);
     rc = cp_transport_run(t);
     exit_code = rc == CP_OK ? 0 : 1;
     fprintf(stderr, "csi-proxy (native) stopped\n");
@@ -155,6 +175,10 @@ out:
     free(specs);
     free(names);
     cp_groups_free(groups);
+    if (iscsi.ops != NULL)
+        iscsi.ops->destroy(iscsi.ctx);
+    if (smb.ops != NULL)
+        smb.ops->destroy(smb.ctx);
     if (storage.ops != NULL)
         storage.ops->destroy(storage.ctx);
     if (fs.ops != NULL)

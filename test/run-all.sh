@@ -97,14 +97,27 @@ suite load sanitized bash test/load/run.sh short
 # only the DLLs the README names), formatting and cppcheck (make lint).
 suite exe-imports bash test/exe/check_imports.sh
 suite lint bash scripts/lint.sh
+# Issue 11: the release archive (reproducible), the Packer template, the
+# HostProcess manifests.
+suite dist bash test/dist/run.sh
+suite packer bash test/packer/run.sh
+suite deploy $PY test/deploy/check_manifests.py
 if [ "${SKIP_WINE:-0}" != 1 ]; then
     suite wine bash test/wine/run.sh
     suite wine-storage bash test/wine/storage.sh
+    suite wine-simflow bash test/wine/simflow.sh
     suite wine-service bash test/wine/service.sh
     suite wine-security bash test/wine/service_security.sh
     suite wine-console-late bash test/wine/console_late.sh
     suite wine-cli-args bash test/wine/cli_args.sh
     suite wine-drivers bash test/wine/drivers.sh
+    suite wine-iscsi bash test/wine/iscsi.sh
+    suite wine-metrics bash test/wine/metrics.sh
+    suite wine-upgrade bash test/wine/upgrade.sh
+    # Issue 13: the Win32 storage host on the device model (csi-proxy-model.exe).
+    suite wine-model bash test/wine/model.sh
+    # the real grpc-go client of make bench: builds and makes a few calls
+    suite bench-smoke bash test/bench/smoke.sh
 fi
 
 [ $LIST = 1 ] && exit 0

@@ -185,6 +185,37 @@ static int fs_mkdir_all(void *ctx, const char *path, cp_error *e)
 
 /* --- links ---------------------------------------------------------------- */
 
+/* A link's target in UTF-16: drive-absolute as every host path, or the
+ * UNC path \\server\share\... of an SMB mapping's link (groups/smb, which
+ * checked it), "\\?\UNC\server\share\..." with prefix. */
+static wchar_t *target_to_wide(const char *target, bool prefix, cp_error *e)
+{
+    bool unc = target[0] == '\\' && target[1] == '\\' && target[2] != '?' && target[2] != '.' &&
+               target[2] != '\0';
+    if (!unc)
+        return fsw_to_wide(target, prefix, e);
+    const char *rest = prefix ? target + 1 : target; /* "\\?\UNC" + "\server..." */
+    int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, rest, -1, NULL, 0);
+    if (n == 0) {
+        fsw_error(e, GetLastError(), "MultiByteToWideChar", target);
+        return NULL;
+    }
+    size_t pre = prefix ? 7 : 0;
+    wchar_t *w = malloc((pre + (size_t)n) * sizeof(wchar_t));
+    if (w == NULL) {
+        cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory for %s", target);
+        return NULL;
+    }
+    if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, rest, -1, w + pre, n) == 0) {
+        DWORD err = GetLastError();
+        free(w);
+        fsw_error(e, err, "MultiByteToWideChar", target);
+        return NULL;
+    }
+    memcpy(w, L"\\\\?\\UNC", pre * sizeof(wchar_t));
+    return w;
+}
+
 /* CreateSymbolicLinkW (winbase.h). SYMBOLIC_LINK_FLAG_DIRECTORY when the
  * target is a directory; SYMBOLIC_LINK_FLAG_ALLOW_UNPRIVILEGED_CREATE is
  * refused with ERROR_INVALID_PARAMETER before Windows 10 1703, so retry
@@ -197,8 +228,8 @@ static int fs_symlink(void *ctx, const char *link_path, const char *target, cp_e
     (void)ctx;
     int rc = CP_OK;
     wchar_t *wl = fsw_to_wide(link_path, true, e);
-    wchar_t *wt_long = wl != NULL ? fsw_to_wide(target, true, e) : NULL;
-    wchar_t *wt = wt_long != NULL ? fsw_to_wide(target, false, e) : NULL;
+    wchar_t *wt_long = wl != NULL ? target_to_wide(target, true, e) : NULL;
+    wchar_t *wt = wt_long != NULL ? target_to_wide(target, false, e) : NULL;
     if (wt == NULL) {
         rc = e->status;
         goto out;

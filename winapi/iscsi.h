@@ -5,7 +5,8 @@
  *
  * Implementations:
  *   iscsi_win32.c - the product: the initiator API (iscsidsc.dll).
- *   iscsi_sim.c   - in memory, for the native build's tests and
+ *   iscsi_sim.c   - in memory, seeded from the simulators' YAML fixture
+ *                   (iscsi_sim.h), for the native build's tests and
  *                   csi-proxy-sim.exe; never linked into csi-proxy.exe.
  *
  * The group has checked every argument (address, port 1..65535, IQN,
@@ -26,6 +27,8 @@
 #include <stdint.h>
 
 #include "../server/status.h"
+
+struct cp_storage_host; /* storage.h */
 
 #define CP_ISCSI_NAME_MAX 256 /* an address or an IQN (IQNs are at most 223 bytes) */
 #define CP_ISCSI_LIST_MAX 64  /* portals, targets of a portal, disks of a target */
@@ -58,6 +61,10 @@ typedef struct cp_iscsi_ops {
     int (*disks)(void *ctx, const cp_iscsi_portal *p, const char *iqn, uint32_t *out, size_t max,
                  size_t *n, cp_error *e);
     int (*set_mutual_chap_secret)(void *ctx, const char *secret, cp_error *e);
+    /* Simulators only (NULL elsewhere: Windows' disks appear by
+     * themselves): the storage host where the LUNs of a login appear as
+     * disks, and leave at the logout. Called once, before any call. */
+    int (*attach_storage)(void *ctx, const struct cp_storage_host *storage, cp_error *e);
     void (*destroy)(void *ctx);
 } cp_iscsi_ops;
 

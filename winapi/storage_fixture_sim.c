@@ -130,6 +130,11 @@ static void wr16(uint8_t *p, uint16_t v)
     p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8);
 }
 
+static uint32_t rd32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 static int hexdig(char c)
 {
     if (c >= '0' && c <= '9')
@@ -173,6 +178,28 @@ static int lookup(loader *l, const yaml_node_t *n, const char *key, const char *
     return bad(l, map_get(l, n, key), "unknown value for ", key);
 }
 
+int cp_sim_add_ident(sim_disk *d, uint32_t code_set, uint32_t type, uint32_t assoc,
+                     const uint8_t *val, size_t len)
+{
+    size_t off = d->id_desc_len > 0 ? d->id_desc_len : CP_STORAGE_ID_HEADER;
+    size_t step = (CP_STORAGE_IDENT_HEADER + len + 3) / 4 * 4;
+    if (len > 0xffff || off + step > DESC_MAX)
+        return -1;
+    uint8_t *p = d->id_desc + off;
+    wr32(p, code_set);
+    wr32(p + 4, type);
+    wr16(p + 8, (uint16_t)len);
+    wr16(p + 10, (uint16_t)step);
+    wr32(p + 12, assoc);
+    memcpy(p + CP_STORAGE_IDENT_HEADER, val, len);
+    uint32_t count = d->id_desc_len > 0 ? rd32(d->id_desc + 8) : 0;
+    wr32(d->id_desc, CP_STORAGE_ID_HEADER + 4);
+    wr32(d->id_desc + 4, (uint32_t)(off + step));
+    wr32(d->id_desc + 8, count + 1);
+    d->id_desc_len = off + step;
+    return 0;
+}
+
 /* page83: a list of identifiers -> STORAGE_DEVICE_ID_DESCRIPTOR bytes. */
 static int load_page83(loader *l, const yaml_node_t *list, sim_disk *d)
 {
@@ -192,8 +219,11 @@ static int load_page83(loader *l, const yaml_node_t *list, sim_disk *d)
     static const char *const keys[] = {"code_set", "type", "association", "ascii", "hex", NULL};
     if (list->type != YAML_SEQUENCE_NODE)
         return bad(l, list, "page83 must be a list of identifiers", "");
-    size_t off = CP_STORAGE_ID_HEADER;
-    uint32_t count = 0;
+    /* An empty list still reports a descriptor with no identifiers. */
+    wr32(d->id_desc, CP_STORAGE_ID_HEADER + 4);
+    wr32(d->id_desc + 4, CP_STORAGE_ID_HEADER);
+    wr32(d->id_desc + 8, 0);
+    d->id_desc_len = CP_STORAGE_ID_HEADER;
     for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top;
          it++) {
         yaml_node_t *n = yaml_document_get_node(l->doc, *it);
@@ -217,46 +247,26 @@ static int load_page83(loader *l, const yaml_node_t *list, sim_disk *d)
         } else if (hex == NULL || hex_bytes(hex, val, sizeof(val), &vlen) != 0) {
             return bad(l, n, "an identifier needs ascii: TEXT or hex: BYTES (at most 256)", "");
         }
-        size_t step = (CP_STORAGE_IDENT_HEADER + vlen + 3) / 4 * 4;
-        if (off + step > DESC_MAX)
+        if (cp_sim_add_ident(d, cs, type, assoc, val, vlen) != 0)
             return bad(l, n, "page83 identifiers too long", "");
-        uint8_t *p = d->id_desc + off;
-        wr32(p, cs);
-        wr32(p + 4, type);
-        wr16(p + 8, (uint16_t)vlen);
-        wr16(p + 10, (uint16_t)step);
-        wr32(p + 12, assoc);
-        memcpy(p + CP_STORAGE_IDENT_HEADER, val, vlen);
-        off += step;
-        count++;
     }
-    wr32(d->id_desc, CP_STORAGE_ID_HEADER + 4);
-    wr32(d->id_desc + 4, (uint32_t)off);
-    wr32(d->id_desc + 8, count);
-    d->id_desc_len = off;
     return CP_OK;
 }
 
-/* vendor, product, serial -> STORAGE_DEVICE_DESCRIPTOR bytes (strings kept
- * byte for byte, padding included). */
-static int load_device(loader *l, const yaml_node_t *disk, sim_disk *d)
+int cp_sim_set_device(sim_disk *d, const char *vendor, const char *product, const char *serial,
+                      uint32_t bus)
 {
-    const char *vendor = get_str(l, disk, "vendor"), *product = get_str(l, disk, "product"),
-               *serial = get_str(l, disk, "serial");
-    uint32_t bus = 0;
-    int rc = get_u32(l, disk, "bus_type", &bus);
-    if (rc != CP_OK)
-        return rc;
     uint8_t *p = d->dev_desc;
     size_t off = CP_STORAGE_DEVDESC_HEADER;
     const char *strs[3] = {vendor, product, serial};
     const size_t at[3] = {12, 16, 24};
+    memset(p, 0, CP_STORAGE_DEVDESC_HEADER);
     for (int i = 0; i < 3; i++) {
         if (strs[i] == NULL)
             continue;
         size_t n = strlen(strs[i]) + 1;
         if (off + n > DESC_MAX)
-            return bad(l, disk, "vendor/product/serial too long", "");
+            return -1;
         memcpy(p + off, strs[i], n);
         wr32(p + at[i], (uint32_t)off);
         off += n;
@@ -265,6 +275,20 @@ static int load_device(loader *l, const yaml_node_t *disk, sim_disk *d)
     wr32(p + 4, (uint32_t)off);
     wr32(p + 28, bus);
     d->dev_desc_len = off;
+    return 0;
+}
+
+/* vendor, product, serial -> STORAGE_DEVICE_DESCRIPTOR bytes (strings kept
+ * byte for byte, padding included). */
+static int load_device(loader *l, const yaml_node_t *disk, sim_disk *d)
+{
+    uint32_t bus = 0;
+    int rc = get_u32(l, disk, "bus_type", &bus);
+    if (rc != CP_OK)
+        return rc;
+    if (cp_sim_set_device(d, get_str(l, disk, "vendor"), get_str(l, disk, "product"),
+                          get_str(l, disk, "serial"), bus) != 0)
+        return bad(l, disk, "vendor/product/serial too long", "");
     return CP_OK;
 }
 
@@ -431,7 +455,10 @@ int cp_sim_fixture_load(sim *s, yaml_parser_t *parser, const char *name, cp_erro
     loader l = {.doc = &doc, .name = name, .e = e};
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     int rc = CP_OK;
-    static const char *const keys[] = {"latency_ms", "volume_arrival_ms", "disks", NULL};
+    /* smb: and iscsi: seed the SMB and iSCSI simulators (smb_fixture_sim.c,
+     * iscsi_fixture_sim.c), which read the same file. */
+    static const char *const keys[] = {"latency_ms", "volume_arrival_ms", "disks", "smb", "iscsi",
+                                       NULL};
     if (root != NULL && (rc = only_keys(&l, root, keys)) == CP_OK) {
         uint32_t lat = 0, arrival = 0;
         rc = get_u32(&l, root, "latency_ms", &lat);
@@ -452,10 +479,14 @@ int cp_sim_fixture_load(sim *s, yaml_parser_t *parser, const char *name, cp_erro
                 for (size_t i = 0; rc == CP_OK && i < n; i++) {
                     yaml_node_t *dn =
                         yaml_document_get_node(&doc, disks->data.sequence.items.start[i]);
-                    rc = load_disk(&l, dn, &s->disks[i]);
+                    if ((s->disks[i] = calloc(1, sizeof(*s->disks[i]))) == NULL) {
+                        rc = nomem(e);
+                        break;
+                    }
                     s->n_disks = i + 1;
+                    rc = load_disk(&l, dn, s->disks[i]);
                     for (size_t j = 0; rc == CP_OK && j < i; j++)
-                        if (s->disks[j].number == s->disks[i].number)
+                        if (s->disks[j]->number == s->disks[i]->number)
                             rc = bad(&l, dn, "duplicate disk number", "");
                 }
             }

@@ -51,8 +51,8 @@
 static bool volume_of(const wchar_t *path, char id[CP_VOLUME_ID_LEN + 1])
 {
     wchar_t root[PATH_CAP], vol[64];
-    if (!GetVolumePathNameW(path, root, PATH_CAP) ||
-        !GetVolumeNameForVolumeMountPointW(root, vol, 64))
+    if (!w32s_sc->GetVolumePathNameW(path, root, PATH_CAP) ||
+        !w32s_sc->GetVolumeNameForVolumeMountPointW(root, vol, 64))
         return false;
     char *u8 = cp_win_wide_to_utf8(vol);
     cp_error e;
@@ -175,8 +175,8 @@ static int volume_disks(HANDLE v, const char *id, cp_volume_use *o, cp_error *e)
         if (x == NULL)
             return w32s_nomem(e);
         DWORD n;
-        BOOL ok =
-            DeviceIoControl(v, IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS, NULL, 0, x, size, &n, NULL);
+        BOOL ok = w32s_sc->DeviceIoControl(v, IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS, NULL, 0, x,
+                                           size, &n, NULL);
         DWORD err = ok ? ERROR_SUCCESS : GetLastError();
         if (ok) {
             for (DWORD i = 0; i < x->NumberOfDiskExtents; i++) {
@@ -242,7 +242,7 @@ int w32_volume_use(void *ctx, const char *id, cp_volume_use *o, cp_error *e)
     int rc = volume_disks(v, id, o, e);
     if (rc == CP_OK)
         rc = is_system_partition(v, &sys, e);
-    CloseHandle(v);
+    w32s_sc->CloseHandle(v);
     if (rc != CP_OK)
         return rc;
     if (sys)

@@ -1,6 +1,7 @@
 /* storage_sim.c - the simulated storage host (see storage_sim.h).
  *
- * State: an array of disks (fixed after loading), each with its partitions
+ * State: an array of disks (the fixture's, plus those that arrive and leave
+ * at run time: storage_hotplug_sim.c), each with its partitions
  * (a partition may carry a volume), plus a table of mount points. The
  * identity a disk reports is kept as the raw descriptor bytes Windows would
  * return, built from the fixture, so storage_ids.c formats simulated and
@@ -56,8 +57,8 @@ static bool same_dir(const char *a, const char *b)
 static sim_disk *find_disk(sim *s, uint32_t number)
 {
     for (size_t i = 0; i < s->n_disks; i++)
-        if (s->disks[i].number == number)
-            return &s->disks[i];
+        if (s->disks[i]->number == number)
+            return s->disks[i];
     return NULL;
 }
 
@@ -71,7 +72,7 @@ static bool volumes_visible(const sim_disk *d)
 static sim_part *find_volume(sim *s, const char *id, sim_disk **disk)
 {
     for (size_t i = 0; i < s->n_disks; i++) {
-        sim_disk *d = &s->disks[i];
+        sim_disk *d = s->disks[i];
         if (!volumes_visible(d))
             continue;
         for (size_t j = 0; j < d->n_parts; j++)
@@ -261,7 +262,7 @@ static int sim_list_disks(void *ctx, const cp_storage_alloc *a, cp_disk_info **d
         rc = nomem(e);
     for (size_t i = 0; rc == CP_OK && i < s->n_disks; i++) {
         cp_error e2;
-        int r = describe_disk(&s->disks[i], a, &out[k], &e2);
+        int r = describe_disk(s->disks[i], a, &out[k], &e2);
         if (r == CP_OK)
             k++;
         else if (r == CP_E_NOMEM)
@@ -310,7 +311,7 @@ static int sim_rescan(void *ctx, cp_error *e)
     sim *s = ctx;
     cp_mutex_lock(s->mu);
     for (size_t i = 0; i < s->n_disks; i++) {
-        sim_disk *d = &s->disks[i];
+        sim_disk *d = s->disks[i];
         if (d->grow_to > d->size)
             d->size = d->grow_to;
         d->grow_to = 0;
@@ -629,7 +630,7 @@ static int sim_drive_volume(void *ctx, char letter, char *id, size_t idlen, cp_e
     int rc = cp_error_set(e, CP_E_NOT_FOUND, "no volume has drive letter %c:", up);
     cp_mutex_lock(s->mu);
     for (size_t i = 0; rc != CP_OK && i < s->n_disks; i++) {
-        const sim_disk *d = &s->disks[i];
+        const sim_disk *d = s->disks[i];
         for (size_t j = 0; volumes_visible(d) && j < d->n_parts; j++)
             if (d->parts[j].has_volume && d->parts[j].drive == up) {
                 snprintf(id, idlen, "%s", d->parts[j].id);
@@ -671,6 +672,18 @@ static int mp_drop(void *ctx, const char *dir, char *id, size_t idlen)
     return rc;
 }
 
+void cp_sim_disk_free(sim_disk *d)
+{
+    if (d != NULL)
+        free(d->parts);
+    free(d);
+}
+
+sim *cp_sim_of(const cp_storage_host *h)
+{
+    return h != NULL && h->ops == &sim_ops ? h->ctx : NULL;
+}
+
 int cp_storage_sim_mount_points(const cp_storage_host *h, cp_mount_points *out)
 {
     if (h == NULL || h->ops != &sim_ops)
@@ -687,7 +700,7 @@ static void sim_destroy(void *ctx)
     if (s == NULL)
         return;
     for (size_t i = 0; i < s->n_disks; i++)
-        free(s->disks[i].parts);
+        cp_sim_disk_free(s->disks[i]);
     free(s->disks);
     for (size_t i = 0; i < s->n_mounts; i++)
         free(s->mounts[i].dir);

@@ -51,4 +51,53 @@ unsigned cp_storage_sim_max_parallel(const cp_storage_host *h);
  * CP_E_INVALID_ARGUMENT when h is not a simulator host. */
 int cp_storage_sim_mount_points(const cp_storage_host *h, cp_mount_points *out);
 
+/* --- disks that arrive and leave while the host runs ---------------------
+ * What another simulator uses to make a device appear (an iSCSI LUN after
+ * a login, iscsi_sim.c) and disappear (after the logout), as Plug and Play
+ * does on Windows. storage_hotplug_sim.c. */
+
+typedef struct cp_storage_sim_disk {
+    uint64_t size;
+    /* STORAGE_DEVICE_DESCRIPTOR strings, kept byte for byte (NULL: none),
+     * and STORAGE_BUS_TYPE (9: iSCSI). */
+    const char *vendor, *product, *serial;
+    uint32_t bus_type;
+    /* The page 83 device identifier: a binary NAA designator. */
+    uint8_t naa[16];
+    size_t naa_len;
+    /* SCSI address, for the location "Integrated : Adapter P : Port 0 :
+     * Target T : LUN L". */
+    uint32_t port, target, lun;
+} cp_storage_sim_disk;
+
+/* What a removed disk held (partition style, partitions, volumes, their
+ * IDs and file systems), kept by its owner until the disk comes back: the
+ * LUN of a target keeps its data between logins. */
+typedef struct cp_storage_sim_media cp_storage_sim_media;
+void cp_storage_sim_media_free(cp_storage_sim_media *m);
+
+/* Whether h is a simulator host, which the functions below take. */
+bool cp_storage_sim_takes_disks(const cp_storage_host *h);
+
+/* Adds the disk, online, with the lowest disk number no disk has, in
+ * *number: RAW (uninitialised, no partition) when media is NULL, else with
+ * what media holds (then taken over: do not free it). CP_OK;
+ * CP_E_INVALID_ARGUMENT when h is not a simulator host or the identity is
+ * too long; CP_E_NOMEM. */
+int cp_storage_sim_add_disk(const cp_storage_host *h, const cp_storage_sim_disk *d,
+                            cp_storage_sim_media *media, uint32_t *number, cp_error *e);
+
+/* Removes the disks `numbers` (n of them; a number no disk has is
+ * skipped) with their partitions and volumes, as a device removal on
+ * Windows: a folder where one of their volumes was mounted stays a mount
+ * point of a volume that is gone (dangling), as Windows leaves its reparse
+ * point; the fs host then sees a plain folder there, and removing it drops
+ * the mount point (mountpoints.h). When media is not NULL, media[i] gets
+ * what disk numbers[i] held (NULL for a number skipped). All or none:
+ * CP_E_FAILED_PRECONDITION, naming the disk, when an operation on one of
+ * them is running (a handle open on it: Windows refuses to remove the
+ * device); CP_E_INVALID_ARGUMENT when h is not a simulator host. */
+int cp_storage_sim_remove_disks(const cp_storage_host *h, const uint32_t *numbers, size_t n,
+                                cp_storage_sim_media **media, cp_error *e);
+
 #endif

@@ -57,7 +57,9 @@ typedef struct sim_mount {
 
 typedef struct sim {
     cp_mutex *mu;
-    sim_disk *disks;
+    sim_disk **disks; /* each disk stays where it is while an operation on
+                       * it runs outside the mutex; disks come and go
+                       * (storage_hotplug_sim.c) only between operations */
     size_t n_disks;
     sim_mount *mounts;
     size_t n_mounts;
@@ -73,6 +75,22 @@ typedef struct sim {
 
 /* Appends a partition to d (its array grows). CP_OK or CP_E_NOMEM. */
 int cp_sim_add_part(sim_disk *d, const sim_part *p);
+
+/* Sets d's STORAGE_DEVICE_DESCRIPTOR bytes from its strings (NULL: absent;
+ * kept byte for byte) and STORAGE_BUS_TYPE. 0, or -1 when too long. */
+int cp_sim_set_device(sim_disk *d, const char *vendor, const char *product, const char *serial,
+                      uint32_t bus);
+
+/* Appends one STORAGE_IDENTIFIER (CP_SID_* code set, type, association)
+ * to d's STORAGE_DEVICE_ID_DESCRIPTOR. 0, or -1 when too long. */
+int cp_sim_add_ident(sim_disk *d, uint32_t code_set, uint32_t type, uint32_t assoc,
+                     const uint8_t *val, size_t len);
+
+/* Frees a disk and its partitions. */
+void cp_sim_disk_free(sim_disk *d);
+
+/* The simulator behind h; NULL when h is not a simulator host. */
+sim *cp_sim_of(const cp_storage_host *h);
 
 /* Seeds s (fresh, empty) from the YAML document the parser reads. name
  * names the source in messages. CP_OK, or CP_E_INVALID_ARGUMENT with e

@@ -33,8 +33,8 @@ int w32s_need_online(HANDLE h, uint32_t number, cp_error *e)
 {
     cp_get_disk_attributes attrs = {.Version = sizeof(attrs)};
     DWORD n;
-    if (DeviceIoControl(h, IOCTL_DISK_GET_DISK_ATTRIBUTES, NULL, 0, &attrs, sizeof(attrs), &n,
-                        NULL) &&
+    if (w32s_sc->DeviceIoControl(h, IOCTL_DISK_GET_DISK_ATTRIBUTES, NULL, 0, &attrs, sizeof(attrs),
+                                 &n, NULL) &&
         (attrs.Attributes & DISK_ATTRIBUTE_OFFLINE) != 0)
         return cp_error_set(e, CP_E_FAILED_PRECONDITION, "disk %u is offline", (unsigned)number);
     return CP_OK;
@@ -86,7 +86,7 @@ int w32_init_gpt(void *ctx, uint32_t number, cp_error *e)
         rc = IOCTL(h, IOCTL_DISK_CREATE_DISK, &cd, sizeof(cd), NULL, 0, NULL, obj, e);
     if (rc == CP_OK)
         rc = IOCTL(h, IOCTL_DISK_UPDATE_PROPERTIES, NULL, 0, NULL, 0, NULL, obj, e);
-    CloseHandle(h);
+    w32s_sc->CloseHandle(h);
     return rc;
 }
 
@@ -123,7 +123,8 @@ uint32_t w32s_sector_size(HANDLE h)
 {
     DISK_GEOMETRY g; /* "IOCTL_DISK_GET_DRIVE_GEOMETRY IOCTL" */
     DWORD n;
-    if (DeviceIoControl(h, IOCTL_DISK_GET_DRIVE_GEOMETRY, NULL, 0, &g, sizeof(g), &n, NULL) &&
+    if (w32s_sc->DeviceIoControl(h, IOCTL_DISK_GET_DRIVE_GEOMETRY, NULL, 0, &g, sizeof(g), &n,
+                                 NULL) &&
         g.BytesPerSector >= 512)
         return g.BytesPerSector;
     return 512;
@@ -245,7 +246,7 @@ int w32_create_basic_partition(void *ctx, uint32_t number, cp_error *e)
 out:
     free(nl);
     free(l);
-    CloseHandle(h);
+    w32s_sc->CloseHandle(h);
     return rc;
 }
 
@@ -291,7 +292,8 @@ bool w32s_volume_place(HANDLE v, uint32_t *disk, uint32_t *partition)
 {
     STORAGE_DEVICE_NUMBER sdn;
     DWORD n;
-    if (!DeviceIoControl(v, IOCTL_STORAGE_GET_DEVICE_NUMBER, NULL, 0, &sdn, sizeof(sdn), &n, NULL))
+    if (!w32s_sc->DeviceIoControl(v, IOCTL_STORAGE_GET_DEVICE_NUMBER, NULL, 0, &sdn, sizeof(sdn),
+                                  &n, NULL))
         return false;
     if (sdn.DeviceType != FILE_DEVICE_DISK)
         return false;
@@ -305,7 +307,7 @@ int w32s_volumes_on(uint32_t disk, uint32_t partition, const cp_storage_alloc *a
                     size_t *n, cp_error *e)
 {
     wchar_t name[64];
-    HANDLE f = FindFirstVolumeW(name, 64);
+    HANDLE f = w32s_sc->FindFirstVolumeW(name, 64);
     if (f == INVALID_HANDLE_VALUE) {
         DWORD err = GetLastError();
         return cp_win_error(e, err, "FindFirstVolumeW", "(all volumes)");
@@ -325,7 +327,7 @@ int w32s_volumes_on(uint32_t disk, uint32_t partition, const cp_storage_alloc *a
         uint32_t d = 0, p = 0;
         bool placed = v != INVALID_HANDLE_VALUE && w32s_volume_place(v, &d, &p);
         if (v != INVALID_HANDLE_VALUE)
-            CloseHandle(v);
+            w32s_sc->CloseHandle(v);
         if (!placed || d != disk || (partition != 0 && p != partition))
             continue;
         if (k == cap) {
@@ -345,9 +347,9 @@ int w32s_volumes_on(uint32_t disk, uint32_t partition, const cp_storage_alloc *a
             continue;
         }
         memcpy(out[k++], id, sizeof(id));
-    } while (FindNextVolumeW(f, name, 64));
+    } while (w32s_sc->FindNextVolumeW(f, name, 64));
     DWORD err = GetLastError();
-    FindVolumeClose(f);
+    w32s_sc->FindVolumeClose(f);
     if (rc == CP_OK && err != ERROR_NO_MORE_FILES)
         rc = cp_win_error(e, err, "FindNextVolumeW", "(all volumes)");
     if (rc != CP_OK)
@@ -364,7 +366,7 @@ int w32_list_volumes(void *ctx, uint32_t disk, uint32_t partition, const cp_stor
     HANDLE h = w32s_open_disk(disk, 0, e); /* NOT_FOUND for an unknown disk */
     if (h == INVALID_HANDLE_VALUE)
         return e->status;
-    CloseHandle(h);
+    w32s_sc->CloseHandle(h);
     return w32s_volumes_on(disk, partition, a, ids, n, e);
 }
 
@@ -390,13 +392,13 @@ int w32_get_volume(void *ctx, const char *id, cp_volume_info *o, cp_error *e)
     if (v == INVALID_HANDLE_VALUE)
         return e->status;
     bool placed = w32s_volume_place(v, &o->disk_number, &o->partition_number);
-    CloseHandle(v);
+    w32s_sc->CloseHandle(v);
     if (!placed)
         return cp_error_set(e, CP_E_FAILED_PRECONDITION,
                             "volume %s is not a basic volume on one partition", id);
     wchar_t wid[CP_VOLUME_ID_LEN + 1], fs[MAX_PATH + 1];
     w32s_wide_id(id, wid);
-    if (GetVolumeInformationW(wid, NULL, 0, NULL, NULL, NULL, fs, MAX_PATH + 1)) {
+    if (w32s_sc->GetVolumeInformationW(wid, NULL, 0, NULL, NULL, NULL, fs, MAX_PATH + 1)) {
         char *u8 = cp_win_wide_to_utf8(fs);
         if (u8 != NULL && strcmp(u8, "RAW") != 0 && u8[0] != '\0') {
             snprintf(o->fs, sizeof(o->fs), "%s", u8);
@@ -424,7 +426,8 @@ int w32_get_volume(void *ctx, const char *id, cp_volume_info *o, cp_error *e)
     if (h != INVALID_HANDLE_VALUE) {
         DISK_GEOMETRY g;
         DWORD n;
-        (void)DeviceIoControl(h, IOCTL_DISK_UPDATE_DRIVE_SIZE, NULL, 0, &g, sizeof(g), &n, NULL);
+        (void)w32s_sc->DeviceIoControl(h, IOCTL_DISK_UPDATE_DRIVE_SIZE, NULL, 0, &g, sizeof(g), &n,
+                                       NULL);
     } else if (e->status == CP_E_PERMISSION_DENIED) {
         h = w32s_open_disk(o->disk_number, GENERIC_READ, e);
     }
@@ -435,7 +438,7 @@ int w32_get_volume(void *ctx, const char *id, cp_volume_info *o, cp_error *e)
     int rc = IOCTL(h, IOCTL_DISK_GET_LENGTH_INFO, NULL, 0, &len, sizeof(len), NULL, obj, e);
     if (rc == CP_OK && (l = w32s_get_layout(h, obj, e)) == NULL)
         rc = e->status;
-    CloseHandle(h);
+    w32s_sc->CloseHandle(h);
     if (rc != CP_OK)
         return rc;
     const PARTITION_INFORMATION_EX *me = NULL;
@@ -462,7 +465,7 @@ int w32_get_volume(void *ctx, const char *id, cp_volume_info *o, cp_error *e)
 
     if (o->formatted) {
         ULARGE_INTEGER avail, total, free_bytes;
-        if (!GetDiskFreeSpaceExW(wid, &avail, &total, &free_bytes)) {
+        if (!w32s_sc->GetDiskFreeSpaceExW(wid, &avail, &total, &free_bytes)) {
             DWORD err = GetLastError();
             return cp_win_error(e, err, "GetDiskFreeSpaceExW", id);
         }
@@ -519,7 +522,7 @@ int w32_grow_volume(void *ctx, const char *id, uint64_t size, cp_error *e)
     if (rc == CP_OK)
         rc = IOCTL(h, IOCTL_DISK_UPDATE_PROPERTIES, NULL, 0, NULL, 0, NULL, obj, e);
     uint32_t sector = w32s_sector_size(h);
-    CloseHandle(h);
+    w32s_sc->CloseHandle(h);
     if (rc != CP_OK || !v.formatted)
         return rc;
     HANDLE vh = w32s_open_volume(id, GENERIC_READ | GENERIC_WRITE, e);
@@ -527,7 +530,7 @@ int w32_grow_volume(void *ctx, const char *id, uint64_t size, cp_error *e)
         return e->status;
     LONGLONG sectors = (LONGLONG)(size / sector);
     rc = IOCTL(vh, FSCTL_EXTEND_VOLUME, &sectors, sizeof(sectors), NULL, 0, NULL, id, e);
-    CloseHandle(vh);
+    w32s_sc->CloseHandle(vh);
     return rc;
 }
 
@@ -540,11 +543,11 @@ int w32_flush_volume(void *ctx, const char *id, cp_error *e)
     if (v == INVALID_HANDLE_VALUE)
         return e->status;
     int rc = CP_OK;
-    if (!FlushFileBuffers(v)) {
+    if (!w32s_sc->FlushFileBuffers(v)) {
         DWORD err = GetLastError();
         rc = cp_win_error(e, err, "FlushFileBuffers", id);
     }
-    CloseHandle(v);
+    w32s_sc->CloseHandle(v);
     return rc;
 }
 
@@ -580,7 +583,7 @@ int w32_add_mount_point(void *ctx, const char *id, const char *dir, cp_error *e)
     if (wdir == NULL)
         return e->status;
     int rc = CP_OK;
-    if (!SetVolumeMountPointW(wdir, wid)) {
+    if (!w32s_sc->SetVolumeMountPointW(wdir, wid)) {
         DWORD err = GetLastError();
         rc = cp_win_error(e, err, "SetVolumeMountPointW", dir);
     }
@@ -597,7 +600,7 @@ int w32_remove_mount_point(void *ctx, const char *dir, cp_error *e)
     if (wdir == NULL)
         return e->status;
     int rc = CP_OK;
-    if (!DeleteVolumeMountPointW(wdir)) {
+    if (!w32s_sc->DeleteVolumeMountPointW(wdir)) {
         DWORD err = GetLastError();
         rc = cp_win_error(e, err, "DeleteVolumeMountPointW", dir);
     }
@@ -619,7 +622,7 @@ int w32_volume_at(void *ctx, const char *dir, char *id, size_t idlen, cp_error *
     if (n > 3) /* without the backslash for the attribute calls; "X:\" keeps it */
         wdir[n - 1] = L'\0';
     int rc = CP_OK;
-    DWORD attrs = GetFileAttributesW(wdir);
+    DWORD attrs = w32s_sc->GetFileAttributesW(wdir);
     if (attrs == INVALID_FILE_ATTRIBUTES) {
         DWORD err = GetLastError();
         rc = cp_win_error(e, err, "GetFileAttributesW", dir);
@@ -630,20 +633,20 @@ int w32_volume_at(void *ctx, const char *dir, char *id, size_t idlen, cp_error *
         goto out;
     }
     WIN32_FIND_DATAW fd;
-    HANDLE f = FindFirstFileW(wdir, &fd);
+    HANDLE f = w32s_sc->FindFirstFileW(wdir, &fd);
     if (f == INVALID_HANDLE_VALUE) {
         DWORD err = GetLastError();
         rc = cp_win_error(e, err, "FindFirstFileW", dir);
         goto out;
     }
-    FindClose(f);
+    w32s_sc->FindClose(f);
     if (fd.dwReserved0 != IO_REPARSE_TAG_MOUNT_POINT) {
         rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "%s: not a mounted folder", dir);
         goto out;
     }
     wdir[n - 1] = L'\\';
     wchar_t vol[64];
-    if (!GetVolumeNameForVolumeMountPointW(wdir, vol, 64)) {
+    if (!w32s_sc->GetVolumeNameForVolumeMountPointW(wdir, vol, 64)) {
         rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "%s: not a mounted folder", dir);
         goto out;
     }
@@ -667,7 +670,7 @@ int w32_drive_volume(void *ctx, char letter, char *id, size_t idlen, cp_error *e
     wchar_t root[4] = {(wchar_t)(unsigned char)letter, L':', L'\\', L'\0'};
     wchar_t vol[64];
     char obj[4] = {letter, ':', '\\', '\0'};
-    if (!GetVolumeNameForVolumeMountPointW(root, vol, 64)) {
+    if (!w32s_sc->GetVolumeNameForVolumeMountPointW(root, vol, 64)) {
         DWORD err = GetLastError();
         return cp_win_error(e, err, "GetVolumeNameForVolumeMountPointW", obj);
     }

@@ -91,8 +91,8 @@ HANDLE w32s_open_disk(uint32_t number, DWORD access, cp_error *e)
 {
     wchar_t path[40];
     swprintf(path, sizeof(path) / sizeof(path[0]), L"\\\\.\\PhysicalDrive%u", (unsigned)number);
-    HANDLE h =
-        CreateFileW(path, access, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, 0, NULL);
+    HANDLE h = w32s_sc->CreateFileW(path, access, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
+                                    OPEN_EXISTING, 0, NULL);
     if (h == INVALID_HANDLE_VALUE) {
         DWORD err = GetLastError();
         if (err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND)
@@ -119,8 +119,8 @@ HANDLE w32s_open_volume(const char *id, DWORD access, cp_error *e)
     for (size_t i = 0; i + 1 < n; i++)
         path[i] = (wchar_t)(unsigned char)id[i];
     path[n - 1] = L'\0';
-    HANDLE h =
-        CreateFileW(path, access, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, 0, NULL);
+    HANDLE h = w32s_sc->CreateFileW(path, access, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
+                                    OPEN_EXISTING, 0, NULL);
     if (h == INVALID_HANDLE_VALUE) {
         DWORD err = GetLastError();
         if (err == ERROR_FILE_NOT_FOUND || err == ERROR_PATH_NOT_FOUND)
@@ -136,7 +136,7 @@ int w32s_ioctl(HANDLE h, DWORD code, const char *name, const void *in, DWORD inl
                DWORD outlen, DWORD *ret, const char *object, cp_error *e)
 {
     DWORD n = 0;
-    if (!DeviceIoControl(h, code, (void *)in, inlen, out, outlen, &n, NULL)) {
+    if (!w32s_sc->DeviceIoControl(h, code, (void *)in, inlen, out, outlen, &n, NULL)) {
         DWORD err = GetLastError();
         return cp_win_error(e, err, name, object);
     }
@@ -160,7 +160,7 @@ DRIVE_LAYOUT_INFORMATION_EX *w32s_get_layout(HANDLE h, const char *obj, cp_error
             return NULL;
         }
         DWORD n;
-        if (DeviceIoControl(h, IOCTL_DISK_GET_DRIVE_LAYOUT_EX, NULL, 0, l, size, &n, NULL))
+        if (w32s_sc->DeviceIoControl(h, IOCTL_DISK_GET_DRIVE_LAYOUT_EX, NULL, 0, l, size, &n, NULL))
             return l;
         DWORD err = GetLastError();
         free(l);
@@ -199,7 +199,7 @@ DRIVE_LAYOUT_INFORMATION_EX *w32s_read_layout(uint32_t number, cp_error *e)
     if (h == INVALID_HANDLE_VALUE)
         return NULL;
     DRIVE_LAYOUT_INFORMATION_EX *l = w32s_get_layout(h, obj, e);
-    CloseHandle(h);
+    w32s_sc->CloseHandle(h);
     return l;
 }
 
@@ -254,14 +254,14 @@ static void boot_disks(uint64_t *mask, uint32_t *first)
     *first = UINT32_MAX;
     wchar_t win[MAX_PATH], root[MAX_PATH], vol[64];
     if (GetSystemWindowsDirectoryW(win, MAX_PATH) == 0 ||
-        !GetVolumePathNameW(win, root, MAX_PATH) ||
-        !GetVolumeNameForVolumeMountPointW(root, vol, 64))
+        !w32s_sc->GetVolumePathNameW(win, root, MAX_PATH) ||
+        !w32s_sc->GetVolumeNameForVolumeMountPointW(root, vol, 64))
         return;
     size_t n = wcslen(vol);
     if (n > 0 && vol[n - 1] == L'\\')
         vol[n - 1] = L'\0';
-    HANDLE h =
-        CreateFileW(vol, 0, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, 0, NULL);
+    HANDLE h = w32s_sc->CreateFileW(vol, 0, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING,
+                                    0, NULL);
     if (h == INVALID_HANDLE_VALUE)
         return;
     union {
@@ -269,8 +269,8 @@ static void boot_disks(uint64_t *mask, uint32_t *first)
         BYTE b[sizeof(VOLUME_DISK_EXTENTS) + 31 * sizeof(DISK_EXTENT)];
     } u;
     DWORD ret;
-    if (DeviceIoControl(h, IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS, NULL, 0, &u, sizeof(u), &ret,
-                        NULL)) {
+    if (w32s_sc->DeviceIoControl(h, IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS, NULL, 0, &u, sizeof(u),
+                                 &ret, NULL)) {
         for (DWORD i = 0; i < u.x.NumberOfDiskExtents && i < 32; i++) {
             DWORD d = u.x.Extents[i].DiskNumber;
             if (d < 64)
@@ -279,7 +279,7 @@ static void boot_disks(uint64_t *mask, uint32_t *first)
                 *first = d;
         }
     }
-    CloseHandle(h);
+    w32s_sc->CloseHandle(h);
 }
 
 /* --- disks -------------------------------------------------------------- */
@@ -306,7 +306,8 @@ static void query_property(HANDLE h, STORAGE_PROPERTY_ID id, const cp_storage_al
     DWORD n = 0;
     if (buf == NULL)
         return;
-    if (DeviceIoControl(h, IOCTL_STORAGE_QUERY_PROPERTY, &q, sizeof(q), buf, DESC_BUF, &n, NULL) &&
+    if (w32s_sc->DeviceIoControl(h, IOCTL_STORAGE_QUERY_PROPERTY, &q, sizeof(q), buf, DESC_BUF, &n,
+                                 NULL) &&
         n >= sizeof(STORAGE_DESCRIPTOR_HEADER)) {
         /* The header's Size is what the device has; n what we got. */
         DWORD size = ((STORAGE_DESCRIPTOR_HEADER *)buf)->Size;
@@ -342,8 +343,8 @@ static int describe_disk(HANDLE h, uint32_t number, uint64_t boot_mask, uint32_t
      * online (the attribute exists since Windows 7). */
     cp_get_disk_attributes attrs = {.Version = sizeof(attrs)};
     DWORD n;
-    o->online = !DeviceIoControl(h, IOCTL_DISK_GET_DISK_ATTRIBUTES, NULL, 0, &attrs, sizeof(attrs),
-                                 &n, NULL) ||
+    o->online = !w32s_sc->DeviceIoControl(h, IOCTL_DISK_GET_DISK_ATTRIBUTES, NULL, 0, &attrs,
+                                          sizeof(attrs), &n, NULL) ||
                 (attrs.Attributes & DISK_ATTRIBUTE_OFFLINE) == 0;
 
     DRIVE_LAYOUT_INFORMATION_EX *l = w32s_get_layout(h, obj, e);
@@ -365,7 +366,7 @@ static int describe_disk(HANDLE h, uint32_t number, uint64_t boot_mask, uint32_t
      * miniport (SCSI, SAS, iSCSI, NVMe, virtual) have one. */
     SCSI_ADDRESS sa;
     memset(&sa, 0, sizeof(sa));
-    if (DeviceIoControl(h, IOCTL_SCSI_GET_ADDRESS, NULL, 0, &sa, sizeof(sa), &n, NULL)) {
+    if (w32s_sc->DeviceIoControl(h, IOCTL_SCSI_GET_ADDRESS, NULL, 0, &sa, sizeof(sa), &n, NULL)) {
         unsigned port, path, target, lun;
         char loc[128];
         if (cp_scsi_address_read((const uint8_t *)&sa, n, &port, &path, &target, &lun)) {
@@ -391,7 +392,7 @@ static int w32_get_disk(void *ctx, uint32_t number, const cp_storage_alloc *a, c
     if (h == INVALID_HANDLE_VALUE)
         return e->status;
     int rc = describe_disk(h, number, mask, high, a, out, e);
-    CloseHandle(h);
+    w32s_sc->CloseHandle(h);
     return rc;
 }
 
@@ -406,7 +407,7 @@ static int w32_list_disks(void *ctx, const cp_storage_alloc *a, cp_disk_info **d
         names = malloc(cap * sizeof(wchar_t));
         if (names == NULL)
             return w32s_nomem(e);
-        if (QueryDosDeviceW(NULL, names, cap) != 0)
+        if (w32s_sc->QueryDosDeviceW(NULL, names, cap) != 0)
             break;
         DWORD err = GetLastError();
         free(names);
@@ -440,7 +441,7 @@ static int w32_list_disks(void *ctx, const cp_storage_alloc *a, cp_disk_info **d
          * fail the listing for every other disk: it is left out and logged
          * (issue 9 item 7; the simulator's fixture disk 18 does the same). */
         int r = describe_disk(h, number, mask, high, a, &out[k], &e2);
-        CloseHandle(h);
+        w32s_sc->CloseHandle(h);
         if (r == CP_OK)
             k++;
         else if (r == CP_E_NOMEM)
@@ -463,8 +464,8 @@ static bool offline_attr(HANDLE h)
 {
     cp_get_disk_attributes attrs = {.Version = sizeof(attrs)};
     DWORD n;
-    return DeviceIoControl(h, IOCTL_DISK_GET_DISK_ATTRIBUTES, NULL, 0, &attrs, sizeof(attrs), &n,
-                           NULL) &&
+    return w32s_sc->DeviceIoControl(h, IOCTL_DISK_GET_DISK_ATTRIBUTES, NULL, 0, &attrs,
+                                    sizeof(attrs), &n, NULL) &&
            (attrs.Attributes & DISK_ATTRIBUTE_OFFLINE) != 0;
 }
 
@@ -518,7 +519,7 @@ static int w32_set_disk_online(void *ctx, uint32_t number, bool online, cp_error
     if (rc == CP_OK)
         rc = IOCTL(h, IOCTL_DISK_UPDATE_PROPERTIES, NULL, 0, NULL, 0, NULL, obj, e);
     if (rc == CP_OK && online && offline_attr(h)) {
-        rc = w32s_disk_online_wmi(w, number, e);
+        rc = w32s_sc->disk_online(&w->wmi, number, e);
         if (rc == CP_OK)
             rc = IOCTL(h, IOCTL_DISK_UPDATE_PROPERTIES, NULL, 0, NULL, 0, NULL, obj, e);
         if (rc == CP_OK && offline_attr(h))
@@ -529,8 +530,21 @@ static int w32_set_disk_online(void *ctx, uint32_t number, bool online, cp_error
     }
     if (rc == CP_OK && online)
         rc = wait_basic_volumes(h, number, obj, e);
-    CloseHandle(h);
+    w32s_sc->CloseHandle(h);
     return rc;
+}
+
+/* The WMI operations, through the table. */
+static int w32_rescan(void *ctx, cp_error *e)
+{
+    w32 *w = ctx;
+    return w32s_sc->update_host_storage_cache(&w->wmi, e);
+}
+
+static int w32_format_volume(void *ctx, const char *id, cp_error *e)
+{
+    w32 *w = ctx;
+    return w32s_sc->format_volume(&w->wmi, id, e);
 }
 
 static void w32_destroy(void *ctx)
@@ -563,10 +577,14 @@ static const cp_storage_ops w32_ops = {
     .destroy = w32_destroy,
 };
 
-/* csi-proxy.exe's storage host. Nothing is opened here: WMI connects on
- * the first Format or Rescan. */
-int cp_storage_host_open_default(cp_storage_host *out, cp_error *e)
+const cp_storage_calls *w32s_sc;
+
+/* The Win32 host on `calls` (storage_calls_win32.h; csi-proxy.exe's is
+ * cp_storage_calls_win32, storage_calls_win32.c). Nothing is opened here:
+ * WMI connects on the first Format or Rescan. */
+int cp_storage_host_open_win32(cp_storage_host *out, const cp_storage_calls *calls, cp_error *e)
 {
+    w32s_sc = calls;
     w32 *w = calloc(1, sizeof(*w));
     if (w == NULL)
         return w32s_nomem(e);

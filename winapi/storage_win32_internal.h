@@ -2,7 +2,8 @@
  * (storage_win32.c: disks, errors, handles, the ops table;
  * storage_volume_win32.c: partitions and volumes; storage_roles_win32.c:
  * what Windows needs a volume for; storage_wmi_win32.c: the
- * WMI connection, Format and rescan). Windows build only; not for other
+ * WMI operations; storage_calls_win32.c: the real call table). Every call
+ * to Windows about disks and volumes goes through w32s_sc (storage_calls_win32.h). Windows build only; not for other
  * modules. */
 #ifndef CP_WINAPI_STORAGE_WIN32_INTERNAL_H
 #define CP_WINAPI_STORAGE_WIN32_INTERNAL_H
@@ -21,6 +22,7 @@
 #include <stdint.h>
 
 #include "storage.h"
+#include "storage_calls_win32.h"
 #include "storage_ids.h"
 #include "winutil_win32.h"
 #include "wmi_win32.h"
@@ -71,6 +73,10 @@ static const GUID msr_guid = {
 #define MIB (1024ull * 1024ull)
 #define DESC_BUF 4096
 #define NEW_VOLUME_WAIT_MS 15000
+
+/* The calls this process's host makes (storage_calls_win32.h): set once by
+ * cp_storage_host_open_win32, before any call; read without a lock. */
+extern const cp_storage_calls *w32s_sc;
 
 typedef struct w32 {
     cp_wmi_conn wmi; /* ROOT\Microsoft\Windows\Storage, once connected */
@@ -132,10 +138,10 @@ int w32_drive_volume(void *ctx, char letter, char *id, size_t idlen, cp_error *e
 /* storage_roles_win32.c */
 int w32_volume_use(void *ctx, const char *id, cp_volume_use *o, cp_error *e);
 
-/* storage_wmi_win32.c */
-int w32_rescan(void *ctx, cp_error *e);
-int w32_format_volume(void *ctx, const char *id, cp_error *e);
-int w32s_disk_online_wmi(w32 *w, uint32_t number, cp_error *e);
+/* storage_wmi_win32.c: the real WMI operations of cp_storage_calls_win32 */
+int w32w_update_host_storage_cache(struct cp_wmi_conn *c, cp_error *e);
+int w32w_format_volume(struct cp_wmi_conn *c, const char *id, cp_error *e);
+int w32w_disk_online(struct cp_wmi_conn *c, uint32_t number, cp_error *e);
 void w32s_wmi_release(w32 *w);
 
 #endif

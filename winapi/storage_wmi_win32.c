@@ -5,7 +5,8 @@
  * ROOT\\Microsoft\\Windows\\Storage, connected on first use and kept for the
  * life of the process; in-process COM, no child process, through the
  * shared client of wmi_win32.h (COM loaded on first use, the security
- * blanket on every proxy). */
+ * blanket on every proxy). These are the WMI members of the real call table
+ * (storage_calls_win32.h); the host calls them through it. */
 #include "storage_win32_internal.h"
 
 #include <stdio.h>
@@ -15,10 +16,10 @@
 
 /* The connection (wmi_win32.h) on ROOT\\Microsoft\\Windows\\Storage; a
  * failure names the namespace. */
-static int wmi(w32 *w, IWbemServices **out, cp_error *e)
+static int wmi(cp_wmi_conn *c, IWbemServices **out, cp_error *e)
 {
     HRESULT hr;
-    int rc = cp_wmi_connect(&w->wmi, out, &hr, e);
+    int rc = cp_wmi_connect(c, out, &hr, e);
     if (rc != CP_OK && FAILED(hr))
         return w32s_hr_error(e, hr, "WMI: connecting to", "ROOT\\Microsoft\\Windows\\Storage");
     return rc;
@@ -27,11 +28,10 @@ static int wmi(w32 *w, IWbemServices **out, cp_error *e)
 /* MSFT_StorageSetting.UpdateHostStorageCache, a static method ("Update-
  * HostStorageCache"; "MSFT_StorageSetting class"): Windows documents no
  * IOCTL that refreshes the storage management cache. */
-int w32_rescan(void *ctx, cp_error *e)
+int w32w_update_host_storage_cache(cp_wmi_conn *c, cp_error *e)
 {
-    w32 *w = ctx;
     IWbemServices *svc;
-    int rc = wmi(w, &svc, e);
+    int rc = wmi(c, &svc, e);
     if (rc != CP_OK)
         return rc;
     BSTR cls = cp_com.SysAllocString(L"MSFT_StorageSetting");
@@ -54,7 +54,7 @@ int w32_rescan(void *ctx, cp_error *e)
     if (SUCCEEDED(hr))
         hr = cp_wmi_return_value(out, &rv);
     if (FAILED(hr)) {
-        cp_wmi_reset(&w->wmi, hr);
+        cp_wmi_reset(c, hr);
         rc = w32s_hr_error(e, hr, "WMI: MSFT_StorageSetting.UpdateHostStorageCache", "");
     } else if (rv != 0) {
         rc = cp_error_set(e, CP_E_UNKNOWN,
@@ -110,12 +110,12 @@ static HRESULT first_path(IWbemServices *svc, const wchar_t *query, VARIANT *pat
  * software objects (that is, Disks, Partitions, Volumes)"), which does not
  * yet hold a volume or disk changed through IOCTLs a moment ago (issue 9
  * item 11). */
-static HRESULT find_path(w32 *w, IWbemServices *svc, const wchar_t *query, VARIANT *path)
+static HRESULT find_path(cp_wmi_conn *c, IWbemServices *svc, const wchar_t *query, VARIANT *path)
 {
     HRESULT hr = first_path(svc, query, path);
     if (hr == S_FALSE) {
         cp_error ignored;
-        if (w32_rescan(w, &ignored) == CP_OK)
+        if (w32w_update_host_storage_cache(c, &ignored) == CP_OK)
             hr = first_path(svc, query, path);
     }
     return hr;
@@ -126,9 +126,8 @@ static HRESULT find_path(w32 *w, IWbemServices *svc, const wchar_t *query, VARIA
  * MSFT_Volume class"): Windows documents no other way to format. The ID
  * was validated as "\\?\Volume{hex-guid}\", so it can be quoted into WQL
  * safely (backslashes doubled: "WQL-Supported Data Types", strings). */
-int w32_format_volume(void *ctx, const char *id, cp_error *e)
+int w32w_format_volume(cp_wmi_conn *c, const char *id, cp_error *e)
 {
-    w32 *w = ctx;
     wchar_t query[160];
     wchar_t wid[CP_VOLUME_ID_LEN * 2 + 1];
     size_t k = 0;
@@ -142,7 +141,7 @@ int w32_format_volume(void *ctx, const char *id, cp_error *e)
              L"SELECT __PATH FROM MSFT_Volume WHERE UniqueId = '%ls'", wid);
 
     IWbemServices *svc;
-    int rc = wmi(w, &svc, e);
+    int rc = wmi(c, &svc, e);
     if (rc != CP_OK)
         return rc;
     BSTR cls = cp_com.SysAllocString(L"MSFT_Volume"), method = cp_com.SysAllocString(L"Format");
@@ -152,7 +151,7 @@ int w32_format_volume(void *ctx, const char *id, cp_error *e)
     ULONG rv = 0;
     HRESULT hr = cls && method ? S_OK : E_OUTOFMEMORY;
     if (SUCCEEDED(hr))
-        hr = find_path(w, svc, query, &path);
+        hr = find_path(c, svc, query, &path);
     if (hr == S_FALSE) {
         rc = cp_error_set(e, CP_E_NOT_FOUND,
                           "volume %s not found (MSFT_Volume, after updating the host storage "
@@ -196,7 +195,7 @@ int w32_format_volume(void *ctx, const char *id, cp_error *e)
     if (SUCCEEDED(hr))
         hr = cp_wmi_return_value(out, &rv);
     if (FAILED(hr)) {
-        cp_wmi_reset(&w->wmi, hr);
+        cp_wmi_reset(c, hr);
         rc = w32s_hr_error(e, hr, "WMI: MSFT_Volume.Format", id);
     } else if (rv != 0) {
         rc = cp_error_set(e, CP_E_UNKNOWN, "WMI: MSFT_Volume.Format %s returned %lu", id,
@@ -223,7 +222,7 @@ out:
  * success). Used when clearing DISK_ATTRIBUTE_OFFLINE left a disk offline:
  * a disk offline for a signature or GUID collision gets new identifiers
  * when brought online this way (see w32_set_disk_online). */
-int w32s_disk_online_wmi(w32 *w, uint32_t number, cp_error *e)
+int w32w_disk_online(cp_wmi_conn *c, uint32_t number, cp_error *e)
 {
     wchar_t query[96];
     swprintf(query, sizeof(query) / sizeof(query[0]),
@@ -231,7 +230,7 @@ int w32s_disk_online_wmi(w32 *w, uint32_t number, cp_error *e)
     char obj[32];
     snprintf(obj, sizeof(obj), "disk %u", (unsigned)number);
     IWbemServices *svc;
-    int rc = wmi(w, &svc, e);
+    int rc = wmi(c, &svc, e);
     if (rc != CP_OK)
         return rc;
     BSTR method = cp_com.SysAllocString(L"Online");
@@ -241,7 +240,7 @@ int w32s_disk_online_wmi(w32 *w, uint32_t number, cp_error *e)
     ULONG rv = 0;
     HRESULT hr = method != NULL ? S_OK : E_OUTOFMEMORY;
     if (SUCCEEDED(hr))
-        hr = find_path(w, svc, query, &path);
+        hr = find_path(c, svc, query, &path);
     if (hr == S_FALSE)
         rc = cp_error_set(e, CP_E_NOT_FOUND, "disk %u not found (MSFT_Disk)", (unsigned)number);
     else if (SUCCEEDED(hr))
@@ -249,7 +248,7 @@ int w32s_disk_online_wmi(w32 *w, uint32_t number, cp_error *e)
     if (hr == S_OK)
         hr = cp_wmi_return_value(out, &rv);
     if (FAILED(hr)) {
-        cp_wmi_reset(&w->wmi, hr);
+        cp_wmi_reset(c, hr);
         rc = w32s_hr_error(e, hr, "WMI: MSFT_Disk.Online", obj);
     } else if (rc == CP_OK && rv != 0) {
         rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "WMI: MSFT_Disk.Online %s returned %lu", obj,

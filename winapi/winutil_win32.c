@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../server/utf8.h"
+#include "iscsi_isdsc.h"
 
 wchar_t *cp_win_utf8_to_wide(const char *s)
 {
@@ -57,6 +58,12 @@ const char *cp_win_errtext(DWORD err, char *buf, size_t len)
     if (n == 0) /* no English text installed: take the user's language */
         n = FormatMessageW(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, err, 0,
                            wmsg, sizeof(wmsg) / sizeof(wmsg[0]), NULL);
+    const cp_isdsc_code *isdsc = n == 0 ? cp_isdsc_lookup(err) : NULL;
+    if (isdsc != NULL) { /* the iSCSI initiator's codes are not in the system's table */
+        snprintf(buf, len, "%s (%s)", isdsc->text, isdsc->name);
+        SetLastError(saved);
+        return buf;
+    }
     while (n > 0 && (wmsg[n - 1] == L'\r' || wmsg[n - 1] == L'\n' || wmsg[n - 1] == L' ' ||
                      wmsg[n - 1] == L'.'))
         n--;
@@ -126,8 +133,10 @@ int cp_win_status(DWORD err)
     case ERROR_INSUFFICIENT_BUFFER:
     case ERROR_MORE_DATA:
         return CP_E_RESOURCE_EXHAUSTED;
-    default:
-        return CP_E_UNKNOWN;
+    default: { /* the iSCSI initiator's ISDSC_* codes (iscsi_isdsc.c) */
+        const cp_isdsc_code *isdsc = cp_isdsc_lookup(err);
+        return isdsc != NULL ? isdsc->status : CP_E_UNKNOWN;
+    }
     }
 }
 

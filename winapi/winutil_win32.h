@@ -21,6 +21,8 @@
  *   DEADLINE_EXCEEDED    the service did not answer in time
  *   UNIMPLEMENTED        the function or request is not supported here
  *   UNKNOWN              anything else (the message keeps the number)
+ * The iSCSI initiator's own ISDSC_* codes (0xEFFF....) follow the same rule
+ * through the table in iscsi_isdsc.c, which also gives their text.
  */
 #ifndef CP_WINAPI_WINUTIL_H
 #define CP_WINAPI_WINUTIL_H

@@ -211,3 +211,16 @@ void cp_disklocks_unlock(cp_disklocks *l, cp_call *call, uint32_t disk)
     if (next != NULL)
         cp_waiter_wake(next);
 }
+
+void cp_disklocks_each(cp_disklocks *l, void (*fn)(void *ctx, uint32_t disk, size_t waiting),
+                       void *ctx)
+{
+    cp_mutex_lock(l->mu);
+    for (size_t i = 0; i < l->n; i++) {
+        size_t waiting = 0;
+        for (const entry *e = l->recs[i].head; e != NULL; e = e->next)
+            waiting++;
+        fn(ctx, l->recs[i].disk, waiting);
+    }
+    cp_mutex_unlock(l->mu);
+}

@@ -37,4 +37,10 @@ int cp_disklocks_lock(cp_disklocks *l, cp_call *call, uint32_t disk);
  * holding a lock (or before taking one handed to it) gives it up too. */
 void cp_disklocks_unlock(cp_disklocks *l, cp_call *call, uint32_t disk);
 
+/* For the metrics: fn(ctx, disk, waiting) for each disk held now, with
+ * the number of calls queued behind its holder (0 or more). fn runs under
+ * the table's mutex: it must not lock a disk. */
+void cp_disklocks_each(cp_disklocks *l, void (*fn)(void *ctx, uint32_t disk, size_t waiting),
+                       void *ctx);
+
 #endif

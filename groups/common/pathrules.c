@@ -2,6 +2,7 @@
  * The rules and their order are documented in pathrules.h. */
 #include "pathrules.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,18 @@ struct cp_pathrules {
     const char **flags; /* "-working-dir" or "-kubelet-path": where each came from */
     size_t *cmp_len;    /* bytes compared: without a trailing '\' ("C:" for a root) */
     char *dirs_text;    /* "C:\w1 C:\var\lib\kubelet", as Go prints a []string */
+    /* Paths refused, for the metrics. Behind a pointer: the checks take the
+     * policy const, and the count is not part of it. */
+    atomic_uint_fast64_t *refused;
 };
+
+/* rc, counted when it refuses a path. */
+static int counted(const cp_pathrules *r, int rc)
+{
+    if (rc == CP_E_INVALID_ARGUMENT)
+        atomic_fetch_add_explicit(r->refused, 1, memory_order_relaxed);
+    return rc;
+}
 
 /* --- small helpers ---------------------------------------------------- */
 
@@ -207,7 +219,7 @@ static bool within(const cp_pathrules *r, const char *p)
     return false;
 }
 
-int cp_pathrules_check(const cp_pathrules *r, const char *path, cp_error *e)
+static int check(const cp_pathrules *r, const char *path, cp_error *e)
 {
     if (path == NULL)
         path = "";
@@ -221,8 +233,8 @@ int cp_pathrules_check(const cp_pathrules *r, const char *path, cp_error *e)
     return CP_OK;
 }
 
-int cp_pathrules_check_resolved(const cp_pathrules *r, const char *path, const char *resolved,
-                                cp_error *e)
+static int check_resolved(const cp_pathrules *r, const char *path, const char *resolved,
+                          cp_error *e)
 {
     bool ok = is_drive_absolute(resolved);
     for (const char *s = resolved; ok && *s != '\0'; s++) {
@@ -254,8 +266,8 @@ static long root_at_or_below(const cp_pathrules *r, const char *p)
     return -1;
 }
 
-int cp_pathrules_check_keeps_roots(const cp_pathrules *r, const char *path, const char *resolved,
-                                   cp_error *e)
+static int check_keeps_roots(const cp_pathrules *r, const char *path, const char *resolved,
+                             cp_error *e)
 {
     if (path == NULL)
         path = "";
@@ -280,6 +292,28 @@ int cp_pathrules_check_keeps_roots(const cp_pathrules *r, const char *path, cons
                         "path: %.*s%s%s contains the configured directory %s (%s), which may be "
                         "read or created, never removed, emptied, replaced or mounted over",
                         shown_len(path), path, shown_more(path), how, dir, r->flags[i]);
+}
+
+int cp_pathrules_check(const cp_pathrules *r, const char *path, cp_error *e)
+{
+    return counted(r, check(r, path, e));
+}
+
+int cp_pathrules_check_resolved(const cp_pathrules *r, const char *path, const char *resolved,
+                                cp_error *e)
+{
+    return counted(r, check_resolved(r, path, resolved, e));
+}
+
+int cp_pathrules_check_keeps_roots(const cp_pathrules *r, const char *path, const char *resolved,
+                                   cp_error *e)
+{
+    return counted(r, check_keeps_roots(r, path, resolved, e));
+}
+
+uint64_t cp_pathrules_refused(const cp_pathrules *r)
+{
+    return (uint64_t)atomic_load_explicit(r->refused, memory_order_relaxed);
 }
 
 /* --- configuration ------------------------------------------------------ */
@@ -341,7 +375,8 @@ int cp_pathrules_new(const char *kubelet_path, const char *const *working_dirs,
     r->dirs = calloc(cap, sizeof(*r->dirs));
     r->flags = calloc(cap, sizeof(*r->flags));
     r->cmp_len = calloc(cap, sizeof(*r->cmp_len));
-    if (r->dirs == NULL || r->flags == NULL || r->cmp_len == NULL) {
+    r->refused = calloc(1, sizeof(*r->refused));
+    if (r->dirs == NULL || r->flags == NULL || r->cmp_len == NULL || r->refused == NULL) {
         rc = cp_error_set(e, CP_E_NOMEM, "pathrules: out of memory");
         goto fail;
     }
@@ -373,6 +408,7 @@ void cp_pathrules_free(cp_pathrules *r)
     free(r->flags);
     free(r->cmp_len);
     free(r->dirs_text);
+    free(r->refused);
     free(r);
 }
 

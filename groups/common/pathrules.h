@@ -50,6 +50,7 @@
 #define CP_PATHRULES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../../server/status.h"
 
@@ -67,6 +68,10 @@ int cp_pathrules_new(const char *kubelet_path, const char *const *working_dirs,
                      size_t n_working_dirs, cp_pathrules **out, cp_error *e)
     __attribute__((warn_unused_result));
 void cp_pathrules_free(cp_pathrules *r);
+
+/* Paths the three checks below refused so far (CP_E_INVALID_ARGUMENT),
+ * for the metrics. Thread-safe. */
+uint64_t cp_pathrules_refused(const cp_pathrules *r);
 
 /* CP_OK when path passes every rule above, else CP_E_INVALID_ARGUMENT with
  * e set. */

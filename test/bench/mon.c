@@ -20,6 +20,10 @@
  *       (SystemProcessInformation).
  *   bench-mon gone [-timeout MS]
  *       Waits until none of the 23 pipes exists; prints {"gone_ms":T}.
+ *   bench-mon mark LABEL
+ *       Opens \\.\pipe\bench-mark-LABEL (which does not exist): a request
+ *       naming LABEL in a WINEDEBUG=+server trace, which cuts the trace into
+ *       windows in wineserver's own order of requests.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,8 +291,17 @@ int main(int argc, char **argv)
             Sleep(20);
         }
     }
+    if (strcmp(mode, "mark") == 0 && i < argc) {
+        wchar_t path[300];
+        _snwprintf(path, 300, L"\\\\.\\pipe\\bench-mark-%hs", argv[i]);
+        HANDLE h = CreateFileW(path, GENERIC_READ, 0, NULL, OPEN_EXISTING, 0, NULL);
+        if (h != INVALID_HANDLE_VALUE)
+            CloseHandle(h);
+        return 0;
+    }
 usage:
-    fprintf(stderr, "usage: bench-mon start|spawn [-log FILE] [-timeout MS] EXE [ARGS...] | "
-                    "spawn-exit EXE [ARGS...] | handles WINPID | gone [-timeout MS]\n");
+    fprintf(stderr,
+            "usage: bench-mon start|spawn [-log FILE] [-timeout MS] EXE [ARGS...] | "
+            "spawn-exit EXE [ARGS...] | handles WINPID | gone [-timeout MS] | mark LABEL\n");
     return 2;
 }

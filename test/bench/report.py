@@ -112,6 +112,193 @@ def print_load(title, checkpoints, v, load_runs):
           "NtQuerySystemInformation; Wine 8's GetProcessHandleCount answers 0 for every process)")
 
 
+GO_ROWS = [
+    ("go-seq", "sequential, 1 long-lived client (+1 idle client on another pipe)"),
+    ("go-conc8", "8 calls at once on 1 connection"),
+    ("go-clients8", "8 clients on 8 connections"),
+    ("go-churn", "connect + first call + close"),
+]
+
+
+def ratio(a, b):
+    return a / b if (a is not None and b) else None
+
+
+def go_build(lines, build):
+    """Medians over the rounds of one build's real-client facts."""
+    rows = [x for x in lines if x.get("kind") == "go" and x.get("build") == build]
+    if not rows:
+        return None
+    rounds = sorted({x["round"] for x in rows})
+    out = {"rounds": len(rounds), "rows": {}, "per_round": {}}
+    for label, _ in GO_ROWS:
+        rs = [x for x in rows if x["label"] == label]
+        if not rs:
+            continue
+        out["rows"][label] = {
+            "calls_per_s": median([x["calls_per_s"] for x in rs]),
+            "p50_us": median([x["p50_us"] for x in rs]),
+            "p99_us": median([x["p99_us"] for x in rs]),
+            "server_cpu_ms": median([x["server_cpu_ms"] for x in rs]),
+            "server_cpu_us_per_call": median([x["server_cpu_ms"] * 1000.0 / x["total_calls"] for x in rs]),
+            "total_calls": rs[0]["total_calls"],
+            "errors": sum(x["errors"] for x in rs),
+        }
+    for k in rounds:
+        rr = [x for x in rows if x["round"] == k]
+        cpu = sum(x["server_cpu_ms"] for x in rr)
+        calls = sum(x["total_calls"] for x in rr)
+        st = [x for x in lines if x.get("kind") == "go-start" and x.get("build") == build and x["round"] == k]
+        idle = [x for x in lines if x.get("kind") == "go-idle" and x.get("build") == build and x["round"] == k]
+        out["per_round"][k] = {
+            "mix_cpu_ms": cpu, "mix_calls": calls,
+            **{label: x["calls_per_s"] for x in rr for label in [x["label"]]},
+            "go-seq-p50": next((x["p50_us"] for x in rr if x["label"] == "go-seq"), None),
+            "start_ms": median([x["pipes_ms"] for x in st]),
+            "start_cpu_ms": median([x["cpu_ms"] for x in st]),
+            "idle_rss_kb": idle[0]["rss_kb"] if idle else None,
+        }
+    pr = out["per_round"].values()
+    out["mix_cpu_ms"] = median([r["mix_cpu_ms"] for r in pr])
+    out["mix_calls"] = next(iter(pr))["mix_calls"]
+    out["cpu_us_per_call"] = out["mix_cpu_ms"] * 1000.0 / out["mix_calls"]
+    starts = [x for x in lines if x.get("kind") == "go-start" and x.get("build") == build]
+    out["start_ms"] = [x["pipes_ms"] for x in starts]
+    out["start_cpu_ms"] = [x["cpu_ms"] for x in starts]
+    out["start_ms_median"] = median(out["start_ms"])
+    out["start_cpu_ms_median"] = median(out["start_cpu_ms"])
+    idle = [x["rss_kb"] for x in lines if x.get("kind") == "go-idle" and x.get("build") == build]
+    out["idle_rss_kb"] = median(idle)
+    tr = [x for x in lines if x.get("kind") == "trace-result" and x.get("build") == build]
+    out["trace"] = tr[-1] if tr else None
+    return out
+
+
+# (key, label, unit, better when lower)
+GO_TABLE = [
+    ("mix_cpu", "server CPU for the same mix of calls", "ms", True),
+    ("cpu_per_call", "server CPU per call (that mix)", "us", True),
+    ("req_per_call", "wineserver requests per call, server threads (traced pass)", "", True),
+    ("seq_p50", "sequential PathExists p50, end to end", "us", True),
+    ("conc8", "8 calls at once on 1 connection", "calls/s", False),
+    ("clients8", "8 clients on 8 connections", "calls/s", False),
+    ("churn", "connect + first call + close", "calls/s", False),
+    ("start", "start to all 23 pipes listening", "ms", True),
+    ("start_cpu", "server CPU until all 23 pipes listen", "ms", True),
+    ("idle_rss", "idle RSS", "MiB", True),
+    ("exe", "exe size", "MB", True),
+]
+
+
+def go_values(g, exe_bytes):
+    if g is None:
+        return {}
+    r = g["rows"]
+    tr = g.get("trace") or {}
+    return {
+        "mix_cpu": g["mix_cpu_ms"],
+        "cpu_per_call": g["cpu_us_per_call"],
+        "req_per_call": tr.get("per_call_mix"),
+        "seq_p50": r.get("go-seq", {}).get("p50_us"),
+        "conc8": r.get("go-conc8", {}).get("calls_per_s"),
+        "clients8": r.get("go-clients8", {}).get("calls_per_s"),
+        "churn": r.get("go-churn", {}).get("calls_per_s"),
+        "start": g["start_ms_median"],
+        "start_cpu": g["start_cpu_ms_median"],
+        "idle_rss": g["idle_rss_kb"] / 1024.0 if g["idle_rss_kb"] else None,
+        "exe": exe_bytes / 1e6 if exe_bytes else None,
+    }
+
+
+def pair_ratios(ours, base):
+    """Median over the rounds (alternating pairs) of ours/base, per row that
+    is measured in every round."""
+    keys = {"mix_cpu": "mix_cpu_ms", "seq_p50": "go-seq-p50", "conc8": "go-conc8",
+            "clients8": "go-clients8", "churn": "go-churn", "start": "start_ms",
+            "start_cpu": "start_cpu_ms", "idle_rss": "idle_rss_kb"}
+    out = {}
+    for k, f in keys.items():
+        rs = []
+        for rnd, o in ours["per_round"].items():
+            b = base["per_round"].get(rnd)
+            if b and o.get(f) is not None and b.get(f):
+                rs.append(o[f] / b[f])
+        out[k] = median(rs) if rs else None
+    out["cpu_per_call"] = out["mix_cpu"]
+    return out
+
+
+def go_report(lines, floor):
+    ours_exe = (one(lines, "kind", "exe") or {}).get("bytes")
+    base_fact = one(lines, "kind", "base")
+    ours = go_build(lines, "ours")
+    if ours is None:
+        return None
+    base = go_build(lines, "base") if base_fact else None
+    vo = go_values(ours, ours_exe)
+    vb = go_values(base, base_fact["bytes"]) if base else {}
+    pr = pair_ratios(ours, base) if base else {}
+    table = []
+    for key, label, unit, lower in GO_TABLE:
+        row = {"row": key, "label": label, "unit": unit, "lower_is_better": lower, "ours": vo.get(key)}
+        if base:
+            row["base"] = vb.get(key)
+            row["ours_over_base"] = pr.get(key) if pr.get(key) is not None else ratio(vo.get(key), vb.get(key))
+        table.append(row)
+    res = {"ours_commit": (one(lines, "kind", "ours") or {}).get("commit"),
+           "base_commit": base_fact["commit"] if base_fact else None,
+           "rounds": ours["rounds"], "table": table, "ours": ours, "base": base}
+    if floor:
+        res["seq_p50_vs_floor"] = ratio(vo.get("seq_p50"), floor["p50_us"])
+    return res
+
+
+def fmt(v, unit):
+    if v is None:
+        return "-"
+    if unit in ("MiB", "MB"):
+        return f"{v:.2f}"
+    if unit == "" or (unit == "ms" and v < 100):
+        return f"{v:.1f}"
+    return f"{v:.0f}"
+
+
+def print_go(go, floor, mem):
+    base = go["base_commit"]
+    print(f"real grpc-go client (Go 1.19, grpc-go 1.33; medians of {go['rounds']} rounds"
+          + (f", alternating with base {base[:12]}; ratio = median of the per-round ours/base)" if base else ")"))
+    mix = go["ours"]["mix_calls"]
+    print(f"  mix: every row below once = {mix} PathExists calls (warm-up included) per round")
+    hdr = f"  {'row':<58} {'unit':>7} {'ours':>9}" + (f" {'base':>9} {'ours/base':>9}" if base else "")
+    print(hdr)
+    print("  " + "-" * (len(hdr) - 2))
+    for r in go["table"]:
+        line = f"  {r['label']:<58} {r['unit']:>7} {fmt(r['ours'], r['unit']):>9}"
+        if base:
+            q = r.get("ours_over_base")
+            line += f" {fmt(r.get('base'), r['unit']):>9} {('%.2f' % q) if q is not None else '-':>9}"
+        print(line)
+    if floor:
+        print(f"  floor (raw pipe echo, same run): p50 {floor['p50_us']:.0f} us, {floor['calls_per_s']:.0f} calls/s; "
+              f"sequential p50 of the real client = {go.get('seq_p50_vs_floor') or 0:.1f}x the floor")
+    if mem.get("empty_cpu_ms") is not None:
+        print(f"  (an empty Wine process has used {mem['empty_cpu_ms']:.0f} ms of CPU by the time it idles: "
+              f"part of every start-up CPU figure; CPU rows are the server process only, not wineserver)")
+    for b in ("ours", "base"):
+        g = go.get(b)
+        if not g:
+            continue
+        tr = g.get("trace")
+        if tr:
+            rows = ", ".join(f"{r['label']} {r['per_call']}" for r in tr["rows"])
+            top = ", ".join(f"{n} {v}" for n, v in (tr["rows"][0]["top"] if tr["rows"] else [])[:6])
+            print(f"  {b}: wineserver requests per call {rows}; at start-up {tr['start_requests']}; "
+                  f"idle {tr['idle_per_s']}/s; sequential call's top: {top}")
+        print(f"  {b}: per row server CPU us/call " + ", ".join(
+            f"{k} {v['server_cpu_us_per_call']:.0f}" for k, v in g["rows"].items())
+            + f"; starts {', '.join('%.0f' % x for x in g['start_ms'])} ms")
+
+
 def busy_note(env):
     try:
         load = float(str(env.get("load_before", "0")).split()[0])
@@ -202,6 +389,11 @@ def bench(lines, out_path):
         "targets": targets,
         "errors": errors,
     }
+    go = go_report(lines, floor)
+    if go:
+        result["real_client"] = go
+        errors += sum(v["errors"] for b in ("ours", "base") if go.get(b) for v in go[b]["rows"].values())
+        result["errors"] = errors
     with open(out_path, "w") as f:
         json.dump(result, f, indent=2)
         f.write("\n")
@@ -257,6 +449,9 @@ def bench(lines, out_path):
     if load:
         print_load("load check (scaled down: make load-wine compares 100k with 1M calls):",
                    checkpoints, load, pick(lines, "name", "load"))
+        print()
+    if go:
+        print_go(go, floor, mem)
         print()
     print("targets (reported, not asserted):")
     for t in targets:

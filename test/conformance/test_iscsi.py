@@ -1,10 +1,11 @@
 """The iscsi group (v1alpha1, v1alpha2) through a real gRPC client, against
-the native build's simulated initiator (winapi/iscsi_sim.c): a portal whose
-address starts with "unreachable" does not answer; any other portal A
-serves iqn.2026-01.local.sim:A-disks (two LUNs, any authentication) and
-iqn.2026-01.local.sim:A-chap (one LUN, CHAP user "sim-user", secret
-"sim-secret-12"); a login gives each LUN a disk number from 10 up. Every
-RPC of both versions, every refusal; no CHAP secret in any error text."""
+the native build's simulated initiator (winapi/iscsi_sim.c) seeded from
+test/fixtures/storage.yaml: a portal the fixture does not list does not
+answer; portal A of this file serves iqn.2026-01.local.sim:A-disks (two
+LUNs, any authentication) and iqn.2026-01.local.sim:A-chap (one LUN, CHAP
+user "sim-user", secret "sim-secret-12"); a login's LUNs are new disks of
+the storage simulator. Every RPC of both versions, every refusal; no CHAP
+secret in any error text. The end-to-end driver flow: test_iscsi_flow.py."""
 import grpc
 import pytest
 

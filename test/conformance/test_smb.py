@@ -1,8 +1,10 @@
 """The smb group (v1alpha1, v1beta1, v1beta2, v1) through a real gRPC client,
-against the native build's simulated SMB host (winapi/smb_sim.c): servers
-named unreachable* do not answer, stale* stop answering once mapped, any
-other server answers; the password "wrong" is a logon failure; the machine
-is SIMNODE. Every version gets every refusal."""
+against the native build's simulated SMB host (winapi/smb_sim.c) seeded
+from test/fixtures/storage.yaml, whose catch-all servers serve this file:
+servers named unreachable* do not answer, stale* stop answering once
+mapped, any other server takes any user with the password "Sekr3t-Pa55";
+the machine is SIMNODE. Every version gets every refusal. The fixture's
+named servers: test_smb_fixture.py."""
 import os
 
 import grpc

@@ -3,8 +3,10 @@
 # only the DLLs the README names (issue 8: "No child processes, no command
 # strings, ever"). For build/win/csi-proxy.exe and build/win/csi-proxy-cli.exe:
 #
-#   1. DLLs: the import table names only KERNEL32, ADVAPI32 and msvcrt
-#      (x86_64-w64-mingw32-objdump -p);
+#   1. DLLs: the import table names only KERNEL32, ADVAPI32, msvcrt and
+#      HTTPAPI (the HTTP Server API: -metrics-bind-address)
+#      (x86_64-w64-mingw32-objdump -p), and not iscsidsc.dll, which the
+#      iscsi group loads at run time (winapi/iscsidsc_win32.c);
 #   2. imports: no process-creation function is imported by name, from any
 #      DLL (Win32, native and msvcrt's: see FORBIDDEN);
 #   3. linked symbols: no such symbol is defined or referenced by anything
@@ -13,14 +15,16 @@
 #      with -Wl,-Map=...,--cref). This catches a static implementation that
 #      an import-table check cannot see;
 #   4. strings: no process-creation function name appears in the image as
-#      ASCII or UTF-16 text, the name GetProcAddress would need.
+#      ASCII or UTF-16 text, the name GetProcAddress would need;
+#   5. test code: the link map names no object of test/ (the storage device
+#      model of test/model/ is csi-proxy-model.exe's only).
 #
 # Usage: test/exe/check_imports.sh [EXE...]    (default: both products)
 # Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
 OBJDUMP=x86_64-w64-mingw32-objdump
-ALLOWED_DLLS='ADVAPI32.dll KERNEL32.dll msvcrt.dll'
+ALLOWED_DLLS='ADVAPI32.dll HTTPAPI.dll KERNEL32.dll msvcrt.dll'
 
 # Process creation, by name (anchored, case-sensitive as the linker is):
 #   msvcrt:  system _wsystem _popen _wpopen _spawn* _wspawn* _exec* _wexec*
@@ -64,6 +68,16 @@ for exe in "$@"; do
         bad "$name imports only from $ALLOWED_DLLS" "also: $extra"
     fi
 
+    # 1b. DLLs loaded at run time, from system32, only when a call needs
+    # them (a host without the iSCSI initiator still starts the service)
+    for lazy in iscsidsc.dll; do
+        if grep -qix "$lazy" <<<"$dlls"; then
+            bad "$name does not import $lazy (it is loaded at run time)" "$lazy is in the import table"
+        else
+            ok "$name does not import $lazy (it is loaded at run time)"
+        fi
+    done
+
     # 2. imported functions: "<hint> <name>" lines under each DLL
     funcs=$(awk '/DLL Name:/ {dll=$3} /^[ \t]+[0-9a-f]+[ \t]+[0-9]+[ \t]+[A-Za-z_]/ && dll {print dll ": " $3}' <<<"$dump")
     if [ -z "$funcs" ]; then
@@ -96,6 +110,17 @@ for exe in "$@"; do
                 done)
                 bad "$name links no process-creation symbol" "$refs"
             fi
+        fi
+    fi
+
+    # 5. no test code linked in: the device model (test/model/, issue 13)
+    # and every other test object belong to test builds only
+    if [ -f "$map" ]; then
+        hits=$(grep -o 'obj/test/[^ ]*\.o' "$map" | sort -u | head -5)
+        if [ -z "$hits" ]; then
+            ok "$name links no test code (no test/ object, no device model)"
+        else
+            bad "$name links no test code" "$hits"
         fi
     fi
 

@@ -94,11 +94,62 @@ static void test_full(void **state)
     assert_false(cp_cmdline_append(line, sizeof(line), "x"));
 }
 
+/* The program and the arguments of an installed service's ImagePath. */
+static void expect_split(const char *line, int want_n, const char *const *want)
+{
+    int n = -1;
+    char **argv = cp_cmdline_split(line, &n);
+    assert_non_null(argv);
+    assert_int_equal(n, want_n);
+    for (int i = 0; i < n; i++)
+        assert_string_equal(argv[i], want[i]);
+    assert_null(argv[n]);
+    cp_cmdline_free(argv);
+}
+
+static void test_split_upstream(void **state)
+{
+    (void)state;
+    /* upstream's: sc.exe create csiproxy binPath= "C:\...\csi-proxy.exe $flags" */
+    const char *up[] = {"C:\\etc\\kubernetes\\node\\bin\\csi-proxy.exe", "-v=5", "-windows-service",
+                        "-log_file=C:\\etc\\kubernetes\\logs\\csi-proxy.log", "-logtostderr=false"};
+    expect_split("C:\\etc\\kubernetes\\node\\bin\\csi-proxy.exe -v=5 -windows-service "
+                 "-log_file=C:\\etc\\kubernetes\\logs\\csi-proxy.log -logtostderr=false",
+                 5, up);
+    /* unquoted with spaces: the SCM reads up to ".exe" */
+    const char *pf[] = {"C:\\Program Files\\Amazon\\EKS\\bin\\csi-proxy.exe", "-windows-service"};
+    expect_split("C:\\Program Files\\Amazon\\EKS\\bin\\csi-proxy.exe -windows-service", 2, pf);
+    const char *bare[] = {"C:\\x\\csi-proxy.EXE"};
+    expect_split("  C:\\x\\csi-proxy.EXE  ", 1, bare);
+    int n;
+    assert_null(cp_cmdline_split("", &n));
+    assert_null(cp_cmdline_split("\"\" -v 2", &n));
+}
+
+static void test_split_ours(void **state)
+{
+    (void)state;
+    /* what install writes reads back exactly */
+    const char *args[] = {"C:\\Program Files\\csi\\csi-proxy.exe",
+                          "-windows-service",
+                          "-working-dir",
+                          "C:\\dir with space\\",
+                          "",
+                          "a\"b",
+                          "-v=2"};
+    char line[512] = "\"C:\\Program Files\\csi\\csi-proxy.exe\"";
+    for (size_t i = 1; i < sizeof(args) / sizeof(args[0]); i++)
+        assert_true(cp_cmdline_append(line, sizeof(line), args[i]));
+    expect_split(line, (int)(sizeof(args) / sizeof(args[0])), args);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_full),
+        cmocka_unit_test(test_split_upstream),
+        cmocka_unit_test(test_split_ours),
     };
     return cmocka_run_group_tests_name("cmdline", tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 #include "filesystem/v1beta1/api.pb-c.h"
 #include "server/conn.h"
 #include "server/grpc_wire.h"
+#include "server/metrics.h"
 #include "server/thread.h"
 #include "server/wirecheck.h"
 
@@ -521,6 +522,56 @@ static void test_handler_error_status_and_message(void **state)
     nghttp2_session_del(cl.h2);
 }
 
+/* Calls through a connection are counted by method and code; unknown
+ * methods are not; a refused caller's connection and calls are. */
+static void test_metrics_counted(void **state)
+{
+    (void)state;
+    cp_metrics *m = cp_metrics_new();
+    assert_non_null(m);
+    assert_int_equal(cp_metrics_add_service(m, &fs_def), 0);
+    cp_conn_opts o = {.metrics = m};
+    client cl;
+    cp_conn *c = new_pair(&cl, &o);
+    body b1 = {yes_req, sizeof(yes_req), 0}, b2 = b1, b3 = b1;
+    call(&cl, "/v1.Filesystem/PathExists", "application/grpc", NULL, NULL, &b1);
+    call(&cl, "/v1.Filesystem/Rmdir", "application/grpc", NULL, NULL, &b2);
+    call(&cl, "/v1.Filesystem/Format", "application/grpc", NULL, NULL, &b3);
+    pump(c, &cl, true);
+    complete_jobs(c, 2);
+    pump(c, &cl, true);
+    cp_conn_opts denied = {.metrics = m, .deny_message = "no"};
+    client cl2;
+    cp_conn *c2 = new_pair(&cl2, &denied);
+    body b4 = b1;
+    call(&cl2, "/v1.Filesystem/PathExists", "application/grpc", NULL, NULL, &b4);
+    pump(c2, &cl2, true);
+    assert_int_equal(cl2.r[0].grpc_status, 7);
+    cp_conn_close(c2);
+    size_t len;
+    char *t = cp_metrics_render(m, &len);
+    assert_non_null(t);
+    assert_non_null(
+        strstr(t, "\ngrpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"PathExists\","
+                  "grpc_service=\"v1.Filesystem\",grpc_type=\"unary\"} 1\n"));
+    assert_non_null(strstr(t, "\ngrpc_server_handled_total{grpc_code=\"InvalidArgument\","
+                              "grpc_method=\"Rmdir\",grpc_service=\"v1.Filesystem\","
+                              "grpc_type=\"unary\"} 1\n"));
+    assert_non_null(strstr(t, "\ngrpc_server_started_total{grpc_method=\"Rmdir\","
+                              "grpc_service=\"v1.Filesystem\",grpc_type=\"unary\"} 1\n"));
+    assert_null(strstr(t, "Format"));
+    assert_null(strstr(t, "PermissionDenied"));
+    assert_non_null(strstr(t, "\ncsi_proxy_connections_open{group=\"filesystem\"} 1\n"));
+    assert_non_null(strstr(t, "\ncsi_proxy_connections_total{group=\"filesystem\"} 2\n"));
+    assert_non_null(strstr(t, "\ncsi_proxy_refused_connections_total{group=\"filesystem\"} 1\n"));
+    assert_non_null(strstr(t, "\ncsi_proxy_refused_calls_total{group=\"filesystem\"} 1\n"));
+    free(t);
+    cp_conn_close(c);
+    nghttp2_session_del(cl.h2);
+    nghttp2_session_del(cl2.h2);
+    cp_metrics_free(m);
+}
+
 static void test_unknown_method(void **state)
 {
     (void)state;
@@ -915,6 +966,11 @@ static void test_grpc_wire_helpers(void **state)
     size_t n = cp_grpc_percent_decode(out, strlen(out));
     assert_int_equal(n, 6);
     assert_memory_equal(out, "a%b\n\xc3\xa9", 6);
+    /* an HTTP/2 field value may not begin or end with a space */
+    cp_grpc_percent_encode(" path: ", out, sizeof(out));
+    assert_string_equal(out, "%20path:%20");
+    cp_grpc_percent_encode(" ", out, sizeof(out));
+    assert_string_equal(out, "%20");
 }
 
 int main(void)
@@ -930,6 +986,7 @@ int main(void)
         cmocka_unit_test(test_idle_capture_is_harmless),
         cmocka_unit_test(test_handler_error_status_and_message),
         cmocka_unit_test(test_unknown_method),
+        cmocka_unit_test(test_metrics_counted),
         cmocka_unit_test(test_oversized_message),
         cmocka_unit_test(test_compressed_refused),
         cmocka_unit_test(test_truncated_and_garbage),

@@ -24,6 +24,7 @@
 #include "server/dispatch.h"
 #include "service/redact.h"
 #include "winapi/fs.h"
+#include "winapi/iscsi_sim.h"
 
 #define SECRET "Wr0ng-S3cret-99" /* 15 bytes: a length Windows takes */
 #define GOOD_USER "sim-user"
@@ -80,8 +81,26 @@ static void test_portal_and_iqn_rules(void **state)
 typedef struct env {
     char dir[64];
     cp_fs_host fs;
+    cp_iscsi_host iscsi;
     cp_groups *groups;
 } env;
+
+/* The simulated initiator's portals (its fixture section); the storage
+ * host is the build's default, an empty simulator, so the LUNs of a login
+ * are disks 0, 1, ... */
+static const char iscsi_fixture[] =
+    "iscsi:\n"
+    "  portals:\n"
+    "    - address: 10.0.0.5\n"
+    "      targets:\n"
+    "        - {iqn: iqn.2026-01.local.sim:10.0.0.5-disks, luns: [{size: 1GiB}, {size: 1GiB}]}\n"
+    "        - {iqn: iqn.2026-01.local.sim:10.0.0.5-chap, luns: [{size: 1GiB}],\n"
+    "           chap: {username: " GOOD_USER ", secret: " GOOD_SECRET "}}\n"
+    "    - address: 10.0.0.7\n"
+    "      targets:\n"
+    "        - {iqn: iqn.2026-01.local.sim:10.0.0.7-chap, luns: [{size: 1GiB}],\n"
+    "           chap: {username: " GOOD_USER ", secret: " GOOD_SECRET "}}\n"
+    "    - {address: unreachable.example, reachable: false}\n";
 
 static int setup(void **state)
 {
@@ -90,7 +109,11 @@ static int setup(void **state)
     snprintf(t->dir, sizeof(t->dir), "/tmp/test_iscsi.XXXXXX");
     if (mkdtemp(t->dir) == NULL || cp_fs_host_posix_new(t->dir, &t->fs, &e) != CP_OK)
         return -1;
-    cp_groups_config cfg = {.fs = t->fs}; /* iscsi: the build's default, the simulator */
+    if (cp_iscsi_sim_new_from_string(iscsi_fixture, &t->iscsi, &e) != CP_OK) {
+        print_error("%s\n", e.msg);
+        return -1;
+    }
+    cp_groups_config cfg = {.fs = t->fs, .iscsi = t->iscsi};
     t->groups = cp_groups_new(&cfg, &e);
     if (t->groups == NULL) {
         print_error("%s\n", e.msg);
@@ -104,6 +127,7 @@ static int teardown(void **state)
 {
     env *t = *state;
     cp_groups_free(t->groups);
+    t->iscsi.ops->destroy(t->iscsi.ctx);
     cp_fs_host_posix_free(&t->fs);
     rmdir(t->dir);
     free(t);
@@ -201,8 +225,8 @@ static void flow(env *t, const char *v)
                      CP_OK);
     V1alpha2__GetTargetDisksResponse *g = (V1alpha2__GetTargetDisksResponse *)resp;
     assert_int_equal(g->n_diskids, 2);
-    assert_string_equal(g->diskids[0], "10"); /* decimal strings */
-    assert_string_equal(g->diskids[1], "11");
+    assert_string_equal(g->diskids[0], "0"); /* decimal strings */
+    assert_string_equal(g->diskids[1], "1");
     protobuf_c_message_free_unpacked(resp, NULL);
     /* DisconnectTarget twice: the second finds nothing connected */
     for (int i = 0; i < 2; i++)

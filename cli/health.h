@@ -1,0 +1,62 @@
+/* health.h - is csi-proxy up? Every pipe it should serve answers a real,
+ * harmless gRPC call within a deadline. Used by `csi-proxy-cli health`
+ * (health_cmd.c) and by `csi-proxy.exe install` when it upgrades a running
+ * service (service/upgrade_win.c), so both judge "up" the same way.
+ *
+ * The probe per group (the same method in every version that has it):
+ *   filesystem  PathExists{path: the kubelet path}   reads one attribute
+ *   disk        ListDiskLocations{}                  enumerates, changes nothing
+ *   volume      ListVolumesOnDisk{}                  lists disk 0's volumes (read only)
+ *   smb         RemoveSmbGlobalMapping{}             refused by validation
+ *                                                    (empty remote path) before any work
+ *   system      GetBIOSSerialNumber{}                reads one WMI property
+ *   iscsi       ListTargetPortals{}                  enumerates, changes nothing
+ *
+ * A pipe is up when the call gets a gRPC status from the service's
+ * handler: OK, or a refusal of the request (INVALID_ARGUMENT, NOT_FOUND,
+ * ...). PERMISSION_DENIED counts as up too: the pipe answered, this caller
+ * is just not among the group's allowed callers (the line says so). Down:
+ * no pipe, no answer within the deadline, UNAVAILABLE (draining or
+ * overloaded) or UNIMPLEMENTED (the pipe serves something else).
+ * Portable C (the native build probes its Unix sockets). */
+#ifndef CP_CLI_HEALTH_H
+#define CP_CLI_HEALTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "service/config.h"
+
+#define CP_HEALTH_DEFAULT_DEADLINE_MS 5000
+
+typedef struct cp_health_target {
+    const char *group;   /* "filesystem" */
+    const char *version; /* "v1" */
+} cp_health_target;
+
+typedef struct cp_health_opts {
+    const char *socket_dir;   /* native build only; NULL on Windows */
+    const char *kubelet_path; /* filesystem probe path; NULL: C:\var\lib\kubelet */
+    int64_t deadline_ms;      /* for all targets together */
+    bool failures_only;       /* print only the lines of pipes that are down */
+} cp_health_opts;
+
+/* The (group, version) pairs c serves (c NULL: all of them), in catalog
+ * order, limited to the groups named (n_groups 0: every group; a name is
+ * "group" or "group/version"; a group c does not serve is probed anyway:
+ * the caller asked for it). Fills out (room for cp_catalog_len entries).
+ * Returns the count, or -1 with *bad set to an unknown name. */
+int cp_health_targets(const cp_config *c, char **groups, int n_groups, cp_health_target *out,
+                      const char **bad);
+
+/* Probes every target, retrying the ones that do not answer yet, until
+ * all answer or the deadline passes. Prints one line per target to out
+ * (unless NULL), each after prefix: "filesystem v1 ok 2 ms",
+ * "smb v1 FAIL: no pipe (\\.\pipe\csi-proxy-smb-v1)". Returns how many
+ * are down (0: healthy). */
+int cp_health_check(const cp_health_target *t, int n, const cp_health_opts *o, FILE *out,
+                    const char *prefix);
+
+#endif

@@ -1,0 +1,49 @@
+# dist.mk - the version header and the release archive (issue 11 item 1).
+#
+#   make dist   build/dist/csi-proxy-<version>-windows-amd64.zip (+ .sha256)
+#   make dist CP_VERSION=... DIST_MTIME=...   the same from a tree without git
+#
+# The version (scripts/dist/version.sh) is written to $(GEN)/cp_version.h on
+# every make run, but the file is only rewritten when the version changes (a
+# new commit, a tree becoming dirty), so objects that include it rebuild then
+# and only then. The archive is reproducible: the executables are linked
+# without a PE timestamp, and scripts/dist/mkdist.py writes the zip with
+# fixed entry order, times and permissions.
+
+DIST := $(B)/dist
+VERSION_H := $(GEN)/cp_version.h
+
+# FORCE: always out of date. It must be .PHONY (the top Makefile's bare
+# .SECONDARY: would let a missing FORCE count as up to date) and so has a
+# do-nothing recipe (lint: a .PHONY target must do something).
+.PHONY: dist FORCE
+FORCE: ; @:
+
+$(VERSION_H): FORCE | $(TOOLS_STAMP)
+	@CP_VERSION="$(CP_VERSION)" scripts/dist/version.sh --header $@ >/dev/null
+
+# Every object may include service/version.h, which includes the generated
+# header; after the first compile, -MMD tracks who really does.
+$(NAT_OBJ) $(WIN_OBJ) $(call nobj,service/main_posix.c cli/main.c) \
+    $(call wobj,service/main_win.c cli/main.c): | $(VERSION_H)
+
+# No link time in the PE header (ld's default for PE is to insert one), so
+# two links of the same objects give the same bytes.
+WLIBS += -Wl,--no-insert-timestamp
+
+# What goes into the archive, flat (the node scripts find the exes beside
+# them with %~dp0): the two programs, the example configurations, the node
+# scripts, the operators' README, the license when the repository has one.
+DIST_FILES := $(WIN)/csi-proxy.exe $(WIN)/csi-proxy-cli.exe \
+              $(sort $(wildcard config/*.example.yaml)) \
+              $(sort $(wildcard scripts/node/*.cmd)) \
+              scripts/dist/README-operators.txt \
+              $(wildcard LICENSE)
+
+# Every entry is dated the commit's time (make DIST_MTIME=<epoch> to choose).
+DIST_MTIME ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 315532800)
+
+dist: $(DIST_FILES) $(VERSION_H) scripts/dist/mkdist.py
+	$(PY) scripts/dist/mkdist.py --version-header $(VERSION_H) --out $(DIST) \
+	    --mtime "$(DIST_MTIME)" \
+	    $(DIST_FILES)

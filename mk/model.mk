@@ -1,0 +1,22 @@
+# model.mk - the device-model build of the Windows service (issue 13).
+#
+#   build/win/csi-proxy-model.exe  csi-proxy.exe's main and core with the
+#                                  product's Win32 storage host unchanged,
+#                                  on the device model's call table
+#                                  (test/model/*.c) instead of the real one
+#                                  (winapi/storage_calls_win32.h). Fixture:
+#                                  CSI_PROXY_MODEL_FIXTURE=<path>. Test
+#                                  builds only.
+#
+# The model's objects come before libcore.a: the linker takes the model's
+# cp_storage_host_open_default and never pulls storage_calls_win32.o (the
+# real table) out of the archive; storage_win32.o and the rest of the
+# Win32 host come from libcore.a as in csi-proxy.exe. csi-proxy.exe links
+# no test/model object (test/exe/check_imports.sh, test/wine/model.sh).
+
+MODEL_SRC := $(wildcard test/model/*.c)
+
+$(WIN)/csi-proxy-model.exe: $(call wobj,service/main_win.c $(MODEL_SRC)) $(WIN)/libcore.a
+	$(WINCC) -s -municode -Wl,-Map=$@.map,--cref -o $@ $^ $(WLIBS)
+
+all: $(WIN)/csi-proxy-model.exe

@@ -1,0 +1,10 @@
+# Example values: packer build -var-file=scripts/packer/example.pkrvars.hcl scripts/packer
+region             = "us-west-2"
+kubernetes_version = "1.29"
+windows_version    = "2022"
+windows_edition    = "Core"
+instance_type      = "m5.large"
+subnet_id          = ""
+vpc_id             = ""
+archive_path       = "build/dist/csi-proxy-v1.3.0-c.0-g0123abcd-windows-amd64.zip"
+config_path        = ""

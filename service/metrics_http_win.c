@@ -1,0 +1,263 @@
+/* metrics_http_win.c - see metrics_http_win.h. HTTP Server API version 2:
+ * a server session, a URL group bound to a request queue, one URL, and a
+ * thread receiving requests synchronously until the queue is shut down.
+ * Every HTTP Server API function returns a Win32 error code (NO_ERROR on
+ * success); none sets the thread's last error. */
+#define WIN32_LEAN_AND_MEAN
+#include <winsock2.h>
+#include <ws2tcpip.h>
+#include <windows.h>
+#include <http.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../server/thread.h"
+#include "log.h"
+#include "metrics_http_win.h"
+
+struct cp_metrics_http {
+    cp_metrics *metrics;
+    cp_metrics_addr addr;
+    char url[96];
+    bool initialized;
+    HTTP_SERVER_SESSION_ID session;
+    HTTP_URL_GROUP_ID group;
+    HANDLE queue;
+    cp_thread *thread;
+};
+
+static const HTTPAPI_VERSION version = HTTPAPI_VERSION_2;
+
+#define REQ_BUF 16384 /* headers of a scrape fit easily; more is refused (431) */
+
+static void win_error(ULONG rc, char *buf, size_t cap)
+{
+    DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, rc,
+                             0, buf, (DWORD)cap, NULL);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+        buf[--n] = '\0';
+    if (n == 0)
+        snprintf(buf, cap, "error %lu", (unsigned long)rc);
+}
+
+static int fail(cp_error *e, const cp_metrics_http *h, const char *api, ULONG rc)
+{
+    char msg[256];
+    win_error(rc, msg, sizeof(msg));
+    return cp_error_set(e, CP_E_UNAVAILABLE,
+                        "-metrics-bind-address: cannot serve %s: %s failed: %s (%lu)", h->url, api,
+                        msg, (unsigned long)rc);
+}
+
+/* HttpSendHttpResponse with one body chunk (none when body is NULL):
+ * https://learn.microsoft.com/windows/win32/api/http/nf-http-httpsendhttpresponse */
+static void respond(cp_metrics_http *h, HTTP_REQUEST_ID id, USHORT status, const char *reason,
+                    const char *content_type, const char *allow, const char *body, size_t len)
+{
+    HTTP_RESPONSE r;
+    memset(&r, 0, sizeof(r));
+    r.StatusCode = status;
+    r.pReason = reason;
+    r.ReasonLength = (USHORT)strlen(reason);
+    r.Headers.KnownHeaders[HttpHeaderContentType].pRawValue = content_type;
+    r.Headers.KnownHeaders[HttpHeaderContentType].RawValueLength = (USHORT)strlen(content_type);
+    if (allow != NULL) {
+        r.Headers.KnownHeaders[HttpHeaderAllow].pRawValue = allow;
+        r.Headers.KnownHeaders[HttpHeaderAllow].RawValueLength = (USHORT)strlen(allow);
+    }
+    HTTP_DATA_CHUNK chunk;
+    memset(&chunk, 0, sizeof(chunk));
+    if (body != NULL && len > 0) {
+        chunk.DataChunkType = HttpDataChunkFromMemory;
+        chunk.FromMemory.pBuffer = (PVOID)body;
+        chunk.FromMemory.BufferLength = (ULONG)len;
+        r.EntityChunkCount = 1;
+        r.pEntityChunks = &chunk;
+    }
+    ULONG sent = 0;
+    ULONG rc = HttpSendHttpResponse(h->queue, id, 0, &r, NULL, &sent, NULL, 0, NULL, NULL);
+    if (rc != NO_ERROR && rc != ERROR_CONNECTION_INVALID)
+        CP_LOG_WARN("metrics: HttpSendHttpResponse failed: error %lu", (unsigned long)rc);
+}
+
+static void text(cp_metrics_http *h, HTTP_REQUEST_ID id, USHORT status, const char *reason,
+                 const char *allow)
+{
+    char body[64];
+    int n = snprintf(body, sizeof(body), "%u %s\n", (unsigned)status, reason);
+    respond(h, id, status, reason, "text/plain; charset=utf-8", allow, body, (size_t)n);
+}
+
+/* The interface the request arrived on, as metrics_addr.h compares it. */
+static bool arrived_on_allowed(const cp_metrics_http *h, const HTTP_REQUEST *req)
+{
+    const SOCKADDR *local = req->Address.pLocalAddress;
+    if (local == NULL)
+        return h->addr.all;
+    if (local->sa_family == AF_INET)
+        return cp_metrics_addr_accepts(&h->addr, 4,
+                                       (const uint8_t *)&((const SOCKADDR_IN *)local)->sin_addr);
+    if (local->sa_family == AF_INET6)
+        return cp_metrics_addr_accepts(&h->addr, 6,
+                                       (const uint8_t *)&((const SOCKADDR_IN6 *)local)->sin6_addr);
+    return h->addr.all;
+}
+
+static bool is_metrics_path(const HTTP_REQUEST *req)
+{
+    static const WCHAR want[] = L"/metrics";
+    const HTTP_COOKED_URL *u = &req->CookedUrl;
+    return u->pAbsPath != NULL && u->AbsPathLength == sizeof(want) - sizeof(WCHAR) &&
+           memcmp(u->pAbsPath, want, u->AbsPathLength) == 0;
+}
+
+static void serve_one(cp_metrics_http *h, const HTTP_REQUEST *req)
+{
+    if (!arrived_on_allowed(h, req)) {
+        text(h, req->RequestId, 403, "Forbidden", NULL);
+        return;
+    }
+    if (!is_metrics_path(req)) {
+        text(h, req->RequestId, 404, "Not Found", NULL);
+        return;
+    }
+    if (req->Verb != HttpVerbGET && req->Verb != HttpVerbHEAD) {
+        text(h, req->RequestId, 405, "Method Not Allowed", "GET, HEAD");
+        return;
+    }
+    size_t len = 0;
+    char *body = cp_metrics_render(h->metrics, &len);
+    if (body == NULL) {
+        text(h, req->RequestId, 503, "Service Unavailable", NULL);
+        return;
+    }
+    respond(h, req->RequestId, 200, "OK", CP_METRICS_CONTENT_TYPE, NULL,
+            req->Verb == HttpVerbHEAD ? NULL : body, len);
+    free(body);
+}
+
+/* HttpReceiveHttpRequest, synchronous (no OVERLAPPED), until
+ * HttpShutdownRequestQueue makes it return ERROR_OPERATION_ABORTED:
+ * https://learn.microsoft.com/windows/win32/api/http/nf-http-httpreceivehttprequest */
+static void serve(void *arg)
+{
+    cp_metrics_http *h = arg;
+    HTTP_REQUEST *req = malloc(REQ_BUF);
+    if (req == NULL) {
+        CP_LOG_ERROR("metrics: out of memory; not serving %s", h->url);
+        return;
+    }
+    for (;;) {
+        ULONG got = 0;
+        memset(req, 0, REQ_BUF);
+        ULONG rc = HttpReceiveHttpRequest(h->queue, HTTP_NULL_ID, 0, req, REQ_BUF, &got, NULL);
+        if (rc == NO_ERROR) {
+            serve_one(h, req);
+        } else if (rc == ERROR_MORE_DATA) {
+            /* RequestId is set: answer it without reading the rest */
+            text(h, req->RequestId, 431, "Request Header Fields Too Large", NULL);
+        } else if (rc == ERROR_CONNECTION_INVALID) {
+            continue; /* the client went away */
+        } else {
+            if (rc != ERROR_OPERATION_ABORTED)
+                CP_LOG_ERROR("metrics: HttpReceiveHttpRequest failed: error %lu; no longer "
+                             "serving %s",
+                             (unsigned long)rc, h->url);
+            break;
+        }
+    }
+    free(req);
+}
+
+static int setup(cp_metrics_http *h, cp_error *e)
+{
+    /* https://learn.microsoft.com/windows/win32/api/http/nf-http-httpinitialize */
+    ULONG rc = HttpInitialize(version, HTTP_INITIALIZE_SERVER, NULL);
+    if (rc != NO_ERROR)
+        return fail(e, h, "HttpInitialize", rc);
+    h->initialized = true;
+    /* https://learn.microsoft.com/windows/win32/api/http/nf-http-httpcreateserversession */
+    rc = HttpCreateServerSession(version, &h->session, 0);
+    if (rc != NO_ERROR)
+        return fail(e, h, "HttpCreateServerSession", rc);
+    /* https://learn.microsoft.com/windows/win32/api/http/nf-http-httpcreateurlgroup */
+    rc = HttpCreateUrlGroup(h->session, &h->group, 0);
+    if (rc != NO_ERROR)
+        return fail(e, h, "HttpCreateUrlGroup", rc);
+    /* An unnamed queue, default security (this process only):
+     * https://learn.microsoft.com/windows/win32/api/http/nf-http-httpcreaterequestqueue */
+    rc = HttpCreateRequestQueue(version, NULL, NULL, 0, &h->queue);
+    if (rc != NO_ERROR)
+        return fail(e, h, "HttpCreateRequestQueue", rc);
+    /* The group's requests go to the queue:
+     * https://learn.microsoft.com/windows/win32/api/http/nf-http-httpseturlgroupproperty */
+    HTTP_BINDING_INFO bind;
+    memset(&bind, 0, sizeof(bind));
+    bind.Flags.Present = 1;
+    bind.RequestQueueHandle = h->queue;
+    rc = HttpSetUrlGroupProperty(h->group, HttpServerBindingProperty, &bind, sizeof(bind));
+    if (rc != NO_ERROR)
+        return fail(e, h, "HttpSetUrlGroupProperty", rc);
+    /* An IP literal is an "IP-bound weak wildcard", "+" the strong one:
+     * https://learn.microsoft.com/windows/win32/http/urlprefix-strings
+     * https://learn.microsoft.com/windows/win32/api/http/nf-http-httpaddurltourlgroup */
+    WCHAR wurl[96];
+    MultiByteToWideChar(CP_UTF8, 0, h->url, -1, wurl, (int)(sizeof(wurl) / sizeof(wurl[0])));
+    rc = HttpAddUrlToUrlGroup(h->group, wurl, 0, 0);
+    if (rc != NO_ERROR)
+        return fail(e, h, "HttpAddUrlToUrlGroup", rc);
+    return CP_OK;
+}
+
+/* Each close function is documented beside its create function above;
+ * HttpTerminate: https://learn.microsoft.com/windows/win32/api/http/nf-http-httpterminate */
+static void teardown(cp_metrics_http *h)
+{
+    if (h->group != 0) /* its URL goes with it */
+        HttpCloseUrlGroup(h->group);
+    if (h->queue != NULL)
+        HttpCloseRequestQueue(h->queue);
+    if (h->session != 0)
+        HttpCloseServerSession(h->session);
+    if (h->initialized)
+        HttpTerminate(HTTP_INITIALIZE_SERVER, NULL);
+    free(h);
+}
+
+cp_metrics_http *cp_metrics_http_start(cp_metrics *m, const cp_metrics_addr *a, cp_error *e)
+{
+    cp_metrics_http *h = calloc(1, sizeof(*h));
+    if (h == NULL) {
+        cp_error_set(e, CP_E_NOMEM, "-metrics-bind-address: out of memory");
+        return NULL;
+    }
+    h->metrics = m;
+    h->addr = *a;
+    cp_metrics_addr_url(a, h->url, sizeof(h->url));
+    if (setup(h, e) != CP_OK) {
+        teardown(h);
+        return NULL;
+    }
+    h->thread = cp_thread_start(serve, h);
+    if (h->thread == NULL) {
+        cp_error_set(e, CP_E_NOMEM, "-metrics-bind-address: cannot start the serving thread");
+        teardown(h);
+        return NULL;
+    }
+    CP_LOG_INFO("metrics: serving %smetrics", h->url);
+    return h;
+}
+
+void cp_metrics_http_stop(cp_metrics_http *h)
+{
+    if (h == NULL)
+        return;
+    /* The pending receive returns ERROR_OPERATION_ABORTED:
+     * https://learn.microsoft.com/windows/win32/api/http/nf-http-httpshutdownrequestqueue */
+    HttpShutdownRequestQueue(h->queue);
+    cp_thread_join(h->thread);
+    teardown(h);
+}

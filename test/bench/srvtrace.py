@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Counts the wineserver requests the csi-proxy server's threads made, from a
++server trace (wineserver -d1: its stderr), per call of the real grpc-go
+client: what Windows would see as system calls.
+
+    srvtrace.py TRACE SERVER_WINPID BUILD < MARKS.jsonl   (one JSON line out)
+
+The trace has every process's requests, each line led by the Windows thread id of
+the caller. Threads are mapped to processes from the trace itself:
+init_first_thread's reply names the new thread's process (pid=, tid=), and a
+new_thread request on the current process (process=ffffffff) makes a thread of
+the caller's process (the reply's tid=). Thread ids are reused, so the mapping
+is updated in trace order.
+
+The windows come from `bench-mon mark LABEL`, which opens the (absent) pipe
+bench-mark-LABEL: the first trace line naming it starts window LABEL,
+LABEL-end ends it. MARKS.jsonl (from scripts/bench.sh) has the wall-clock
+time of each mark and the client's JSON line of each run (total_calls).
+Windows: start..started (start-up), started..idle-end (idle: requests per
+second at rest, taken off the call windows in proportion to their length),
+and one per client run.
+"""
+import collections
+import json
+import re
+import sys
+
+LINE = re.compile(r"^([0-9a-f]{4,8}): (\w+)\((.*)$")
+MARK = re.compile(r"bench-mark-([A-Za-z0-9_-]+?)\\?\"")
+
+
+def main():
+    if len(sys.argv) != 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    trace, build = sys.argv[1], sys.argv[3]
+    server = "%04x" % int(sys.argv[2])
+    marks, runs = {}, {}
+    for line in sys.stdin:
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        x = json.loads(line)
+        if x.get("kind") == "trace-mark":
+            marks[x["label"]] = x["t"]
+        elif x.get("trace_run"):
+            runs[x["label"]] = x
+
+    owner = {}     # tid -> pid (hex strings)
+    pending = {}   # tid -> process= of its last new_thread request
+    order = []     # mark labels in trace order
+    counts = collections.defaultdict(collections.Counter)  # window -> request name -> n
+    current = None
+    with open(trace, errors="replace") as f:
+        for raw in f:
+            m = LINE.match(raw)
+            if not m:
+                continue
+            tid, name, rest = m.groups()
+            reply = rest.startswith(") = ")
+            if not reply:
+                mk = MARK.search(rest)
+                if mk and mk.group(1) not in order:
+                    label = mk.group(1)
+                    order.append(label)
+                    current = None if label.endswith("-end") else label
+                    if label == "started":
+                        current = "idle"
+                    elif label == "idle-end":
+                        current = None
+            if name == "new_thread":
+                if not reply:
+                    p = re.search(r"process=([0-9a-f]+)", rest)
+                    pending[tid] = p.group(1) if p else None
+                else:
+                    t = re.search(r"tid=([0-9a-f]+)", rest)
+                    if t:
+                        owner[t.group(1)] = owner.get(tid) if pending.get(tid) == "ffffffff" else None
+            elif name == "init_first_thread" and reply:
+                p = re.search(r"pid=([0-9a-f]+), tid=([0-9a-f]+)", rest)
+                if p:
+                    owner[p.group(2)] = p.group(1)
+            if not reply and current and owner.get(tid) == server:
+                counts[current][name] += 1
+
+    def span(a, b):
+        return max(marks.get(b, 0) - marks.get(a, 0), 0.0)
+
+    idle_secs = span("started", "idle-end")
+    idle_n = sum(counts["idle"].values())
+    idle_rate = idle_n / idle_secs if idle_secs > 0 else 0.0
+    rows = []
+    tot_req = tot_calls = 0.0
+    for label, run in runs.items():
+        n = sum(counts[label].values())
+        secs = span(label, label + "-end")
+        net = max(n - idle_rate * secs, 0.0)
+        calls = run["total_calls"]
+        rows.append({"label": label, "calls": calls, "requests": n, "window_secs": round(secs, 3),
+                     "idle_share": round(idle_rate * secs, 1), "per_call": round(net / calls, 2),
+                     "top": [[k, round(v / calls, 2)] for k, v in counts[label].most_common(8)]})
+        tot_req += net
+        tot_calls += calls
+    out = {"kind": "trace-result", "build": build, "server_pid": server,
+           "marks_seen": order, "start_requests": sum(counts["start"].values()),
+           "start_top": counts["start"].most_common(8),
+           "idle_requests": idle_n, "idle_secs": round(idle_secs, 3),
+           "idle_per_s": round(idle_rate, 2), "rows": rows,
+           "per_call_mix": round(tot_req / tot_calls, 2) if tot_calls else None}
+    print(json.dumps(out, separators=(",", ":")))
+    missing = [x for x in ["start", "started", "idle-end"] + [r for r in runs] if x not in order]
+    if missing:
+        print(f"srvtrace: marks not found in the trace: {missing}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

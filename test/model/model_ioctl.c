@@ -1,0 +1,455 @@
+/* model_ioctl.c - DeviceIoControl of the device model (model.h) on disk
+ * and volume handles: every IOCTL and FSCTL the Win32 storage host uses,
+ * plus IOCTL_DISK_GET_DRIVE_GEOMETRY_EX. Structure sizes and buffer rules
+ * follow the control code's page on Microsoft Learn (named per case);
+ * the access a code needs is checked as the I/O manager does ("Defining
+ * I/O Control Codes": the RequiredAccess bits of CTL_CODE against the
+ * handle's access). */
+#include "model.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+static BOOL fail(DWORD err)
+{
+    SetLastError(err);
+    return FALSE;
+}
+
+/* Copies n bytes out, or ERROR_INSUFFICIENT_BUFFER when they do not fit
+ * (Doc: every fixed-size output of the codes below: "If the output buffer
+ * is too small, the call fails and GetLastError returns
+ * ERROR_INSUFFICIENT_BUFFER"). */
+static BOOL put(void *out, DWORD outlen, const void *src, DWORD n, LPDWORD ret)
+{
+    if (out == NULL || outlen < n)
+        return fail(ERROR_INSUFFICIENT_BUFFER);
+    memcpy(out, src, n);
+    if (ret != NULL)
+        *ret = n;
+    return TRUE;
+}
+
+static uint64_t part_end(const m_part *p)
+{
+    return (uint64_t)p->pi.StartingOffset.QuadPart + (uint64_t)p->pi.PartitionLength.QuadPart;
+}
+
+/* "IOCTL_DISK_GET_DRIVE_LAYOUT_EX IOCTL", "DRIVE_LAYOUT_INFORMATION_EX
+ * structure": PartitionCount entries after the header; "On hard disks with
+ * the MBR layout, this value will always be a multiple of 4" (the unused
+ * entries included); a buffer too small for all of them:
+ * ERROR_INSUFFICIENT_BUFFER. */
+static BOOL get_layout(m_disk *d, void *out, DWORD outlen, LPDWORD ret)
+{
+    DWORD count = (DWORD)d->n_parts;
+    if (d->style == PARTITION_STYLE_MBR)
+        count = count < 4 ? 4 : (count + 3) / 4 * 4;
+    if (d->style == PARTITION_STYLE_RAW)
+        count = 0;
+    DWORD size = (DWORD)(offsetof(DRIVE_LAYOUT_INFORMATION_EX, PartitionEntry) +
+                         (count > 0 ? count : 1) * sizeof(PARTITION_INFORMATION_EX));
+    if (out == NULL || outlen < size)
+        return fail(ERROR_INSUFFICIENT_BUFFER);
+    DRIVE_LAYOUT_INFORMATION_EX *l = out;
+    memset(l, 0, size);
+    l->PartitionStyle = d->style;
+    l->PartitionCount = count;
+    if (d->style == PARTITION_STYLE_GPT) {
+        l->Gpt.DiskId = d->disk_id;
+        l->Gpt.StartingUsableOffset.QuadPart = (LONGLONG)d->usable_start;
+        l->Gpt.UsableLength.QuadPart = (LONGLONG)d->usable_len;
+        l->Gpt.MaxPartitionCount = 128;
+    } else if (d->style == PARTITION_STYLE_MBR) {
+        l->Mbr.Signature = d->signature;
+    }
+    for (DWORD i = 0; i < count; i++) {
+        if (i < d->n_parts)
+            l->PartitionEntry[i] = d->parts[i].pi;
+        else
+            l->PartitionEntry[i].PartitionStyle = PARTITION_STYLE_MBR;
+    }
+    if (ret != NULL)
+        *ret = size;
+    return TRUE;
+}
+
+static bool used(DWORD style, const PARTITION_INFORMATION_EX *p)
+{
+    if (p->PartitionLength.QuadPart <= 0)
+        return false;
+    if (style == PARTITION_STYLE_GPT) {
+        static const GUID none;
+        return !IsEqualGUID(&p->Gpt.PartitionType, &none);
+    }
+    return p->Mbr.PartitionType != PARTITION_ENTRY_UNUSED;
+}
+
+/* "IOCTL_DISK_SET_DRIVE_LAYOUT_EX IOCTL": the whole table is replaced.
+ * Partitions must lie on sector boundaries inside the usable area and not
+ * overlap (ERROR_INVALID_PARAMETER). Undocumented: (1) that the partition
+ * style cannot change here (the model: ERROR_INVALID_PARAMETER; CREATE_DISK
+ * changes it); (2) how Windows numbers the partitions of the new table (the
+ * model: 1, 2, ... in table order over the used entries); (3) that on a GPT
+ * disk the usable area is recomputed from the length the disk driver
+ * reports, which moves the backup table to the end of a grown disk (the
+ * model does, ignoring the input's UsableLength); (4) when the volume of a
+ * new partition arrives (the model: volume_arrival_ms after this call). */
+static BOOL set_layout(m_disk *d, const void *in, DWORD inlen)
+{
+    const size_t hdr = offsetof(DRIVE_LAYOUT_INFORMATION_EX, PartitionEntry);
+    const DRIVE_LAYOUT_INFORMATION_EX *l = in;
+    if (in == NULL || inlen < hdr || l->PartitionCount > 128 ||
+        inlen < hdr + l->PartitionCount * sizeof(PARTITION_INFORMATION_EX))
+        return fail(ERROR_INVALID_PARAMETER);
+    if (l->PartitionStyle != d->style || d->style == PARTITION_STYLE_RAW)
+        return fail(ERROR_INVALID_PARAMETER);
+    if (d->style == PARTITION_STYLE_GPT)
+        m_gpt_usable(d);
+    uint64_t lo = d->style == PARTITION_STYLE_GPT ? d->usable_start : d->sector;
+    uint64_t hi = d->style == PARTITION_STYLE_GPT ? d->usable_start + d->usable_len : d->length;
+    m_part np[M_MAX_PARTS];
+    memset(np, 0, sizeof(np));
+    size_t k = 0;
+    for (DWORD i = 0; i < l->PartitionCount; i++) {
+        const PARTITION_INFORMATION_EX *p = &l->PartitionEntry[i];
+        if (!used(d->style, p))
+            continue;
+        uint64_t off = (uint64_t)p->StartingOffset.QuadPart,
+                 len = (uint64_t)p->PartitionLength.QuadPart;
+        if (k == M_MAX_PARTS || (d->style == PARTITION_STYLE_MBR && k == 4) ||
+            off % d->sector != 0 || len % d->sector != 0 || off < lo || off + len > hi)
+            return fail(ERROR_INVALID_PARAMETER);
+        for (size_t j = 0; j < k; j++)
+            if (off < part_end(&np[j]) && (uint64_t)np[j].pi.StartingOffset.QuadPart < off + len)
+                return fail(ERROR_INVALID_PARAMETER);
+        memset(&np[k], 0, sizeof(np[k]));
+        np[k].pi = *p;
+        np[k].pi.PartitionStyle = d->style;
+        np[k].pi.PartitionNumber = (DWORD)k + 1;
+        np[k].pi.RewritePartition = FALSE;
+        if (d->style == PARTITION_STYLE_MBR)
+            np[k].pi.Mbr.RecognizedPartition = TRUE;
+        bool kept = false;
+        for (size_t j = 0; j < d->n_parts && !kept; j++)
+            if (d->parts[j].pi.StartingOffset.QuadPart == p->StartingOffset.QuadPart &&
+                d->parts[j].vol.exists) {
+                np[k].vol = d->parts[j].vol;
+                kept = true;
+            }
+        if (!kept && m_part_has_volume(d, p)) {
+            m_vol *v = &np[k].vol;
+            v->exists = true;
+            v->guid.Data1 = 0x5157d15c;
+            v->guid.Data2 = (unsigned short)d->number;
+            v->guid.Data3 = 0x4000;
+            v->guid.Data4[0] = 0x80;
+            v->guid.Data4[7] = (unsigned char)(k + 1);
+            v->appears_at = GetTickCount64() + m_model.arrival_ms;
+            m_trace("disk %u: partition %u created, its volume arrives in %u ms", d->number,
+                    (unsigned)k + 1, m_model.arrival_ms);
+        }
+        k++;
+    }
+    memcpy(d->parts, np, k * sizeof(np[0]));
+    d->n_parts = k;
+    return TRUE;
+}
+
+/* "IOCTL_DISK_CREATE_DISK IOCTL", "CREATE_DISK structure": initializes
+ * the disk with an empty table of the given style (GPT: its DiskId and at
+ * least 128 entries; the usable area per the UEFI layout, model_state.c). */
+static BOOL create_disk(m_disk *d, const void *in, DWORD inlen)
+{
+    const CREATE_DISK *c = in;
+    if (in == NULL || inlen < sizeof(CREATE_DISK))
+        return fail(ERROR_INVALID_PARAMETER);
+    if (c->PartitionStyle == PARTITION_STYLE_GPT) {
+        d->disk_id = c->Gpt.DiskId;
+        m_gpt_usable(d);
+    } else if (c->PartitionStyle == PARTITION_STYLE_MBR) {
+        d->signature = c->Mbr.Signature;
+    } else if (c->PartitionStyle != PARTITION_STYLE_RAW) {
+        return fail(ERROR_INVALID_PARAMETER);
+    }
+    d->style = c->PartitionStyle;
+    d->n_parts = 0;
+    return TRUE;
+}
+
+/* "IOCTL_DISK_GROW_PARTITION IOCTL", "DISK_GROW_PARTITION structure":
+ * enlarges partition PartitionNumber into the free space after it.
+ * Undocumented: the error when that space is not there (another
+ * partition, the end of the GPT usable area as last written, the end of
+ * the disk the driver reports): the model says ERROR_INVALID_PARAMETER. */
+static BOOL grow_partition(m_disk *d, const void *in, DWORD inlen)
+{
+    const DISK_GROW_PARTITION *g = in;
+    if (in == NULL || inlen < sizeof(*g) || g->BytesToGrow.QuadPart < 0 ||
+        (uint64_t)g->BytesToGrow.QuadPart % d->sector != 0)
+        return fail(ERROR_INVALID_PARAMETER);
+    m_part *me = NULL;
+    for (size_t i = 0; i < d->n_parts; i++)
+        if (d->parts[i].pi.PartitionNumber == g->PartitionNumber)
+            me = &d->parts[i];
+    if (me == NULL)
+        return fail(ERROR_INVALID_PARAMETER);
+    uint64_t hi = d->style == PARTITION_STYLE_GPT ? d->usable_start + d->usable_len : d->length;
+    uint64_t end = part_end(me) + (uint64_t)g->BytesToGrow.QuadPart;
+    for (size_t i = 0; i < d->n_parts; i++)
+        if (&d->parts[i] != me &&
+            (uint64_t)d->parts[i].pi.StartingOffset.QuadPart >= part_end(me) &&
+            (uint64_t)d->parts[i].pi.StartingOffset.QuadPart < hi)
+            hi = (uint64_t)d->parts[i].pi.StartingOffset.QuadPart;
+    if (end > hi)
+        return fail(ERROR_INVALID_PARAMETER);
+    me->pi.PartitionLength.QuadPart += g->BytesToGrow.QuadPart;
+    return TRUE;
+}
+
+static BOOL disk_geometry(const m_disk *d, void *out, DWORD outlen, LPDWORD ret, bool ex)
+{
+    DISK_GEOMETRY_EX gx;
+    memset(&gx, 0, sizeof(gx));
+    gx.Geometry.MediaType = d->cdrom ? RemovableMedia : FixedMedia;
+    gx.Geometry.TracksPerCylinder = 255;
+    gx.Geometry.SectorsPerTrack = 63;
+    gx.Geometry.BytesPerSector = d->sector;
+    gx.Geometry.Cylinders.QuadPart = (LONGLONG)(d->length / (255ull * 63 * d->sector));
+    gx.DiskSize.QuadPart = (LONGLONG)d->length;
+    /* "DISK_GEOMETRY_EX structure": Geometry and DiskSize are the fixed
+     * part; Data (partition and detection information) may follow. */
+    if (ex)
+        return put(out, outlen, &gx, (DWORD)offsetof(DISK_GEOMETRY_EX, Data), ret);
+    return put(out, outlen, &gx.Geometry, sizeof(DISK_GEOMETRY), ret);
+}
+
+/* "IOCTL_STORAGE_QUERY_PROPERTY IOCTL", "STORAGE_PROPERTY_QUERY" and
+ * "STORAGE_DESCRIPTOR_HEADER structure": a buffer of at least the header
+ * gets as much of the descriptor as fits, the header's Size saying how
+ * much there is; a smaller one ERROR_INSUFFICIENT_BUFFER. PropertyExistsQuery
+ * answers with no data. Undocumented: the error of a disk with no device
+ * identification page (the model: ERROR_NOT_SUPPORTED). */
+static BOOL query_property(const m_disk *d, const void *in, DWORD inlen, void *out, DWORD outlen,
+                           LPDWORD ret)
+{
+    const STORAGE_PROPERTY_QUERY *q = in;
+    if (in == NULL || inlen < offsetof(STORAGE_PROPERTY_QUERY, AdditionalParameters))
+        return fail(ERROR_INVALID_PARAMETER);
+    const uint8_t *desc;
+    size_t len;
+    if (q->PropertyId == StorageDeviceProperty)
+        desc = d->dev, len = d->dev_len;
+    else if (q->PropertyId == StorageDeviceIdProperty)
+        desc = d->id, len = d->id_len;
+    else
+        return fail(ERROR_NOT_SUPPORTED);
+    if (len == 0)
+        return fail(ERROR_NOT_SUPPORTED);
+    if (q->QueryType == PropertyExistsQuery) {
+        if (ret != NULL)
+            *ret = 0;
+        return TRUE;
+    }
+    if (q->QueryType != PropertyStandardQuery)
+        return fail(ERROR_INVALID_PARAMETER);
+    if (out == NULL || outlen < sizeof(STORAGE_DESCRIPTOR_HEADER))
+        return fail(ERROR_INSUFFICIENT_BUFFER);
+    DWORD n = (DWORD)(len < outlen ? len : outlen);
+    memcpy(out, desc, n);
+    if (ret != NULL)
+        *ret = n;
+    return TRUE;
+}
+
+/* "IOCTL_DISK_SET_DISK_ATTRIBUTES IOCTL", "SET_DISK_ATTRIBUTES structure":
+ * Version must be sizeof(SET_DISK_ATTRIBUTES); the bits of AttributesMask
+ * are set to Attributes. Undocumented: that clearing DISK_ATTRIBUTE_OFFLINE
+ * leaves offline a disk Windows keeps offline for a collision (the Win32
+ * host assumes so; the model does: only MSFT_Disk.Online gives it new
+ * identifiers and brings it online). */
+static BOOL set_attributes(m_disk *d, const void *in, DWORD inlen)
+{
+    const m_set_attrs *s = in;
+    if (in == NULL || inlen < sizeof(*s) || s->Version != sizeof(*s))
+        return fail(ERROR_INVALID_PARAMETER);
+    if (s->AttributesMask & M_ATTR_OFFLINE) {
+        bool off = (s->Attributes & M_ATTR_OFFLINE) != 0;
+        if (off)
+            d->offline = true;
+        else if (d->offline && !d->collision) {
+            d->offline = false;
+            m_came_online(d);
+        }
+    }
+    if (s->AttributesMask & M_ATTR_READ_ONLY)
+        d->read_only = (s->Attributes & M_ATTR_READ_ONLY) != 0;
+    return TRUE;
+}
+
+/* Codes on \\.\PhysicalDriveN (and \\.\CdRomN). Writes to an offline or
+ * read-only disk fail. Undocumented: with which error (the model:
+ * ERROR_WRITE_PROTECT, "The media is write protected"). */
+static BOOL disk_ioctl(m_disk *d, DWORD code, LPVOID in, DWORD inlen, LPVOID out, DWORD outlen,
+                       LPDWORD ret)
+{
+    bool writes = code == IOCTL_DISK_SET_DRIVE_LAYOUT_EX || code == IOCTL_DISK_CREATE_DISK ||
+                  code == IOCTL_DISK_GROW_PARTITION;
+    if (writes && (d->offline || d->read_only))
+        return fail(ERROR_WRITE_PROTECT);
+    switch (code) {
+    case IOCTL_STORAGE_GET_DEVICE_NUMBER: {
+        /* "STORAGE_DEVICE_NUMBER structure": DeviceNumber counts per
+         * DeviceType; PartitionNumber 0 for the whole disk, -1 for a
+         * device that cannot be partitioned. */
+        STORAGE_DEVICE_NUMBER n = {d->cdrom ? FILE_DEVICE_CD_ROM : FILE_DEVICE_DISK, d->number,
+                                   d->cdrom ? (DWORD)-1 : 0};
+        return put(out, outlen, &n, sizeof(n), ret);
+    }
+    case IOCTL_DISK_GET_LENGTH_INFO: { /* "GET_LENGTH_INFORMATION structure" */
+        GET_LENGTH_INFORMATION g = {{.QuadPart = (LONGLONG)d->length}};
+        return put(out, outlen, &g, sizeof(g), ret);
+    }
+    case IOCTL_DISK_GET_DRIVE_GEOMETRY:
+        return disk_geometry(d, out, outlen, ret, false);
+    case IOCTL_DISK_GET_DRIVE_GEOMETRY_EX:
+        return disk_geometry(d, out, outlen, ret, true);
+    case IOCTL_DISK_UPDATE_DRIVE_SIZE:
+        /* "IOCTL_DISK_UPDATE_DRIVE_SIZE IOCTL": "Updates device extension
+         * with drive size information for current media"; returns the
+         * DISK_GEOMETRY. Until then the driver reports the old length. */
+        if (d->length != d->media)
+            m_trace("disk %u: drive size %llu -> %llu", d->number, (unsigned long long)d->length,
+                    (unsigned long long)d->media);
+        d->length = d->media;
+        return disk_geometry(d, out, outlen, ret, false);
+    case IOCTL_DISK_GET_DISK_ATTRIBUTES: { /* "GET_DISK_ATTRIBUTES structure" */
+        m_get_attrs a = {sizeof(a), 0,
+                         (d->offline ? M_ATTR_OFFLINE : 0) | (d->read_only ? M_ATTR_READ_ONLY : 0)};
+        return put(out, outlen, &a, sizeof(a), ret);
+    }
+    case IOCTL_DISK_SET_DISK_ATTRIBUTES:
+        return set_attributes(d, in, inlen);
+    case IOCTL_DISK_UPDATE_PROPERTIES: /* "Invalidates the cached partition table" */
+        return TRUE;
+    case IOCTL_DISK_GET_DRIVE_LAYOUT_EX:
+        return get_layout(d, out, outlen, ret);
+    case IOCTL_DISK_SET_DRIVE_LAYOUT_EX:
+        return set_layout(d, in, inlen);
+    case IOCTL_DISK_CREATE_DISK:
+        return create_disk(d, in, inlen);
+    case IOCTL_DISK_GROW_PARTITION:
+        return grow_partition(d, in, inlen);
+    case IOCTL_STORAGE_QUERY_PROPERTY:
+        return query_property(d, in, inlen, out, outlen, ret);
+    case IOCTL_SCSI_GET_ADDRESS: {
+        /* "IOCTL_SCSI_GET_ADDRESS IOCTL", "SCSI_ADDRESS structure" (Length
+         * = sizeof). Undocumented: the error of a disk with no SCSI
+         * address (the model: ERROR_INVALID_FUNCTION). */
+        if (!d->has_scsi)
+            return fail(ERROR_INVALID_FUNCTION);
+        return put(out, outlen, &d->scsi, sizeof(d->scsi), ret);
+    }
+    default:
+        return fail(ERROR_INVALID_FUNCTION);
+    }
+}
+
+/* Codes on \\?\Volume{GUID}. */
+static BOOL volume_ioctl(m_disk *d, size_t part, DWORD code, LPVOID in, DWORD inlen, LPVOID out,
+                         DWORD outlen, LPDWORD ret)
+{
+    m_part *p = &d->parts[part];
+    switch (code) {
+    case IOCTL_STORAGE_GET_DEVICE_NUMBER: {
+        STORAGE_DEVICE_NUMBER n = {d->cdrom ? FILE_DEVICE_CD_ROM : FILE_DEVICE_DISK, d->number,
+                                   d->cdrom ? (DWORD)-1 : p->pi.PartitionNumber};
+        return put(out, outlen, &n, sizeof(n), ret);
+    }
+    case IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS: {
+        /* "IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS IOCTL", "VOLUME_DISK_EXTENTS
+         * structure": a basic volume has one extent; a buffer with room
+         * for the count but not every extent gets the count and
+         * ERROR_MORE_DATA. Undocumented: what a CD-ROM volume answers
+         * (the model: ERROR_INVALID_FUNCTION). */
+        if (d->cdrom)
+            return fail(ERROR_INVALID_FUNCTION);
+        VOLUME_DISK_EXTENTS x;
+        memset(&x, 0, sizeof(x));
+        x.NumberOfDiskExtents = 1;
+        x.Extents[0].DiskNumber = d->number;
+        x.Extents[0].StartingOffset = p->pi.StartingOffset;
+        x.Extents[0].ExtentLength = p->pi.PartitionLength;
+        if (out != NULL && outlen >= sizeof(DWORD) && outlen < sizeof(x)) {
+            ((VOLUME_DISK_EXTENTS *)out)->NumberOfDiskExtents = 1;
+            return fail(ERROR_MORE_DATA);
+        }
+        return put(out, outlen, &x, sizeof(x), ret);
+    }
+    case IOCTL_DISK_GET_LENGTH_INFO: {
+        GET_LENGTH_INFORMATION g = {{.QuadPart = p->pi.PartitionLength.QuadPart}};
+        return put(out, outlen, &g, sizeof(g), ret);
+    }
+    case FSCTL_EXTEND_VOLUME: {
+        /* "FSCTL_EXTEND_VOLUME IOCTL": the input is the volume's new total
+         * number of sectors; the partition must already be that large.
+         * Undocumented: the errors for a RAW volume (the model:
+         * ERROR_UNRECOGNIZED_VOLUME) and for a size beyond the partition or
+         * below the file system (ERROR_INVALID_PARAMETER). */
+        if (in == NULL || inlen < sizeof(LONGLONG))
+            return fail(ERROR_INVALID_PARAMETER);
+        if (p->vol.fs[0] == '\0')
+            return fail(ERROR_UNRECOGNIZED_VOLUME);
+        if (d->read_only)
+            return fail(ERROR_WRITE_PROTECT);
+        LONGLONG sectors = *(const LONGLONG *)in;
+        uint64_t bytes = (uint64_t)sectors * d->sector;
+        if (sectors <= 0 || bytes > (uint64_t)p->pi.PartitionLength.QuadPart ||
+            m_fs_size(bytes) < p->vol.fs_size)
+            return fail(ERROR_INVALID_PARAMETER);
+        p->vol.fs_size = m_fs_size(bytes);
+        return TRUE;
+    }
+    default:
+        return fail(ERROR_INVALID_FUNCTION);
+    }
+}
+
+BOOL WINAPI m_DeviceIoControl(HANDLE h, DWORD code, LPVOID in, DWORD inlen, LPVOID out,
+                              DWORD outlen, LPDWORD ret, LPOVERLAPPED ov)
+{
+    (void)ov;
+    m_handle *mh = m_handle_get(h);
+    if (mh == NULL || (mh->kind != M_H_DISK && mh->kind != M_H_VOLUME))
+        return fail(ERROR_INVALID_HANDLE);
+    DWORD need = (code >> 14) & 3;
+    if (((need & FILE_READ_ACCESS) && !(mh->access & (GENERIC_READ | GENERIC_ALL))) ||
+        ((need & FILE_WRITE_ACCESS) && !(mh->access & (GENERIC_WRITE | GENERIC_ALL)))) {
+        m_trace("DeviceIoControl 0x%08lx: the handle lacks the access the code needs",
+                (unsigned long)code);
+        return fail(ERROR_ACCESS_DENIED);
+    }
+    if (ret != NULL)
+        *ret = 0;
+    M_LOCK();
+    BOOL ok;
+    m_disk *d = mh->disk;
+    if (d->not_ready)
+        ok = fail(ERROR_NOT_READY); /* "System Error Codes": the device is not ready */
+    else if (mh->kind == M_H_DISK)
+        ok = disk_ioctl(d, code, in, inlen, out, outlen, ret);
+    else if (!m_vol_present(d, mh->part))
+        /* Undocumented: what a handle to a volume that went away answers
+         * (the model: ERROR_NO_SUCH_DEVICE). */
+        ok = fail(ERROR_NO_SUCH_DEVICE);
+    else
+        ok = volume_ioctl(d, mh->part, code, in, inlen, out, outlen, ret);
+    DWORD err = ok ? 0 : GetLastError();
+    M_UNLOCK();
+    m_trace("DeviceIoControl %s %u code 0x%08lx -> %s %lu",
+            mh->kind == M_H_DISK ? "disk" : "volume", d->number, (unsigned long)code,
+            ok ? "ok" : "error", (unsigned long)err);
+    SetLastError(err);
+    return ok;
+}

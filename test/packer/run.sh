@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The Packer template (scripts/packer, issue 11 item 4) with Debian's packer
+# (1.6.6), offline, no AWS credentials:
+#   * packer fmt -check: the files are in canonical format;
+#   * packer validate (full, not -syntax-only: the amazon-ebs builder's own
+#     configuration checks run) with a stand-in archive and its .sha256, with
+#     the defaults and with example.pkrvars.hcl, for 2019 Core and 2022 Full;
+#   * the source AMI filter is the EKS-optimized Windows AMI name, owner amazon;
+#   * self-tests: an unformatted copy fails fmt -check; a copy with a `data`
+#     block (Packer 1.7+) fails validate; an archive without its .sha256 fails
+#     validate; so the checks above can fail.
+set -u
+cd "$(dirname "$0")/../.."
+. test/wine/lib.sh
+pass=0
+fail=0
+P=scripts/packer
+T=$(mktemp -d /tmp/csi-proxy-packer.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+# No credentials, no instance metadata lookups, no checkpoint call home.
+export HOME=$T AWS_EC2_METADATA_DISABLED=true CHECKPOINT_DISABLE=1 PACKER_CACHE_DIR=$T/cache
+unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_PROFILE
+
+command -v packer >/dev/null || { bad "packer is installed (scripts/apt-packages.txt)"; finish; exit 1; }
+echo "# $(packer version | head -1)"
+
+A=$T/csi-proxy-v9.9.9-test-windows-amd64.zip
+echo "stand-in" >"$A"
+(cd "$T" && sha256sum "$(basename "$A")" >"$(basename "$A").sha256")
+
+out=$(packer fmt -check "$P" 2>&1)
+check "packer fmt -check $P" $? "$out"
+
+validate() { # validate NAME DIR ARGS...
+    local name=$1 dir=$2
+    shift 2
+    out=$(timeout 300 packer validate "$@" "$dir" 2>&1)
+    check "$name" $? "$out"
+}
+validate "packer validate $P (defaults)" "$P" -var "archive_path=$A"
+validate "packer validate $P -var-file example.pkrvars.hcl" "$P" -var-file "$P/example.pkrvars.hcl" -var "archive_path=$A"
+for wv_ed in "2019 Core" "2022 Full"; do
+    set -- $wv_ed
+    validate "packer validate $P: Windows Server $1 $2, Kubernetes 1.28, a config file" "$P" \
+        -var "archive_path=$A" -var "windows_version=$1" -var "windows_edition=$2" \
+        -var kubernetes_version=1.28 -var "config_path=$PWD/config/csi-proxy.least-privilege.example.yaml"
+done
+
+f=$P/csi-proxy-eks-windows.pkr.hcl
+grep -qF 'name                = "Windows_Server-${var.windows_version}-English-${var.windows_edition}-EKS_Optimized-${var.kubernetes_version}-*"' "$f" &&
+    grep -qF 'owners      = ["amazon"]' "$f" && grep -qF 'most_recent = true' "$f"
+check "source_ami_filter: the latest Windows_Server-<v>-English-<edition>-EKS_Optimized-<k8s>-* owned by amazon" $?
+for s in winrm-userdata.ps1 install.ps1 verify.ps1 prepare-image.ps1 no-config.yaml; do
+    [ -f "$P/$s" ] && grep -qF "$s" "$f"
+    check "the template uses $P/$s, which exists" $?
+done
+
+# --- self-tests ----------------------------------------------------------------
+cp -r "$P" "$T/bad-fmt"
+sed -i 's/^  region        = var.region/  region = var.region/' "$T/bad-fmt/csi-proxy-eks-windows.pkr.hcl"
+out=$(packer fmt -check "$T/bad-fmt" 2>&1)
+check "self-test: a misaligned attribute fails fmt -check" "$([ $? != 0 ]; echo $?)" "$out"
+cp -r "$P" "$T/bad-data"
+printf 'data "amazon-ami" "eks" {\n  region = "us-east-1"\n}\n' >>"$T/bad-data/csi-proxy-eks-windows.pkr.hcl"
+out=$(timeout 300 packer validate -var "archive_path=$A" "$T/bad-data" 2>&1)
+check "self-test: a data block fails validate (Packer 1.6.6 has none)" "$([ $? != 0 ]; echo $?)" "$out"
+echo "stand-in" >"$T/csi-proxy-v0-nosum-windows-amd64.zip"
+out=$(timeout 300 packer validate -var "archive_path=$T/csi-proxy-v0-nosum-windows-amd64.zip" "$P" 2>&1)
+check "self-test: an archive without its .sha256 fails validate" "$([ $? != 0 ]; echo $?)" "$out"
+finish

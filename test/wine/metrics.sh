@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# -metrics-bind-address under Wine: csi-proxy.exe serves Prometheus text at
+# /metrics through Wine's HTTP Server API (httpapi.dll + http.sys), scraped
+# from the Linux side with urllib and read with Prometheus' own parser
+# (test/wine/metrics_check.py). Calls made with csi-proxy-cli.exe - OK ones,
+# an INVALID_ARGUMENT from the path rules, a refused caller - must show in
+# the counters exactly. Also: a bad address is a start-up error naming the
+# flag and the value; 404 and 405 for other paths and methods; loopback
+# only. Prints "ok - ..." and "N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.."
+W=build/win
+PY=/usr/bin/python3
+for f in csi-proxy.exe csi-proxy-cli.exe pipecheck.exe; do
+    [ -f "$W/$f" ] || { echo "missing $W/$f: run make first"; exit 1; }
+done
+export WINEDEBUG=-all
+export WINEPREFIX
+WINEPREFIX=$(mktemp -d /tmp/csi-proxy-metrics.XXXXXX)
+LOG=$WINEPREFIX/server.log
+pass=0
+fail=0
+PID=
+cleanup() {
+    [ -n "$PID" ] && kill "$PID" 2>/dev/null
+    wineserver -k 2>/dev/null
+    rm -rf "$WINEPREFIX"
+}
+trap cleanup EXIT
+. test/wine/lib.sh
+
+wineboot -i >/dev/null 2>&1
+wineserver -p
+C=$WINEPREFIX/drive_c
+mkdir -p "$C/csi" "$C/var/lib/kubelet" "$C/csi-work"
+cp "$W/csi-proxy.exe" "$W/csi-proxy-cli.exe" "$W/pipecheck.exe" "$C/csi/"
+
+# --- a bad address stops the start, naming the flag and the value ----------
+expect_run "a host name is refused at start: exit 2, flag and value named" 2 \
+    'invalid -metrics-bind-address "example.com:8888": the host must be an IP address' \
+    run 'C:\csi\csi-proxy.exe' -metrics-bind-address example.com:8888
+expect_run "port 0 is refused at start" 2 'invalid -metrics-bind-address ":0": the port' \
+    run 'C:\csi\csi-proxy.exe' -metrics-bind-address=:0
+expect_run "no port is refused at start" 2 'invalid -metrics-bind-address "127.0.0.1": missing port' \
+    run 'C:\csi\csi-proxy.exe' -metrics-bind-address=127.0.0.1
+
+# --- serving -------------------------------------------------------------------
+# Wine runs http.sys as a driver service that HttpInitialize starts on
+# demand; in a prefix that has just booted, that start can outlast the
+# service manager's 10 s and HttpInitialize fails (1053, or 1055 while the
+# database is locked). Windows starts it at boot. Started here first, so
+# the test measures csi-proxy, not Wine's first driver load.
+for i in $(seq 1 60); do # a loaded machine: up to a minute
+    [ $((i % 10)) = 1 ] && wine sc start http >/dev/null 2>&1
+    wine sc query http 2>/dev/null | grep -q RUNNING && break
+    sleep 1
+done
+wine sc query http 2>/dev/null | grep -q RUNNING
+check "Wine's http service (http.sys) is running" $? "$(wine sc query http 2>&1 | tr -d '\r')"
+PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat >"$C/csi/metrics.yaml" <<'YAML'
+groups:
+  filesystem: {}
+  system:
+    allowedCallers: [SYSTEM, ContainerAdministrator]
+YAML
+wine 'C:\csi\csi-proxy.exe' -config 'C:\csi\metrics.yaml' -working-dir 'C:\csi-work' \
+    -metrics-bind-address ":$PORT" -v 2 >"$LOG" 2>&1 &
+PID=$!
+# http.sys is a Wine service started by the first HttpInitialize: seconds.
+if $PY test/wine/metrics_check.py wait "$PORT" 60; then
+    ok "GET http://127.0.0.1:$PORT/metrics answers (\":$PORT\" is loopback)"
+else
+    bad "GET http://127.0.0.1:$PORT/metrics answers" "$(tail -20 "$LOG")"
+    finish
+    exit 1
+fi
+grep -q "metrics: serving http://127.0.0.1:$PORT/metrics" "$LOG"
+check "the log names the URL served" $? "$(grep metrics "$LOG")"
+
+expect_run "Mkdir OK (1)" 0 'status: OK' cli filesystem v1 Mkdir '{"path":"C:\\csi-work\\a"}'
+expect_run "Mkdir OK (2)" 0 'status: OK' cli filesystem v1 Mkdir '{"path":"C:\\csi-work\\b"}'
+expect_run "Mkdir outside the working dirs: INVALID_ARGUMENT" 3 'not within' \
+    cli filesystem v1 Mkdir '{"path":"C:\\Windows\\x"}'
+expect_run "PathExists OK" 0 '"exists":true' cli filesystem v1 PathExists '{"path":"C:\\csi-work\\a"}'
+expect_run "an admin is refused by the system group: PERMISSION_DENIED" 7 \
+    'not allowed to use the system group' cli system v1alpha1 GetBIOSSerialNumber '{}'
+
+# Connections close when the CLI exits; the server notices on its next read.
+for _ in $(seq 1 50); do
+    [ "$($PY - "$PORT" <<'PYEOF'
+import sys, urllib.request
+from prometheus_client.parser import text_string_to_metric_families as p
+t = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=10).read().decode()
+print(sum(s.value for f in p(t) for s in f.samples if s.name == "csi_proxy_connections_open"))
+PYEOF
+)" = "0.0" ] && break
+    sleep 0.2
+done
+
+cat >"$WINEPREFIX/expect.json" <<'JSON'
+{"samples": [
+  ["grpc_server_handled_total", {"grpc_type": "unary", "grpc_service": "v1.Filesystem", "grpc_method": "Mkdir", "grpc_code": "OK"}, 2],
+  ["grpc_server_handled_total", {"grpc_type": "unary", "grpc_service": "v1.Filesystem", "grpc_method": "Mkdir", "grpc_code": "InvalidArgument"}, 1],
+  ["grpc_server_handled_total", {"grpc_type": "unary", "grpc_service": "v1.Filesystem", "grpc_method": "PathExists", "grpc_code": "OK"}, 1],
+  ["grpc_server_started_total", {"grpc_type": "unary", "grpc_service": "v1.Filesystem", "grpc_method": "Mkdir"}, 3],
+  ["grpc_server_msg_received_total", {"grpc_service": "v1.Filesystem", "grpc_method": "Mkdir"}, 3],
+  ["grpc_server_msg_sent_total", {"grpc_service": "v1.Filesystem", "grpc_method": "Mkdir"}, 3],
+  ["grpc_server_handling_seconds_count", {"grpc_type": "unary", "grpc_service": "v1.Filesystem", "grpc_method": "Mkdir"}, 3],
+  ["grpc_server_handling_seconds_count", {"grpc_service": "v1.Filesystem", "grpc_method": "PathExists"}, 1],
+  ["csi_proxy_connections_total", {"group": "filesystem"}, 4],
+  ["csi_proxy_connections_open", {"group": "filesystem"}, 0],
+  ["csi_proxy_connections_open", {"group": "system"}, 0],
+  ["csi_proxy_refused_connections_total", {"group": "filesystem"}, 0],
+  ["csi_proxy_refused_connections_total", {"group": "system"}, 1],
+  ["csi_proxy_refused_calls_total", {"group": "system"}, 1],
+  ["csi_proxy_refused_calls_total", {"group": "filesystem"}, 0],
+  ["csi_proxy_audit_records_total", {"kind": "call"}, 3],
+  ["csi_proxy_audit_records_total", {"kind": "denied"}, 1]
+ ],
+ "at_least": [
+  ["csi_proxy_path_refusals_total", {}, 1]
+ ],
+ "absent": [
+  ["grpc_server_handled_total", {"grpc_service": "v1alpha1.System"}],
+  ["grpc_server_started_total", {"grpc_method": "GetBIOSSerialNumber"}],
+  ["grpc_server_handled_total", {"grpc_code": "PermissionDenied"}]
+ ]}
+JSON
+OUT=$($PY test/wine/metrics_check.py check "$PORT" "$WINEPREFIX/expect.json")
+RC=$?
+echo "$OUT" | sed 's/^/    /'
+check "the scrape matches the calls made (Prometheus' parser; $(tail -1 <<<"$OUT"))" $RC
+
+st=$($PY test/wine/metrics_check.py status "$PORT" /other)
+check "another path: 404" "$([ "$st" = 404 ] && echo 0 || echo 1)" "$st"
+st=$($PY test/wine/metrics_check.py status "$PORT" /metrics POST)
+check "POST /metrics: 405" "$([ "$st" = 405 ] && echo 0 || echo 1)" "$st"
+# Loopback only. Wine's http.sys listens on every interface (0.0.0.0) even
+# for http://127.0.0.1:PORT/ (Windows routes an IP-bound URL by interface),
+# so csi-proxy checks where each request arrived: one that reaches the port
+# on another local address (127.0.0.2, any 127/8 address is this machine)
+# claiming Host: 127.0.0.1 is refused, 403.
+st=$($PY test/wine/metrics_check.py status "$PORT" /metrics GET 127.0.0.2)
+check "a request that arrived on 127.0.0.2, not the address served: 403" \
+    "$([ "$st" = 403 ] && echo 0 || echo 1)" "$st"
+
+# --- an address http.sys cannot serve is a start-up error too --------------------
+# A second csi-proxy (other pipes: the iscsi group only) asking for the same
+# URL: http.sys refuses the registration and the start fails.
+cat >"$C/csi/iscsi.yaml" <<'YAML'
+groups:
+  iscsi: {}
+YAML
+timed_run() { OUT=$(set -o pipefail; timeout 60 wine "$@" 2>&1 | tr -d '\r'); RC=$?; }
+expect_run "a URL another process serves: the start fails, naming the flag and the URL" 1 \
+    "-metrics-bind-address: cannot serve http://127.0.0.1:$PORT/: HttpAddUrlToUrlGroup failed" \
+    timed_run 'C:\csi\csi-proxy.exe' -config 'C:\csi\iscsi.yaml' -metrics-bind-address "127.0.0.1:$PORT"
+finish
