@@ -123,6 +123,7 @@ struct cp_transport {
     pipe_conn *all;   /* every pipe_conn not yet freed */
     pipe_conn *dirty; /* connections with finished calls to write out */
     size_t nconns;    /* connected pipe_conns not yet closed */
+    size_t jobs;      /* calls handed to the pool whose KEY_JOB has not come back */
     volatile LONG stop_requested;
     volatile LONG64 stop_drain_ms;
     int phase;
@@ -518,8 +519,11 @@ static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
             return;
         }
         pc->opener_checked = false; /* new bytes: before_call asks the system again */
+        size_t jobs = n > 0 ? cp_conn_inflight(pc->conn) : 0;
         if (n > 0 && cp_conn_recv(pc->conn, pc->rbuf, n) != CP_OK)
             pc->closing = true; /* protocol error: send the GOAWAY, then close */
+        if (n > 0)              /* calls are handed to the pool only from cp_conn_recv */
+            pc->t->jobs += cp_conn_inflight(pc->conn) - jobs;
         if (pc->closing)
             break;
         DWORD got = 0;
@@ -560,9 +564,11 @@ static void on_write(pipe_conn *pc, bool ok, DWORD n)
     flush(pc);
 }
 
-static void on_packet(const OVERLAPPED_ENTRY *ev, int64_t now)
+static void on_packet(cp_transport *t, const OVERLAPPED_ENTRY *ev, int64_t now)
 {
     if (ev->lpCompletionKey == KEY_JOB) {
+        if (t->jobs > 0)
+            t->jobs--;
         cp_conn *c = cp_job_complete((cp_job *)ev->lpOverlapped);
         if (c != NULL) {
             pipe_conn *pc = cp_conn_user(c);
@@ -782,15 +788,23 @@ int cp_transport_run(cp_transport *t)
         if (t->phase == CLOSING && t->all == NULL)
             return CP_OK;
         DWORD ms = wait == INT64_MAX ? INFINITE : (wait > 0x7ffffffe ? 0x7ffffffe : (DWORD)wait);
+        /* As many packets as calls are out on the pool (at least one):
+         * GetQueuedCompletionStatusEx ends a batch that is not full with
+         * one more look at the port, which finds it empty (a system call,
+         * a wineserver request under Wine); with one call out, or none,
+         * the packet awaited is the only one, and a full batch of one ends
+         * without that look. Answers finishing together still leave in
+         * one write per connection (flush_dirty). */
+        ULONG want = t->jobs < 1 ? 1 : (t->jobs > BATCH ? BATCH : (ULONG)t->jobs);
         ULONG got = 0;
-        if (!GetQueuedCompletionStatusEx(t->iocp, ev, BATCH, &got, ms, FALSE)) {
+        if (!GetQueuedCompletionStatusEx(t->iocp, ev, want, &got, ms, FALSE)) {
             if (GetLastError() != WAIT_TIMEOUT)
                 return CP_E_IO; /* the port itself is broken; free() cleans up */
             got = 0;
         }
         now = cp_now_ms();
         for (ULONG i = 0; i < got; i++)
-            on_packet(&ev[i], now);
+            on_packet(t, &ev[i], now);
         flush_dirty(t);
     }
 }
@@ -824,7 +838,7 @@ void cp_transport_free(cp_transport *t)
         if (!GetQueuedCompletionStatusEx(t->iocp, ev, BATCH, &got, ms, FALSE) || got == 0)
             break;
         for (ULONG i = 0; i < got; i++)
-            on_packet(&ev[i], now);
+            on_packet(t, &ev[i], now);
         flush_dirty(t);
     }
     if (t->all == NULL) /* else the kernel may still complete into them */
