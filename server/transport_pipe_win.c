@@ -65,6 +65,7 @@
 #define FREE_WAIT_MS 5000     /* cp_transport_free: wait for cancelled I/O */
 #define BATCH 64
 #define SYNC_READS 16 /* reads done at once before the port takes a turn */
+#define HOLD_MS 2     /* output held back for the answer of a call just started */
 
 enum { KEY_IO = 1, KEY_JOB, KEY_STOP };
 enum { RUNNING, DRAINING, CLOSING };
@@ -92,6 +93,7 @@ struct pipe_conn {
     bool closing;         /* close as soon as the output is written */
     bool connected;       /* the connect completed (counted in t->nconns) */
     int64_t deadline;     /* cached cp_conn_next_deadline() */
+    int64_t hold_until;   /* output held until then (0: not held), see on_read */
     int64_t active_at;    /* last read or finished call, for opts.idle_ms */
     int64_t connected_at; /* FILETIME of the connect, for opts.authorize */
     HANDLE opener;        /* the allowed client process (authorize hook), or NULL */
@@ -342,6 +344,7 @@ static int start_read(pipe_conn *pc, DWORD *got)
  * pc: it may be freed. */
 static void flush(pipe_conn *pc)
 {
+    pc->hold_until = 0;
     if (pc->conn == NULL)
         return;
     while (!pc->writing) {
@@ -507,6 +510,7 @@ static void before_call(void *ctx)
  * SYNC_READS), then answers. */
 static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
 {
+    bool started = false; /* a call was handed to the pool */
     for (int round = 1;; round++) {
         pc->reading = false;
         pc->active_at = now;
@@ -522,8 +526,10 @@ static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
         size_t jobs = n > 0 ? cp_conn_inflight(pc->conn) : 0;
         if (n > 0 && cp_conn_recv(pc->conn, pc->rbuf, n) != CP_OK)
             pc->closing = true; /* protocol error: send the GOAWAY, then close */
-        if (n > 0)              /* calls are handed to the pool only from cp_conn_recv */
+        if (n > 0 && cp_conn_inflight(pc->conn) > jobs) { /* only cp_conn_recv starts calls */
             pc->t->jobs += cp_conn_inflight(pc->conn) - jobs;
+            started = true;
+        }
         if (pc->closing)
             break;
         DWORD got = 0;
@@ -547,6 +553,22 @@ static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
             pc->reading = false;
         }
         n = got;
+    }
+    /* A read that started a call usually leaves only control frames to
+     * send (grpc-go sends its BDP PING and WINDOW_UPDATE with the request:
+     * the PING ACK), and a quick call's answer follows within a
+     * millisecond: hold the output back for at most HOLD_MS so that both
+     * leave in one WriteFile (two system calls each under Wine, write and
+     * the wait for its result) instead of two. The answer's flush
+     * (flush_dirty) or tick() at hold_until sends it all, PING ACK first
+     * as nghttp2 queues it ("PING responses SHOULD be given higher
+     * priority than any other frame", RFC 9113 section 6.7: it still
+     * leads the write). Not on a connection that is closing. */
+    if (started && !pc->closing && !pc->writing && pc->conn != NULL) {
+        if (pc->hold_until == 0)
+            pc->hold_until = now + HOLD_MS;
+        pc->deadline = cp_conn_next_deadline(pc->conn);
+        return;
     }
     flush(pc);
 }
@@ -715,6 +737,14 @@ static int64_t tick(cp_transport *t, int64_t now)
     }
     for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
         next = pc->next;
+        if (pc->hold_until != 0 && pc->h != INVALID_HANDLE_VALUE) {
+            if (now >= pc->hold_until) {
+                flush(pc);                 /* may close pc; else its deadline is new: */
+                min_wait(&wait, now, now); /* the loop looks again at once */
+                continue;
+            }
+            min_wait(&wait, pc->hold_until, now);
+        }
         if (pc->conn == NULL || pc->deadline == INT64_MAX)
             continue;
         if (pc->deadline <= now) {
