@@ -65,7 +65,7 @@
 #define FREE_WAIT_MS 5000     /* cp_transport_free: wait for cancelled I/O */
 #define BATCH 64
 #define SYNC_READS 16 /* reads done at once before the port takes a turn */
-#define HOLD_MS 2     /* output held back for the answer of a call just started */
+#define HOLD_MS 10    /* output held back for the answer of a call just started */
 
 enum { KEY_IO = 1, KEY_JOB, KEY_STOP };
 enum { RUNNING, DRAINING, CLOSING };
@@ -506,6 +506,30 @@ static void before_call(void *ctx)
     cp_conn_deny(pc->conn, msg, revoked_call, pc);
 }
 
+/* Whether the n bytes are whole HTTP/2 frames (RFC 9113 section 4.1:
+ * 24-bit length, type, flags, stream id) of the kinds a client sends
+ * between calls, SETTINGS, WINDOW_UPDATE and PING, at least one of them a
+ * PING to be acknowledged: what grpc-go sends after each response it
+ * reads (its BDP ping). Anything else, or a frame cut by the read: false. */
+static bool ping_only(const uint8_t *p, DWORD n)
+{
+    bool ping = false;
+    for (DWORD at = 0; at < n;) {
+        if (n - at < 9)
+            return false;
+        DWORD len = (DWORD)p[at] << 16 | (DWORD)p[at + 1] << 8 | p[at + 2];
+        uint8_t type = p[at + 3];
+        if (type == 6 && !(p[at + 4] & 1)) /* PING without ACK */
+            ping = true;
+        else if (type != 4 && type != 8 && type != 6)
+            return false;
+        if (len > n - at - 9)
+            return false;
+        at += 9 + len;
+    }
+    return ping;
+}
+
 /* n bytes arrived in rbuf; reads on while more are there at once (up to
  * SYNC_READS), then answers. */
 static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
@@ -529,6 +553,8 @@ static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
         if (n > 0 && cp_conn_inflight(pc->conn) > jobs) { /* only cp_conn_recv starts calls */
             pc->t->jobs += cp_conn_inflight(pc->conn) - jobs;
             started = true;
+        } else if (n > 0 && ping_only(pc->rbuf, n)) {
+            started = true; /* the next call is likely on its way: see below */
         }
         if (pc->closing)
             break;
@@ -559,8 +585,10 @@ static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
      * the PING ACK), and a quick call's answer follows within a
      * millisecond: hold the output back for at most HOLD_MS so that both
      * leave in one WriteFile (two system calls each under Wine, write and
-     * the wait for its result) instead of two. The answer's flush
-     * (flush_dirty) or tick() at hold_until sends it all, PING ACK first
+     * the wait for its result) instead of two. The same for a read of a
+     * PING alone (ping_only), which a client calling in a loop sends just
+     * before its next call. The answer's flush (flush_dirty) or tick() at
+     * hold_until (set by the first read held) sends it all, PING ACK first
      * as nghttp2 queues it ("PING responses SHOULD be given higher
      * priority than any other frame", RFC 9113 section 6.7: it still
      * leads the write). Not on a connection that is closing. */
