@@ -35,7 +35,11 @@
  * SYNC_READS reads in a row are handled so; then the read goes through the
  * port, and other connections get their turn. Answers of finished calls are
  * written once per batch of packets (the dirty list), so that calls
- * finishing together leave in one write rather than one write each.
+ * finishing together leave in one write rather than one write each. The
+ * output of a read that started a call (or carried a PING alone) is held
+ * up to HOLD_MS for that call's answer, so that the PING ACK and the
+ * answer leave in one write (on_read). A port wait asks for as many
+ * packets as calls are out on the pool (cp_transport_run).
  *
  * Lifetime: each pipe_conn counts the overlapped operations the kernel owns
  * (ops). Closing a pipe_conn closes its handle (which cancels its I/O) but
