@@ -145,6 +145,8 @@ static bool check_request(cp_conn *c, cp_stream *st)
         respond_http(c, st, "415");
         return false;
     }
+    if (c->opts.deny_message == NULL && c->opts.before_call != NULL)
+        c->opts.before_call(c->opts.before_call_ctx); /* may deny the connection */
     if (c->opts.deny_message != NULL) {
         if (c->on_denied != NULL)
             c->on_denied(c->on_denied_ctx, st->path);

@@ -64,6 +64,12 @@ typedef struct cp_conn_opts {
     /* Called for every call of a CP_METHOD_MUTATES method; may be NULL. */
     cp_audit_fn audit;
     void *audit_ctx;
+    /* Called before each new call is accepted while the caller is allowed:
+     * the transport re-checks what the allowance rests on there (and calls
+     * cp_conn_deny when it has lapsed), so that a check is paid per call
+     * read, not per read of control frames. May be NULL. */
+    void (*before_call)(void *ctx);
+    void *before_call_ctx;
     /* Counts calls and connections (metrics.h); NULL: metrics off. */
     struct cp_metrics *metrics;
 } cp_conn_opts;

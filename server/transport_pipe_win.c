@@ -16,10 +16,12 @@
  * and before they reach HTTP/2: a refused caller's connection answers
  * PERMISSION_DENIED to every call. An allowed connection stays allowed
  * only while the process that opened it lives: the hook leaves a handle on
- * that process, and before each read's bytes reach HTTP/2 a zero-timeout
- * WaitForSingleObject on it tells whether it has exited (the connection
- * was handed on); then every later call is PERMISSION_DENIED, and
- * opts.revoke audits each.
+ * that process, and before a call read from the pipe is accepted a
+ * zero-timeout WaitForSingleObject on it tells whether it has exited (the
+ * connection was handed on); then that call and every later one is
+ * PERMISSION_DENIED, and opts.revoke audits each. The check is made once
+ * per read that carries the start of a call (cp_conn_opts.before_call),
+ * not for reads of control frames only (WINDOW_UPDATE, PING).
  *
  * Limits: at most opts.max_conns open connections (a client beyond that is
  * disconnected at once: UNAVAILABLE, and it retries); connections with no
@@ -33,7 +35,11 @@
  * SYNC_READS reads in a row are handled so; then the read goes through the
  * port, and other connections get their turn. Answers of finished calls are
  * written once per batch of packets (the dirty list), so that calls
- * finishing together leave in one write rather than one write each.
+ * finishing together leave in one write rather than one write each. The
+ * output of a read that started a call (or carried a PING alone) is held
+ * up to HOLD_MS for that call's answer, so that the PING ACK and the
+ * answer leave in one write (on_read). A port wait asks for as many
+ * packets as calls are out on the pool (cp_transport_run).
  *
  * Lifetime: each pipe_conn counts the overlapped operations the kernel owns
  * (ops). Closing a pipe_conn closes its handle (which cancels its I/O) but
@@ -63,6 +69,7 @@
 #define FREE_WAIT_MS 5000     /* cp_transport_free: wait for cancelled I/O */
 #define BATCH 64
 #define SYNC_READS 16 /* reads done at once before the port takes a turn */
+#define HOLD_MS 10    /* output held back for the answer of a call just started */
 
 enum { KEY_IO = 1, KEY_JOB, KEY_STOP };
 enum { RUNNING, DRAINING, CLOSING };
@@ -90,10 +97,12 @@ struct pipe_conn {
     bool closing;         /* close as soon as the output is written */
     bool connected;       /* the connect completed (counted in t->nconns) */
     int64_t deadline;     /* cached cp_conn_next_deadline() */
+    int64_t hold_until;   /* output held until then (0: not held), see on_read */
     int64_t active_at;    /* last read or finished call, for opts.idle_ms */
     int64_t connected_at; /* FILETIME of the connect, for opts.authorize */
     HANDLE opener;        /* the allowed client process (authorize hook), or NULL */
     uint32_t pid;         /* its id, for the revoke hook */
+    bool opener_checked;  /* before_call asked the system for the bytes of this read */
     uint8_t *rbuf;        /* READ_BUF, then WRITE_BUF for wbuf */
     uint8_t *wbuf;
     size_t wlen;
@@ -120,6 +129,7 @@ struct cp_transport {
     pipe_conn *all;   /* every pipe_conn not yet freed */
     pipe_conn *dirty; /* connections with finished calls to write out */
     size_t nconns;    /* connected pipe_conns not yet closed */
+    size_t jobs;      /* calls handed to the pool whose KEY_JOB has not come back */
     volatile LONG stop_requested;
     volatile LONG64 stop_drain_ms;
     int phase;
@@ -338,6 +348,7 @@ static int start_read(pipe_conn *pc, DWORD *got)
  * pc: it may be freed. */
 static void flush(pipe_conn *pc)
 {
+    pc->hold_until = 0;
     if (pc->conn == NULL)
         return;
     while (!pc->writing) {
@@ -398,6 +409,7 @@ static void post_job(void *ctx, cp_job *job)
 }
 
 static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now);
+static void before_call(void *ctx);
 
 static void on_connect(pipe_conn *pc, bool ok, int64_t now)
 {
@@ -447,6 +459,8 @@ static bool open_conn(pipe_conn *pc)
     o.peer_pid = pid;
     o.deny_message = NULL;
     o.peer_id[0] = '\0';
+    o.before_call = before_call;
+    o.before_call_ctx = pc;
     cp_pipe_client client = {pc->h, pc->connected_at, NULL};
     if (t->opts.authorize != NULL)
         o.deny_message = t->opts.authorize(t->opts.authorize_ctx, pc->l->svc, pid, &client,
@@ -464,7 +478,7 @@ static bool open_conn(pipe_conn *pc)
     return true;
 }
 
-/* A call refused by check_opener: the revoke hook audits it. */
+/* A call refused by before_call: the revoke hook audits it. */
 static void revoked_call(void *ctx, const char *path)
 {
     pipe_conn *pc = ctx;
@@ -473,12 +487,19 @@ static void revoked_call(void *ctx, const char *path)
         t->opts.revoke(t->opts.authorize_ctx, pc->l->svc, pc->pid, cp_conn_peer_id(pc->conn), path);
 }
 
-/* Before bytes reach an allowed connection: has the process that opened
- * it exited? Then they come from a process it was handed to, which was
- * never identified: every call from here on is refused (once decided, the
- * handle is dropped and the refusal stays). */
-static void check_opener(pipe_conn *pc)
+/* Before a call read from an allowed connection is accepted: has the
+ * process that opened it exited? Then the call comes from a process it was
+ * handed to, which was never identified: it and every call from here on
+ * are refused (once decided, the handle is dropped and the refusal stays).
+ * Asked by the connection (cp_conn_opts.before_call) for each new call,
+ * and answered from the system once per read: the bytes of one read were
+ * all written before it completed. */
+static void before_call(void *ctx)
 {
+    pipe_conn *pc = ctx;
+    if (pc->opener_checked)
+        return;
+    pc->opener_checked = true;
     if (pc->opener == NULL || WaitForSingleObject(pc->opener, 0) != WAIT_OBJECT_0)
         return;
     CloseHandle(pc->opener);
@@ -489,10 +510,35 @@ static void check_opener(pipe_conn *pc)
     cp_conn_deny(pc->conn, msg, revoked_call, pc);
 }
 
+/* Whether the n bytes are whole HTTP/2 frames (RFC 9113 section 4.1:
+ * 24-bit length, type, flags, stream id) of the kinds a client sends
+ * between calls, SETTINGS, WINDOW_UPDATE and PING, at least one of them a
+ * PING to be acknowledged: what grpc-go sends after each response it
+ * reads (its BDP ping). Anything else, or a frame cut by the read: false. */
+static bool ping_only(const uint8_t *p, DWORD n)
+{
+    bool ping = false;
+    for (DWORD at = 0; at < n;) {
+        if (n - at < 9)
+            return false;
+        DWORD len = (DWORD)p[at] << 16 | (DWORD)p[at + 1] << 8 | p[at + 2];
+        uint8_t type = p[at + 3];
+        if (type == 6 && !(p[at + 4] & 1)) /* PING without ACK */
+            ping = true;
+        else if (type != 4 && type != 8 && type != 6)
+            return false;
+        if (len > n - at - 9)
+            return false;
+        at += 9 + len;
+    }
+    return ping;
+}
+
 /* n bytes arrived in rbuf; reads on while more are there at once (up to
  * SYNC_READS), then answers. */
 static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
 {
+    bool started = false; /* a call was handed to the pool */
     for (int round = 1;; round++) {
         pc->reading = false;
         pc->active_at = now;
@@ -504,10 +550,16 @@ static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
             pc_close(pc);
             return;
         }
-        if (n > 0)
-            check_opener(pc);
+        pc->opener_checked = false; /* new bytes: before_call asks the system again */
+        size_t jobs = n > 0 ? cp_conn_inflight(pc->conn) : 0;
         if (n > 0 && cp_conn_recv(pc->conn, pc->rbuf, n) != CP_OK)
             pc->closing = true; /* protocol error: send the GOAWAY, then close */
+        if (n > 0 && cp_conn_inflight(pc->conn) > jobs) { /* only cp_conn_recv starts calls */
+            pc->t->jobs += cp_conn_inflight(pc->conn) - jobs;
+            started = true;
+        } else if (n > 0 && ping_only(pc->rbuf, n)) {
+            started = true; /* the next call is likely on its way: see below */
+        }
         if (pc->closing)
             break;
         DWORD got = 0;
@@ -532,6 +584,24 @@ static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
         }
         n = got;
     }
+    /* A read that started a call usually leaves only control frames to
+     * send (grpc-go sends its BDP PING and WINDOW_UPDATE with the request:
+     * the PING ACK), and a quick call's answer follows within a
+     * millisecond: hold the output back for at most HOLD_MS so that both
+     * leave in one WriteFile (two system calls each under Wine, write and
+     * the wait for its result) instead of two. The same for a read of a
+     * PING alone (ping_only), which a client calling in a loop sends just
+     * before its next call. The answer's flush (flush_dirty) or tick() at
+     * hold_until (set by the first read held) sends it all, PING ACK first
+     * as nghttp2 queues it ("PING responses SHOULD be given higher
+     * priority than any other frame", RFC 9113 section 6.7: it still
+     * leads the write). Not on a connection that is closing. */
+    if (started && !pc->closing && !pc->writing && pc->conn != NULL) {
+        if (pc->hold_until == 0)
+            pc->hold_until = now + HOLD_MS;
+        pc->deadline = cp_conn_next_deadline(pc->conn);
+        return;
+    }
     flush(pc);
 }
 
@@ -548,9 +618,11 @@ static void on_write(pipe_conn *pc, bool ok, DWORD n)
     flush(pc);
 }
 
-static void on_packet(const OVERLAPPED_ENTRY *ev, int64_t now)
+static void on_packet(cp_transport *t, const OVERLAPPED_ENTRY *ev, int64_t now)
 {
     if (ev->lpCompletionKey == KEY_JOB) {
+        if (t->jobs > 0)
+            t->jobs--;
         cp_conn *c = cp_job_complete((cp_job *)ev->lpOverlapped);
         if (c != NULL) {
             pipe_conn *pc = cp_conn_user(c);
@@ -697,6 +769,14 @@ static int64_t tick(cp_transport *t, int64_t now)
     }
     for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
         next = pc->next;
+        if (pc->hold_until != 0 && pc->h != INVALID_HANDLE_VALUE) {
+            if (now >= pc->hold_until) {
+                flush(pc);                 /* may close pc; else its deadline is new: */
+                min_wait(&wait, now, now); /* the loop looks again at once */
+                continue;
+            }
+            min_wait(&wait, pc->hold_until, now);
+        }
         if (pc->conn == NULL || pc->deadline == INT64_MAX)
             continue;
         if (pc->deadline <= now) {
@@ -770,15 +850,23 @@ int cp_transport_run(cp_transport *t)
         if (t->phase == CLOSING && t->all == NULL)
             return CP_OK;
         DWORD ms = wait == INT64_MAX ? INFINITE : (wait > 0x7ffffffe ? 0x7ffffffe : (DWORD)wait);
+        /* As many packets as calls are out on the pool (at least one):
+         * GetQueuedCompletionStatusEx ends a batch that is not full with
+         * one more look at the port, which finds it empty (a system call,
+         * a wineserver request under Wine); with one call out, or none,
+         * the packet awaited is the only one, and a full batch of one ends
+         * without that look. Answers finishing together still leave in
+         * one write per connection (flush_dirty). */
+        ULONG want = t->jobs < 1 ? 1 : (t->jobs > BATCH ? BATCH : (ULONG)t->jobs);
         ULONG got = 0;
-        if (!GetQueuedCompletionStatusEx(t->iocp, ev, BATCH, &got, ms, FALSE)) {
+        if (!GetQueuedCompletionStatusEx(t->iocp, ev, want, &got, ms, FALSE)) {
             if (GetLastError() != WAIT_TIMEOUT)
                 return CP_E_IO; /* the port itself is broken; free() cleans up */
             got = 0;
         }
         now = cp_now_ms();
         for (ULONG i = 0; i < got; i++)
-            on_packet(&ev[i], now);
+            on_packet(t, &ev[i], now);
         flush_dirty(t);
     }
 }
@@ -812,7 +900,7 @@ void cp_transport_free(cp_transport *t)
         if (!GetQueuedCompletionStatusEx(t->iocp, ev, BATCH, &got, ms, FALSE) || got == 0)
             break;
         for (ULONG i = 0; i < got; i++)
-            on_packet(&ev[i], now);
+            on_packet(t, &ev[i], now);
         flush_dirty(t);
     }
     if (t->all == NULL) /* else the kernel may still complete into them */

@@ -23,9 +23,32 @@ typedef struct gate_group {
     char deny[160]; /* what a refused client is told */
 } gate_group;
 
+/* A process token already judged allowed for a group. TokenId is a
+ * locally unique identifier given to the token object when it was made
+ * (never reused while the system runs), and ModifiedId "changes each time
+ * the token is modified" ("TOKEN_STATISTICS structure", winnt.h): the pair
+ * names one state of one token, so the judgement of that state (user,
+ * groups and their attributes, restricting SIDs, all the judges read)
+ * holds while both are unchanged. Only allowances are kept: a refusal is
+ * judged again (and audited with its reason) every time. Everything else
+ * a connection is checked for (the process alive and created before the
+ * connect, still the pipe's client, its impersonation token, the hand-off
+ * handle) is checked every time, hit or not. */
+typedef struct gate_seen {
+    LUID token_id, modified_id;
+    int group; /* index into cp_gate.g; -1: unused slot */
+    char caller[CP_SID_STR_MAX];
+} gate_seen;
+
+#define GATE_SEEN 32 /* distinct (token, group) pairs remembered */
+
 struct cp_gate {
     gate_group g[CP_CONFIG_N_GROUPS];
     cp_audit *audit;
+    /* Used by cp_gate_authorize only, which the transport calls on its one
+     * I/O thread (transport_pipe_win.c): no lock. */
+    gate_seen seen[GATE_SEEN];
+    unsigned seen_next; /* the slot replaced next (round robin) */
 };
 
 cp_gate *cp_gate_new(const cp_config *c, cp_audit *audit, cp_error *e)
@@ -34,6 +57,8 @@ cp_gate *cp_gate_new(const cp_config *c, cp_audit *audit, cp_error *e)
     if (gt == NULL)
         goto nomem;
     gt->audit = audit;
+    for (int i = 0; i < GATE_SEEN; i++)
+        gt->seen[i].group = -1;
     for (int i = 0; i < CP_CONFIG_N_GROUPS; i++) {
         const cp_config_group *cg = &c->groups[i];
         gate_group *g = &gt->g[i];
@@ -71,6 +96,43 @@ void cp_gate_free(cp_gate *gt)
         free(gt->g[i].allowed);
     }
     free(gt);
+}
+
+static bool luid_eq(LUID a, LUID b)
+{
+    return a.LowPart == b.LowPart && a.HighPart == b.HighPart;
+}
+
+/* The process token's identity (TokenId, ModifiedId); false if the system
+ * does not say (then nothing is remembered or looked up). */
+static bool token_state(HANDLE tok, LUID *id, LUID *modified)
+{
+    TOKEN_STATISTICS st;
+    DWORD len = 0;
+    if (!GetTokenInformation(tok, TokenStatistics, &st, sizeof(st), &len))
+        return false;
+    *id = st.TokenId;
+    *modified = st.ModifiedId;
+    return true;
+}
+
+static const gate_seen *seen_find(const cp_gate *gt, int group, LUID id, LUID modified)
+{
+    for (int i = 0; i < GATE_SEEN; i++) {
+        const gate_seen *s = &gt->seen[i];
+        if (s->group == group && luid_eq(s->token_id, id) && luid_eq(s->modified_id, modified))
+            return s;
+    }
+    return NULL;
+}
+
+static void seen_add(cp_gate *gt, int group, LUID id, LUID modified, const char *caller)
+{
+    gate_seen *s = &gt->seen[gt->seen_next++ % GATE_SEEN];
+    s->group = group;
+    s->token_id = id;
+    s->modified_id = modified;
+    snprintf(s->caller, sizeof(s->caller), "%s", caller);
 }
 
 static const gate_group *group_of(const cp_gate *gt, const char *name)
@@ -126,16 +188,28 @@ static bool judge(const gate_group *g, HANDLE token, const char *which, char *ca
     return false;
 }
 
-/* The client process's token, duplicated at identification level, and a
+/* The process token's state, and what was remembered of it. */
+typedef struct gate_state {
+    const cp_gate *gate;
+    int group;
+    bool known;
+    LUID id, modified;
+    const gate_seen *hit; /* judged allowed before in this state */
+} gate_state;
+
+/* The client process's token, duplicated at identification level (left
+ * NULL when ts finds it judged allowed before, see gate_seen), and a
  * handle on the process (*proc_out; the transport watches it for the
  * connection's life). A process created after the connection cannot be
  * its client: its pid was recycled from one that exited (the connection
  * living on in a handle it passed on). */
 static bool process_token(const cp_pipe_client *client, uint32_t pid, HANDLE *out, HANDLE *proc_out,
-                          char *why, size_t cap)
+                          gate_state *ts, char *why, size_t cap)
 {
     *out = NULL;
     *proc_out = NULL;
+    ts->known = false;
+    ts->hit = NULL;
     HANDLE pipe = client->pipe;
     if (pid == 0)
         return snprintf(why, cap, "the client process id is unknown"), false;
@@ -173,6 +247,11 @@ static bool process_token(const cp_pipe_client *client, uint32_t pid, HANDLE *ou
      * the pid from being reused from here on.) */
     if (!GetNamedPipeClientProcessId(pipe, &pid_after) || pid_after != pid) {
         snprintf(why, cap, "the pipe's client changed while it was being identified");
+        goto out;
+    }
+    ts->known = token_state(tok, &ts->id, &ts->modified);
+    if (ts->known && (ts->hit = seen_find(ts->gate, ts->group, ts->id, ts->modified)) != NULL) {
+        ok = true; /* judged before in this very state: no copy needed */
         goto out;
     }
     if (!DuplicateToken(tok, SecurityIdentification, out)) {
@@ -241,9 +320,17 @@ const char *cp_gate_authorize(void *ctx, const cp_service *svc, uint32_t pid, vo
         return unknown_group;
     }
     HANDLE ptok = NULL, itok = NULL, proc = NULL;
-    bool allowed = process_token(client, pid, &ptok, &proc, why, sizeof(why)) &&
-                   judge(g, ptok, "process", caller, sizeof(caller), why, sizeof(why)) &&
-                   impersonation_token(pipe, &itok, why, sizeof(why));
+    int gi = (int)(g - gt->g);
+    gate_state ts = {gt, gi, false, {0, 0}, {0, 0}, NULL};
+    bool allowed = process_token(client, pid, &ptok, &proc, &ts, why, sizeof(why));
+    if (allowed && ts.hit != NULL) {
+        snprintf(caller, sizeof(caller), "%s", ts.hit->caller);
+    } else if (allowed) {
+        allowed = judge(g, ptok, "process", caller, sizeof(caller), why, sizeof(why));
+        if (allowed && ts.known)
+            seen_add(gt, gi, ts.id, ts.modified, caller);
+    }
+    allowed = allowed && impersonation_token(pipe, &itok, why, sizeof(why));
     if (allowed && itok != NULL) {
         char icaller[CP_SID_STR_MAX];
         allowed = judge(g, itok, "impersonation", icaller, sizeof(icaller), why, sizeof(why));

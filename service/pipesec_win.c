@@ -31,11 +31,47 @@ static void origin(const cp_config *c, const cp_config_group *g, char *buf, size
  * FILE_GENERIC_WRITE) and FILE_CREATE_PIPE_INSTANCE, which has the value
  * of FILE_APPEND_DATA and so is part of FILE_GENERIC_WRITE. Needed: those
  * rights granted by allow entries for SIDs the process token holds
- * (CheckTokenMembership with no token: the process's own; generic rights
- * mapped as for files, "MapGenericMask function"), and none of them denied
- * to such a SID. Without it the group serves one connection at a time
- * (issue 9 item 6). */
-static bool lets_me_create_instances(PACL dacl)
+ * (CheckTokenMembership with me: an identification-level copy of the
+ * process's own token, made once for every group; generic rights mapped as
+ * for files, "MapGenericMask function"), and none of them denied to such a
+ * SID. Without it the group serves one connection at a time (issue 9
+ * item 6). */
+typedef struct me_token {
+    HANDLE tok; /* the copy described above, or NULL */
+    /* Answers of CheckTokenMembership already asked: the groups' DACLs
+     * mostly name the same few SIDs, and the token does not change while
+     * the descriptors are built. */
+    struct {
+        PSID sid;
+        BOOL member;
+    } seen[16];
+    int n;
+} me_token;
+
+/* CheckTokenMembership(me->tok, sid), each SID asked of the system once. */
+static bool is_member(me_token *me, PSID sid, BOOL *member)
+{
+    for (int i = 0; i < me->n; i++)
+        if (EqualSid(me->seen[i].sid, sid)) {
+            *member = me->seen[i].member;
+            return true;
+        }
+    if (!CheckTokenMembership(me->tok, sid, member))
+        return false;
+    if (me->n < (int)(sizeof(me->seen) / sizeof(me->seen[0]))) {
+        DWORD len = GetLengthSid(sid);
+        PSID copy = malloc(len);
+        if (copy != NULL && CopySid(len, copy, sid)) {
+            me->seen[me->n].sid = copy;
+            me->seen[me->n++].member = *member;
+        } else {
+            free(copy);
+        }
+    }
+    return true;
+}
+
+static bool lets_me_create_instances(PACL dacl, me_token *me)
 {
     const DWORD need = FILE_GENERIC_READ | FILE_GENERIC_WRITE | FILE_CREATE_PIPE_INSTANCE;
     GENERIC_MAPPING map = {FILE_GENERIC_READ, FILE_GENERIC_WRITE, FILE_GENERIC_EXECUTE,
@@ -58,7 +94,7 @@ static bool lets_me_create_instances(PACL dacl)
         DWORD mask = a->Mask;
         MapGenericMask(&mask, &map);
         BOOL member = FALSE;
-        if (!CheckTokenMembership(NULL, (PSID)&a->SidStart, &member) || !member)
+        if (!is_member(me, (PSID)&a->SidStart, &member) || !member)
             continue;
         if (h->AceType == ACCESS_DENIED_ACE_TYPE && (mask & need) != 0)
             return false;
@@ -109,8 +145,8 @@ static int convert(const char *sddl, PSECURITY_DESCRIPTOR *sd, const char *where
     return CP_OK;
 }
 
-static int build(const cp_config *c, const cp_config_group *g, PSECURITY_DESCRIPTOR *out,
-                 cp_error *e)
+static int build(const cp_config *c, const cp_config_group *g, me_token *me,
+                 PSECURITY_DESCRIPTOR *out, cp_error *e)
 {
     char where[300];
     origin(c, g, where, sizeof(where));
@@ -137,7 +173,7 @@ static int build(const cp_config *c, const cp_config_group *g, PSECURITY_DESCRIP
      * from allowedCallers gets an entry for it (who may call is decided per
      * connection, from allowedCallers: gate_win.h); a DACL the operator
      * wrote is refused, not widened. */
-    if (!lets_me_create_instances(dacl)) {
+    if (!lets_me_create_instances(dacl, me)) {
         char sid[CP_SID_STR_MAX];
         my_sid(sid, sizeof(sid));
         LocalFree(sd);
@@ -173,16 +209,33 @@ cp_pipesec *cp_pipesec_new(const cp_config *c, cp_error *e)
         cp_error_set(e, CP_E_NOMEM, "pipe security: out of memory");
         return NULL;
     }
-    for (int i = 0; i < CP_CONFIG_N_GROUPS; i++) {
+    /* What CheckTokenMembership(NULL, ...) would copy on every call: the
+     * process token at identification level (no thread impersonates at
+     * start). Should the copy fail, me stays NULL and each check makes its
+     * own copy, as CheckTokenMembership does for a NULL token. */
+    HANDLE tok = NULL;
+    me_token me = {0};
+    if (OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY | TOKEN_DUPLICATE, &tok)) {
+        if (!DuplicateToken(tok, SecurityIdentification, &me.tok))
+            me.tok = NULL;
+        CloseHandle(tok);
+    }
+    int rc = CP_OK;
+    for (int i = 0; i < CP_CONFIG_N_GROUPS && rc == CP_OK; i++) {
         const cp_config_group *g = &c->groups[i];
         ps->group[i] = g->name;
-        if (build(c, g, &ps->sd[i], e) != CP_OK) {
-            cp_pipesec_free(ps);
-            return NULL;
-        }
+        rc = build(c, g, &me, &ps->sd[i], e);
         ps->sa[i].nLength = sizeof(ps->sa[i]);
         ps->sa[i].lpSecurityDescriptor = ps->sd[i];
         ps->sa[i].bInheritHandle = FALSE;
+    }
+    if (me.tok != NULL)
+        CloseHandle(me.tok);
+    for (int i = 0; i < me.n; i++)
+        free(me.seen[i].sid);
+    if (rc != CP_OK) {
+        cp_pipesec_free(ps);
+        return NULL;
     }
     return ps;
 }

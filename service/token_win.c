@@ -43,22 +43,31 @@ PSID cp_win_sid_to(const cp_sid *s)
     return sid;
 }
 
-/* GetTokenInformation into a malloc'd buffer; NULL with *err set. */
+/* GetTokenInformation into a malloc'd buffer; NULL with *err set. A first
+ * try with TOKEN_QUERY_GUESS bytes is usually enough: one system call
+ * rather than two (the size, then the data); a longer answer is asked
+ * for again at the size the system gives. */
+#define TOKEN_QUERY_GUESS 1024
 static void *token_query(HANDLE token, TOKEN_INFORMATION_CLASS cls, DWORD *err)
 {
     DWORD need = 0;
     *err = 0;
-    if (GetTokenInformation(token, cls, NULL, 0, &need) || need == 0) {
-        *err = GetLastError();
+    void *buf = malloc(TOKEN_QUERY_GUESS);
+    if (buf == NULL) {
+        *err = ERROR_NOT_ENOUGH_MEMORY;
+        return NULL;
+    }
+    if (GetTokenInformation(token, cls, buf, TOKEN_QUERY_GUESS, &need))
+        return buf;
+    DWORD first = GetLastError();
+    free(buf);
+    if (first != ERROR_INSUFFICIENT_BUFFER || need == 0) {
+        *err = first;
         if (*err == 0)
             *err = ERROR_INVALID_DATA;
         return NULL;
     }
-    if (GetLastError() != ERROR_INSUFFICIENT_BUFFER) {
-        *err = GetLastError();
-        return NULL;
-    }
-    void *buf = malloc(need);
+    buf = malloc(need);
     if (buf == NULL) {
         *err = ERROR_NOT_ENOUGH_MEMORY;
         return NULL;
