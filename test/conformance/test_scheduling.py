@@ -31,7 +31,9 @@ def stub(s, pb, group, method, channels={}):
     svc = {"filesystem": "Filesystem", "disk": "Disk", "volume": "Volume"}[group]
     mod = pb(group, "v1")
     m = mod.DESCRIPTOR.services_by_name[svc].methods_by_name[method]
-    key = (id(s), group)
+    # by socket directory, not id(s): a later test's Server may reuse a freed
+    # object's id and would get a channel to the previous server's sockets
+    key = (s.sock, group)
     if key not in channels:
         channels[key] = s.channel(group, "v1")
     return (channels[key].unary_unary(
