@@ -1,4 +1,7 @@
-/* transport_pipe_win.c - transport.h on named pipes \\.\pipe\<name>.
+/* transport_pipe_win.c - transport.h on named pipes \\.\pipe\<name>: the
+ * completion loop, timers and stop. The design of the whole transport is
+ * here; its pieces are in pipe_win.h (listening: pipe_listen_win.c; one
+ * connection's I/O and caller checks: pipe_conn_win.c).
  *
  * Threading: one I/O completion port, one I/O thread (the caller of
  * cp_transport_run). Every cp_conn_* call happens on it. Worker threads only
@@ -56,567 +59,8 @@
 
 #include "../winapi/winutil_win32.h"
 #include "pipe_client_win.h"
+#include "pipe_win.h"
 #include "thread.h"
-#include "transport.h"
-
-#define PIPE_PREFIX "\\\\.\\pipe\\"
-#define PIPE_QUOTA (64 * 1024) /* in/out buffer sizes of each instance */
-#define PIPE_TIMEOUT_MS 50     /* default WaitNamedPipe timeout, as go-winio */
-#define READ_BUF (16 * 1024)
-#define WRITE_BUF (32 * 1024)
-#define RELISTEN_RETRY_MS 250 /* after a failed CreateNamedPipeW at run time */
-#define CLOSE_GRACE_MS 2000   /* final flush before writes are cancelled */
-#define FREE_WAIT_MS 5000     /* cp_transport_free: wait for cancelled I/O */
-#define BATCH 64
-#define SYNC_READS 16 /* reads done at once before the port takes a turn */
-#define HOLD_MS 10    /* output held back for the answer of a call just started */
-
-enum { KEY_IO = 1, KEY_JOB, KEY_STOP };
-enum { RUNNING, DRAINING, CLOSING };
-
-typedef struct pipe_conn pipe_conn;
-typedef struct listener listener;
-
-typedef struct pipe_op {
-    OVERLAPPED ov;
-    pipe_conn *pc;
-} pipe_op;
-
-struct pipe_conn {
-    cp_transport *t;
-    listener *l;
-    HANDLE h;      /* INVALID_HANDLE_VALUE once closed */
-    cp_conn *conn; /* NULL while listening and once closed */
-    pipe_op rd;    /* ConnectNamedPipe while listening, then ReadFile */
-    pipe_op wr;    /* WriteFile */
-    unsigned ops;  /* overlapped operations owned by the kernel */
-    bool reading, writing;
-    bool skip;  /* FILE_SKIP_COMPLETION_PORT_ON_SUCCESS is set */
-    bool dirty; /* on t->dirty: answers to write after this batch */
-    pipe_conn *dirty_next;
-    bool closing;         /* close as soon as the output is written */
-    bool connected;       /* the connect completed (counted in t->nconns) */
-    int64_t deadline;     /* cached cp_conn_next_deadline() */
-    int64_t hold_until;   /* output held until then (0: not held), see on_read */
-    int64_t active_at;    /* last read or finished call, for opts.idle_ms */
-    int64_t connected_at; /* FILETIME of the connect, for opts.authorize */
-    HANDLE opener;        /* the allowed client process (authorize hook), or NULL */
-    uint32_t pid;         /* its id, for the revoke hook */
-    bool opener_checked;  /* before_call asked the system for the bytes of this read */
-    uint8_t *rbuf;        /* READ_BUF, then WRITE_BUF for wbuf */
-    uint8_t *wbuf;
-    size_t wlen;
-    pipe_conn *prev, *next; /* t->all */
-};
-
-struct listener {
-    const cp_service *svc;
-    char *name; /* \\.\pipe\csi-proxy-... (UTF-8, for messages) */
-    wchar_t *wpath;
-    SECURITY_ATTRIBUTES *sa; /* NULL: the default pipe security */
-    bool created;            /* first instance made: later ones omit FIRST_PIPE_INSTANCE */
-    pipe_conn *inst;         /* the listening instance; NULL while none */
-    int64_t retry_at;        /* when inst is NULL: next attempt */
-    DWORD last_err;          /* of the last failed CreateNamedPipeW (0: none) */
-    unsigned failures;       /* failed attempts in a row to create the next instance */
-};
-
-struct cp_transport {
-    cp_transport_opts opts;
-    HANDLE iocp;
-    listener *ls;
-    size_t nls;
-    pipe_conn *all;   /* every pipe_conn not yet freed */
-    pipe_conn *dirty; /* connections with finished calls to write out */
-    size_t nconns;    /* connected pipe_conns not yet closed */
-    size_t jobs;      /* calls handed to the pool whose KEY_JOB has not come back */
-    volatile LONG stop_requested;
-    volatile LONG64 stop_drain_ms;
-    int phase;
-    int64_t drain_until, close_until;
-};
-
-/* ---- pipe_conn life cycle ------------------------------------------- */
-
-static pipe_conn *pc_new(cp_transport *t, listener *l, HANDLE h)
-{
-    pipe_conn *pc = calloc(1, sizeof(*pc));
-    if (pc == NULL)
-        return NULL;
-    pc->t = t;
-    pc->l = l;
-    pc->h = h;
-    pc->rd.pc = pc;
-    pc->wr.pc = pc;
-    pc->deadline = INT64_MAX;
-    pc->next = t->all;
-    if (t->all != NULL)
-        t->all->prev = pc;
-    t->all = pc;
-    return pc;
-}
-
-static void pc_maybe_free(pipe_conn *pc)
-{
-    if (pc->h != INVALID_HANDLE_VALUE || pc->ops > 0 || pc->dirty)
-        return;
-    cp_transport *t = pc->t;
-    if (pc->prev != NULL)
-        pc->prev->next = pc->next;
-    else
-        t->all = pc->next;
-    if (pc->next != NULL)
-        pc->next->prev = pc->prev;
-    free(pc->rbuf);
-    free(pc);
-}
-
-/* Releases the connection and the handle; the memory goes once the port
- * has returned every pending operation. pc may be freed on return. */
-static void pc_close(pipe_conn *pc)
-{
-    if (pc->conn != NULL) {
-        cp_conn_close(pc->conn);
-        pc->conn = NULL;
-    }
-    if (pc->connected && pc->h != INVALID_HANDLE_VALUE)
-        pc->t->nconns--;
-    if (pc->l != NULL && pc->l->inst == pc)
-        pc->l->inst = NULL;
-    if (pc->opener != NULL) {
-        CloseHandle(pc->opener);
-        pc->opener = NULL;
-    }
-    if (pc->h != INVALID_HANDLE_VALUE) {
-        if (pc->ops > 0)
-            CancelIoEx(pc->h, NULL);
-        CloseHandle(pc->h);
-        pc->h = INVALID_HANDLE_VALUE;
-    }
-    pc_maybe_free(pc);
-}
-
-/* ---- listening ------------------------------------------------------ */
-
-/* Creates the listener's next instance and starts an overlapped connect. */
-static int listen_next(cp_transport *t, listener *l, cp_error *e)
-{
-    char why[256];
-    DWORD open_mode = PIPE_ACCESS_DUPLEX | FILE_FLAG_OVERLAPPED;
-    if (!l->created)
-        open_mode |= FILE_FLAG_FIRST_PIPE_INSTANCE;
-    HANDLE h = CreateNamedPipeW(
-        l->wpath, open_mode,
-        PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT | PIPE_REJECT_REMOTE_CLIENTS,
-        PIPE_UNLIMITED_INSTANCES, PIPE_QUOTA, PIPE_QUOTA, PIPE_TIMEOUT_MS, l->sa);
-    if (h == INVALID_HANDLE_VALUE) {
-        DWORD err = GetLastError();
-        l->last_err = err;
-        if (!l->created && (err == ERROR_ACCESS_DENIED || err == ERROR_PIPE_BUSY))
-            return cp_error_set(e, CP_E_ALREADY_EXISTS,
-                                "pipe %s already exists: is another csi-proxy running?", l->name);
-        return cp_error_set(e, CP_E_IO, "CreateNamedPipeW %s: %s (error %lu)", l->name,
-                            cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
-    }
-    /* Wine ignores FILE_FLAG_FIRST_PIPE_INSTANCE; the instance count tells
-     * there too (on Windows the flag already refused it). */
-    DWORD instances = 0;
-    if (!l->created && GetNamedPipeHandleStateW(h, NULL, &instances, NULL, NULL, NULL, 0) &&
-        instances > 1) {
-        CloseHandle(h);
-        return cp_error_set(e, CP_E_ALREADY_EXISTS,
-                            "pipe %s already exists: is another csi-proxy running?", l->name);
-    }
-    if (CreateIoCompletionPort(h, t->iocp, KEY_IO, 0) == NULL) {
-        DWORD err = GetLastError();
-        CloseHandle(h);
-        return cp_error_set(e, CP_E_IO, "CreateIoCompletionPort %s: %s (error %lu)", l->name,
-                            cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
-    }
-    l->created = true;
-    pipe_conn *pc = pc_new(t, l, h);
-    if (pc == NULL) {
-        CloseHandle(h);
-        return cp_error_set(e, CP_E_NOMEM, "pipe %s: out of memory", l->name);
-    }
-    l->inst = pc;
-    pc->skip = SetFileCompletionNotificationModes(h, FILE_SKIP_COMPLETION_PORT_ON_SUCCESS |
-                                                         FILE_SKIP_SET_EVENT_ON_HANDLE) != FALSE;
-    pc->ops++;
-    BOOL connected = ConnectNamedPipe(h, &pc->rd.ov);
-    if (!connected || pc->skip) {
-        DWORD err = connected ? ERROR_PIPE_CONNECTED : GetLastError();
-        if (err == ERROR_PIPE_CONNECTED || err == ERROR_NO_DATA) {
-            /* A client came between create and connect (ERROR_NO_DATA: and
-             * already closed its end; or the connect completed at once in
-             * the skip mode): no packet will be queued for this,
-             * so queue the completion ourselves. The connection then gets
-             * the next instance listening and, for a client already gone,
-             * ends on its first read. Failing here instead would stop the
-             * service at start, or leave the pipe without a listener. */
-            pc->rd.ov.Internal = 0;
-            if (PostQueuedCompletionStatus(t->iocp, 0, KEY_IO, &pc->rd.ov))
-                return CP_OK;
-            err = GetLastError();
-        }
-        if (err != ERROR_IO_PENDING) {
-            pc->ops--;
-            pc_close(pc);
-            return cp_error_set(e, CP_E_IO, "ConnectNamedPipe %s: %s (error %lu)", l->name,
-                                cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
-        }
-    }
-    return CP_OK;
-}
-
-/* Failed attempts between two reports of the same failure (a minute). */
-#define RELISTEN_REPORT_EVERY (60000 / RELISTEN_RETRY_MS)
-
-/* Creates the listener's next instance; on failure retries in
- * RELISTEN_RETRY_MS, and reports it through opts.listen_error at the first
- * failure, then once a minute, and when it recovers: a listener without an
- * instance serves no new client. ERROR_ACCESS_DENIED on an instance after
- * the first is the pipe's own DACL refusing this process
- * FILE_CREATE_PIPE_INSTANCE ("Named Pipe Security and Access Rights": "In
- * addition to the requested access rights, the DACL must allow the calling
- * thread FILE_CREATE_PIPE_INSTANCE access to the named pipe"): it will not
- * pass by retrying, and it leaves the group one connection at a time, so
- * it is named as such (issue 9 item 6; the configuration refuses such a
- * DACL, this is the last line). */
-static void relisten(cp_transport *t, listener *l, int64_t now)
-{
-    cp_error e;
-    e.msg[0] = '\0';
-    if (listen_next(t, l, &e) == CP_OK) {
-        if (l->failures > 0 && t->opts.listen_error != NULL) {
-            char msg[CP_ERROR_MSG_MAX];
-            snprintf(msg, sizeof(msg), "pipe %s: listening again after %u failed attempts", l->name,
-                     l->failures);
-            t->opts.listen_error(t->opts.listen_error_ctx, msg);
-        }
-        l->failures = 0;
-        return;
-    }
-    l->retry_at = now + RELISTEN_RETRY_MS;
-    if (l->failures++ % RELISTEN_REPORT_EVERY != 0 || t->opts.listen_error == NULL)
-        return;
-    char msg[CP_ERROR_MSG_MAX + 256];
-    if (l->created && l->last_err == ERROR_ACCESS_DENIED)
-        snprintf(msg, sizeof(msg),
-                 "pipe %s: cannot create another instance: access denied: the pipe's DACL does "
-                 "not give this service's account FILE_CREATE_PIPE_INSTANCE, so the group "
-                 "serves one connection at a time (grant the account full access, e.g. "
-                 "(A;;GA;;;SY)); retrying every %d ms (%u attempts)",
-                 l->name, RELISTEN_RETRY_MS, l->failures);
-    else
-        snprintf(msg, sizeof(msg),
-                 "pipe %s: cannot create another instance: %s; no new client is accepted "
-                 "until it can; retrying every %d ms (%u attempts)",
-                 l->name, e.msg, RELISTEN_RETRY_MS, l->failures);
-    t->opts.listen_error(t->opts.listen_error_ctx, msg);
-}
-
-/* ---- connection I/O ------------------------------------------------- */
-
-enum { IO_FAILED = -1, IO_PENDING, IO_DONE };
-
-/* Starts the connection's read. IO_DONE: it completed at once and the port
- * gets no packet (pc->skip); *got bytes are in rbuf. IO_PENDING: the port
- * will deliver it. */
-static int start_read(pipe_conn *pc, DWORD *got)
-{
-    memset(&pc->rd.ov, 0, sizeof(pc->rd.ov));
-    pc->ops++;
-    pc->reading = true;
-    if (ReadFile(pc->h, pc->rbuf, READ_BUF, NULL, &pc->rd.ov)) {
-        if (!pc->skip)
-            return IO_PENDING; /* without the skip mode the port gets a packet anyway */
-        pc->ops--;
-        pc->reading = false;
-        *got = (DWORD)pc->rd.ov.InternalHigh;
-        return IO_DONE;
-    }
-    if (GetLastError() == ERROR_IO_PENDING)
-        return IO_PENDING;
-    pc->ops--;
-    pc->reading = false;
-    return IO_FAILED;
-}
-
-/* After anything happened on a connection: writes its output, refreshes its
- * deadline, closes it when it is finished. Last thing a caller does with
- * pc: it may be freed. */
-static void flush(pipe_conn *pc)
-{
-    pc->hold_until = 0;
-    if (pc->conn == NULL)
-        return;
-    while (!pc->writing) {
-        while (pc->wlen < WRITE_BUF) {
-            long n = cp_conn_send(pc->conn, pc->wbuf + pc->wlen, WRITE_BUF - pc->wlen);
-            if (n < 0) {
-                pc_close(pc);
-                return;
-            }
-            if (n == 0)
-                break;
-            pc->wlen += (size_t)n;
-        }
-        if (pc->wlen > 0) {
-            memset(&pc->wr.ov, 0, sizeof(pc->wr.ov));
-            pc->ops++;
-            pc->writing = true;
-            BOOL done = WriteFile(pc->h, pc->wbuf, (DWORD)pc->wlen, NULL, &pc->wr.ov);
-            if (!done && GetLastError() != ERROR_IO_PENDING) {
-                pc->ops--;
-                pc->writing = false;
-                pc_close(pc);
-                return;
-            }
-            if (done && pc->skip) { /* written at once, no packet: go on here */
-                pc->ops--;
-                pc->writing = false;
-                DWORD n = (DWORD)pc->wr.ov.InternalHigh;
-                if (n == 0 || n > pc->wlen) {
-                    pc_close(pc);
-                    return;
-                }
-                pc->wlen -= n;
-                if (pc->wlen > 0)
-                    memmove(pc->wbuf, pc->wbuf + n, pc->wlen);
-                continue;
-            }
-        }
-        break;
-    }
-    pc->deadline = cp_conn_next_deadline(pc->conn);
-    if (!pc->writing && (pc->closing || !cp_conn_wants_io(pc->conn)))
-        pc_close(pc);
-}
-
-/* Worker side: hand the finished job to the I/O thread. */
-static void post_job(void *ctx, cp_job *job)
-{
-    cp_transport *t = ctx;
-    /* Fails only when the system is out of non-paged memory; a job that can
-     * never be posted is leaked (with its connection) rather than lost in a
-     * way that would free memory the I/O thread still uses. */
-    for (int i = 0; i < 100; i++) {
-        if (PostQueuedCompletionStatus(t->iocp, 0, KEY_JOB, (OVERLAPPED *)job))
-            return;
-        Sleep(10);
-    }
-}
-
-static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now);
-static void before_call(void *ctx);
-
-static void on_connect(pipe_conn *pc, bool ok, int64_t now)
-{
-    cp_transport *t = pc->t;
-    listener *l = pc->l;
-    if (l->inst == pc)
-        l->inst = NULL;
-    if (t->phase == RUNNING)
-        relisten(t, l, now); /* the next instance first: never a moment with none */
-    if (!ok || t->phase != RUNNING) {
-        pc_close(pc);
-        return;
-    }
-    if (t->opts.max_conns > 0 && t->nconns >= t->opts.max_conns) {
-        pc_close(pc); /* the client sees the pipe break and retries */
-        return;
-    }
-    pc->connected = true;
-    pc->connected_at = cp_win_filetime_now();
-    t->nconns++;
-    pc->active_at = now;
-    pc->rbuf = malloc(READ_BUF + WRITE_BUF);
-    if (pc->rbuf == NULL) {
-        pc_close(pc);
-        return;
-    }
-    pc->wbuf = pc->rbuf + READ_BUF;
-    DWORD got = 0;
-    int r = start_read(pc, &got);
-    if (r == IO_FAILED)
-        pc_close(pc);
-    else if (r == IO_DONE) /* the client's first bytes were already there */
-        on_read(pc, true, got, now);
-}
-
-/* On the client's first bytes: who is it, and may it use this group?
- * Deciding here rather than at connect lets impersonation work (Windows
- * impersonates "the last message read from the pipe") while the client
- * still holds the connection open. */
-static bool open_conn(pipe_conn *pc)
-{
-    cp_transport *t = pc->t;
-    ULONG pid = 0;
-    if (!GetNamedPipeClientProcessId(pc->h, &pid))
-        pid = 0;
-    cp_conn_opts o = t->opts.conn;
-    o.peer_pid = pid;
-    o.deny_message = NULL;
-    o.peer_id[0] = '\0';
-    o.before_call = before_call;
-    o.before_call_ctx = pc;
-    cp_pipe_client client = {pc->h, pc->connected_at, NULL};
-    if (t->opts.authorize != NULL)
-        o.deny_message = t->opts.authorize(t->opts.authorize_ctx, pc->l->svc, pid, &client,
-                                           o.peer_id, sizeof(o.peer_id));
-    if (client.process != NULL && o.deny_message != NULL) {
-        CloseHandle(client.process); /* refused anyway */
-        client.process = NULL;
-    }
-    pc->opener = client.process;
-    pc->pid = pid;
-    pc->conn = cp_conn_new(pc->l->svc, t->opts.pool, &o, post_job, t);
-    if (pc->conn == NULL)
-        return false;
-    cp_conn_set_user(pc->conn, pc);
-    return true;
-}
-
-/* A call refused by before_call: the revoke hook audits it. */
-static void revoked_call(void *ctx, const char *path)
-{
-    pipe_conn *pc = ctx;
-    cp_transport *t = pc->t;
-    if (t->opts.revoke != NULL)
-        t->opts.revoke(t->opts.authorize_ctx, pc->l->svc, pc->pid, cp_conn_peer_id(pc->conn), path);
-}
-
-/* Before a call read from an allowed connection is accepted: has the
- * process that opened it exited? Then the call comes from a process it was
- * handed to, which was never identified: it and every call from here on
- * are refused (once decided, the handle is dropped and the refusal stays).
- * Asked by the connection (cp_conn_opts.before_call) for each new call,
- * and answered from the system once per read: the bytes of one read were
- * all written before it completed. */
-static void before_call(void *ctx)
-{
-    pipe_conn *pc = ctx;
-    if (pc->opener_checked)
-        return;
-    pc->opener_checked = true;
-    if (pc->opener == NULL || WaitForSingleObject(pc->opener, 0) != WAIT_OBJECT_0)
-        return;
-    CloseHandle(pc->opener);
-    pc->opener = NULL;
-    static const char msg[] = "csi-proxy: the process that opened this connection has exited; "
-                              "calls on a connection handed to another process are refused (see "
-                              "the service's audit log)";
-    cp_conn_deny(pc->conn, msg, revoked_call, pc);
-}
-
-/* Whether the n bytes are whole HTTP/2 frames (RFC 9113 section 4.1:
- * 24-bit length, type, flags, stream id) of the kinds a client sends
- * between calls, SETTINGS, WINDOW_UPDATE and PING, at least one of them a
- * PING to be acknowledged: what grpc-go sends after each response it
- * reads (its BDP ping). Anything else, or a frame cut by the read: false. */
-static bool ping_only(const uint8_t *p, DWORD n)
-{
-    bool ping = false;
-    for (DWORD at = 0; at < n;) {
-        if (n - at < 9)
-            return false;
-        DWORD len = (DWORD)p[at] << 16 | (DWORD)p[at + 1] << 8 | p[at + 2];
-        uint8_t type = p[at + 3];
-        if (type == 6 && !(p[at + 4] & 1)) /* PING without ACK */
-            ping = true;
-        else if (type != 4 && type != 8 && type != 6)
-            return false;
-        if (len > n - at - 9)
-            return false;
-        at += 9 + len;
-    }
-    return ping;
-}
-
-/* n bytes arrived in rbuf; reads on while more are there at once (up to
- * SYNC_READS), then answers. */
-static void on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
-{
-    bool started = false; /* a call was handed to the pool */
-    for (int round = 1;; round++) {
-        pc->reading = false;
-        pc->active_at = now;
-        if (!ok) { /* ERROR_BROKEN_PIPE and friends: the client is gone */
-            pc_close(pc);
-            return;
-        }
-        if (n > 0 && pc->conn == NULL && (pc->t->phase != RUNNING || !open_conn(pc))) {
-            pc_close(pc);
-            return;
-        }
-        pc->opener_checked = false; /* new bytes: before_call asks the system again */
-        size_t jobs = n > 0 ? cp_conn_inflight(pc->conn) : 0;
-        if (n > 0 && cp_conn_recv(pc->conn, pc->rbuf, n) != CP_OK)
-            pc->closing = true; /* protocol error: send the GOAWAY, then close */
-        if (n > 0 && cp_conn_inflight(pc->conn) > jobs) { /* only cp_conn_recv starts calls */
-            pc->t->jobs += cp_conn_inflight(pc->conn) - jobs;
-            started = true;
-        } else if (n > 0 && ping_only(pc->rbuf, n)) {
-            started = true; /* the next call is likely on its way: see below */
-        }
-        if (pc->closing)
-            break;
-        DWORD got = 0;
-        int r = start_read(pc, &got);
-        if (r == IO_FAILED) {
-            pc_close(pc);
-            return;
-        }
-        if (r == IO_PENDING)
-            break;
-        if (round >= SYNC_READS) {
-            /* Enough for one turn: hand the finished read to the port as
-             * if it had queued it, and let other connections in. */
-            pc->ops++;
-            pc->reading = true;
-            pc->rd.ov.Internal = 0; /* STATUS_SUCCESS */
-            pc->rd.ov.InternalHigh = got;
-            if (PostQueuedCompletionStatus(pc->t->iocp, got, KEY_IO, &pc->rd.ov))
-                break;
-            pc->ops--; /* could not post: carry on here */
-            pc->reading = false;
-        }
-        n = got;
-    }
-    /* A read that started a call usually leaves only control frames to
-     * send (grpc-go sends its BDP PING and WINDOW_UPDATE with the request:
-     * the PING ACK), and a quick call's answer follows within a
-     * millisecond: hold the output back for at most HOLD_MS so that both
-     * leave in one WriteFile (two system calls each under Wine, write and
-     * the wait for its result) instead of two. The same for a read of a
-     * PING alone (ping_only), which a client calling in a loop sends just
-     * before its next call. The answer's flush (flush_dirty) or tick() at
-     * hold_until (set by the first read held) sends it all, PING ACK first
-     * as nghttp2 queues it ("PING responses SHOULD be given higher
-     * priority than any other frame", RFC 9113 section 6.7: it still
-     * leads the write). Not on a connection that is closing. */
-    if (started && !pc->closing && !pc->writing && pc->conn != NULL) {
-        if (pc->hold_until == 0)
-            pc->hold_until = now + HOLD_MS;
-        pc->deadline = cp_conn_next_deadline(pc->conn);
-        return;
-    }
-    flush(pc);
-}
-
-static void on_write(pipe_conn *pc, bool ok, DWORD n)
-{
-    pc->writing = false;
-    if (!ok || n > pc->wlen) {
-        pc_close(pc);
-        return;
-    }
-    pc->wlen -= n;
-    if (pc->wlen > 0)
-        memmove(pc->wbuf, pc->wbuf + n, pc->wlen);
-    flush(pc);
-}
 
 static void on_packet(cp_transport *t, const OVERLAPPED_ENTRY *ev, int64_t now)
 {
@@ -642,15 +86,15 @@ static void on_packet(cp_transport *t, const OVERLAPPED_ENTRY *ev, int64_t now)
     bool ok = (LONG)op->ov.Internal >= 0; /* NT_SUCCESS of the I/O status */
     pc->ops--;
     if (pc->h == INVALID_HANDLE_VALUE) { /* closed: a cancelled operation returns */
-        pc_maybe_free(pc);
+        cp_pc_maybe_free(pc);
         return;
     }
     if (op == &pc->wr)
-        on_write(pc, ok, ev->dwNumberOfBytesTransferred);
+        cp_pc_on_write(pc, ok, ev->dwNumberOfBytesTransferred);
     else if (!pc->connected)
-        on_connect(pc, ok, now);
+        cp_pc_on_connect(pc, ok, now);
     else
-        on_read(pc, ok, ev->dwNumberOfBytesTransferred, now);
+        cp_pc_on_read(pc, ok, ev->dwNumberOfBytesTransferred, now);
 }
 
 /* After a batch of packets: writes the answers of the calls that finished
@@ -662,9 +106,9 @@ static void flush_dirty(cp_transport *t)
         t->dirty = pc->dirty_next;
         pc->dirty = false;
         if (pc->h == INVALID_HANDLE_VALUE)
-            pc_maybe_free(pc); /* closed meanwhile */
+            cp_pc_maybe_free(pc); /* closed meanwhile */
         else
-            flush(pc);
+            cp_pc_flush(pc);
     }
 }
 
@@ -677,14 +121,14 @@ static void begin_drain(cp_transport *t, int64_t now)
     t->drain_until = now + (drain > 0 ? drain : 0);
     for (size_t i = 0; i < t->nls; i++)
         if (t->ls[i].inst != NULL)
-            pc_close(t->ls[i].inst);
+            cp_pc_close(t->ls[i].inst);
     for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
         next = pc->next;
         if (pc->conn != NULL) {
             cp_conn_shutdown(pc->conn);
-            flush(pc);
+            cp_pc_flush(pc);
         } else if (pc->connected && pc->h != INVALID_HANDLE_VALUE) {
-            pc_close(pc); /* has never said a word: nothing to drain */
+            cp_pc_close(pc); /* has never said a word: nothing to drain */
         }
     }
 }
@@ -698,7 +142,7 @@ static void begin_close(cp_transport *t, int64_t now)
         if (pc->conn != NULL) {
             cp_conn_abort_calls(pc->conn, "csi-proxy is stopping");
             pc->closing = true;
-            flush(pc);
+            cp_pc_flush(pc);
         }
     }
 }
@@ -734,14 +178,14 @@ static int64_t tick(cp_transport *t, int64_t now)
         for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
             next = pc->next;
             if (pc->h != INVALID_HANDLE_VALUE)
-                pc_close(pc);
+                cp_pc_close(pc);
         }
     }
     if (t->phase == RUNNING) {
         for (size_t i = 0; i < t->nls; i++) {
             listener *l = &t->ls[i];
             if (l->inst == NULL && now >= l->retry_at)
-                relisten(t, l, now);
+                cp_pipe_relisten(t, l, now);
             if (l->inst == NULL)
                 min_wait(&wait, l->retry_at, now);
         }
@@ -757,11 +201,11 @@ static int64_t tick(cp_transport *t, int64_t now)
                 (pc->conn != NULL && cp_conn_inflight(pc->conn) > 0))
                 continue;
             if (now - pc->active_at >= t->opts.idle_ms && pc->conn == NULL) {
-                pc_close(pc);
+                cp_pc_close(pc);
             } else if (now - pc->active_at >= t->opts.idle_ms) {
                 cp_conn_shutdown(pc->conn); /* GOAWAY: the client reconnects when it needs to */
                 pc->closing = true;
-                flush(pc);
+                cp_pc_flush(pc);
             } else {
                 min_wait(&wait, pc->active_at + t->opts.idle_ms, now);
             }
@@ -771,7 +215,7 @@ static int64_t tick(cp_transport *t, int64_t now)
         next = pc->next;
         if (pc->hold_until != 0 && pc->h != INVALID_HANDLE_VALUE) {
             if (now >= pc->hold_until) {
-                flush(pc);                 /* may close pc; else its deadline is new: */
+                cp_pc_flush(pc);           /* may close pc; else its deadline is new: */
                 min_wait(&wait, now, now); /* the loop looks again at once */
                 continue;
             }
@@ -781,7 +225,7 @@ static int64_t tick(cp_transport *t, int64_t now)
             continue;
         if (pc->deadline <= now) {
             cp_conn_expire(pc->conn, now);
-            flush(pc); /* refreshes pc->deadline, unless it closed pc */
+            cp_pc_flush(pc); /* refreshes pc->deadline, unless it closed pc */
         } else {
             min_wait(&wait, pc->deadline, now);
         }
@@ -830,7 +274,7 @@ cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_sp
             t->nls++; /* so that free releases l->name */
             goto fail;
         }
-        if (listen_next(t, l, e) != CP_OK) {
+        if (cp_pipe_listen_next(t, l, e) != CP_OK) {
             t->nls++;
             goto fail;
         }
@@ -889,7 +333,7 @@ void cp_transport_free(cp_transport *t)
     t->phase = CLOSING;
     for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
         next = pc->next;
-        pc_close(pc);
+        cp_pc_close(pc);
     }
     int64_t until = cp_now_ms() + FREE_WAIT_MS;
     OVERLAPPED_ENTRY ev[BATCH];

@@ -1,0 +1,316 @@
+/* pipe_conn_win.c - one connection of the named-pipe transport
+ * (pipe_win.h): its reads and writes, the caller check on its first bytes
+ * and the hand-off check before each call. */
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../winapi/winutil_win32.h"
+#include "pipe_client_win.h"
+#include "pipe_win.h"
+#include "thread.h"
+
+/* ---- connection I/O ------------------------------------------------- */
+
+enum { IO_FAILED = -1, IO_PENDING, IO_DONE };
+
+/* Starts the connection's read. IO_DONE: it completed at once and the port
+ * gets no packet (pc->skip); *got bytes are in rbuf. IO_PENDING: the port
+ * will deliver it. */
+static int start_read(pipe_conn *pc, DWORD *got)
+{
+    memset(&pc->rd.ov, 0, sizeof(pc->rd.ov));
+    pc->ops++;
+    pc->reading = true;
+    if (ReadFile(pc->h, pc->rbuf, READ_BUF, NULL, &pc->rd.ov)) {
+        if (!pc->skip)
+            return IO_PENDING; /* without the skip mode the port gets a packet anyway */
+        pc->ops--;
+        pc->reading = false;
+        *got = (DWORD)pc->rd.ov.InternalHigh;
+        return IO_DONE;
+    }
+    if (GetLastError() == ERROR_IO_PENDING)
+        return IO_PENDING;
+    pc->ops--;
+    pc->reading = false;
+    return IO_FAILED;
+}
+
+/* After anything happened on a connection: writes its output, refreshes its
+ * deadline, closes it when it is finished. Last thing a caller does with
+ * pc: it may be freed. */
+void cp_pc_flush(pipe_conn *pc)
+{
+    pc->hold_until = 0;
+    if (pc->conn == NULL)
+        return;
+    while (!pc->writing) {
+        while (pc->wlen < WRITE_BUF) {
+            long n = cp_conn_send(pc->conn, pc->wbuf + pc->wlen, WRITE_BUF - pc->wlen);
+            if (n < 0) {
+                cp_pc_close(pc);
+                return;
+            }
+            if (n == 0)
+                break;
+            pc->wlen += (size_t)n;
+        }
+        if (pc->wlen > 0) {
+            memset(&pc->wr.ov, 0, sizeof(pc->wr.ov));
+            pc->ops++;
+            pc->writing = true;
+            BOOL done = WriteFile(pc->h, pc->wbuf, (DWORD)pc->wlen, NULL, &pc->wr.ov);
+            if (!done && GetLastError() != ERROR_IO_PENDING) {
+                pc->ops--;
+                pc->writing = false;
+                cp_pc_close(pc);
+                return;
+            }
+            if (done && pc->skip) { /* written at once, no packet: go on here */
+                pc->ops--;
+                pc->writing = false;
+                DWORD n = (DWORD)pc->wr.ov.InternalHigh;
+                if (n == 0 || n > pc->wlen) {
+                    cp_pc_close(pc);
+                    return;
+                }
+                pc->wlen -= n;
+                if (pc->wlen > 0)
+                    memmove(pc->wbuf, pc->wbuf + n, pc->wlen);
+                continue;
+            }
+        }
+        break;
+    }
+    pc->deadline = cp_conn_next_deadline(pc->conn);
+    if (!pc->writing && (pc->closing || !cp_conn_wants_io(pc->conn)))
+        cp_pc_close(pc);
+}
+
+/* Worker side: hand the finished job to the I/O thread. */
+static void post_job(void *ctx, cp_job *job)
+{
+    cp_transport *t = ctx;
+    /* Fails only when the system is out of non-paged memory; a job that can
+     * never be posted is leaked (with its connection) rather than lost in a
+     * way that would free memory the I/O thread still uses. */
+    for (int i = 0; i < 100; i++) {
+        if (PostQueuedCompletionStatus(t->iocp, 0, KEY_JOB, (OVERLAPPED *)job))
+            return;
+        Sleep(10);
+    }
+}
+
+static void before_call(void *ctx);
+
+void cp_pc_on_connect(pipe_conn *pc, bool ok, int64_t now)
+{
+    cp_transport *t = pc->t;
+    listener *l = pc->l;
+    if (l->inst == pc)
+        l->inst = NULL;
+    if (t->phase == RUNNING)
+        cp_pipe_relisten(t, l, now); /* the next instance first: never a moment with none */
+    if (!ok || t->phase != RUNNING) {
+        cp_pc_close(pc);
+        return;
+    }
+    if (t->opts.max_conns > 0 && t->nconns >= t->opts.max_conns) {
+        cp_pc_close(pc); /* the client sees the pipe break and retries */
+        return;
+    }
+    pc->connected = true;
+    pc->connected_at = cp_win_filetime_now();
+    t->nconns++;
+    pc->active_at = now;
+    pc->rbuf = malloc(READ_BUF + WRITE_BUF);
+    if (pc->rbuf == NULL) {
+        cp_pc_close(pc);
+        return;
+    }
+    pc->wbuf = pc->rbuf + READ_BUF;
+    DWORD got = 0;
+    int r = start_read(pc, &got);
+    if (r == IO_FAILED)
+        cp_pc_close(pc);
+    else if (r == IO_DONE) /* the client's first bytes were already there */
+        cp_pc_on_read(pc, true, got, now);
+}
+
+/* On the client's first bytes: who is it, and may it use this group?
+ * Deciding here rather than at connect lets impersonation work (Windows
+ * impersonates "the last message read from the pipe") while the client
+ * still holds the connection open. */
+static bool open_conn(pipe_conn *pc)
+{
+    cp_transport *t = pc->t;
+    ULONG pid = 0;
+    if (!GetNamedPipeClientProcessId(pc->h, &pid))
+        pid = 0;
+    cp_conn_opts o = t->opts.conn;
+    o.peer_pid = pid;
+    o.deny_message = NULL;
+    o.peer_id[0] = '\0';
+    o.before_call = before_call;
+    o.before_call_ctx = pc;
+    cp_pipe_client client = {pc->h, pc->connected_at, NULL};
+    if (t->opts.authorize != NULL)
+        o.deny_message = t->opts.authorize(t->opts.authorize_ctx, pc->l->svc, pid, &client,
+                                           o.peer_id, sizeof(o.peer_id));
+    if (client.process != NULL && o.deny_message != NULL) {
+        CloseHandle(client.process); /* refused anyway */
+        client.process = NULL;
+    }
+    pc->opener = client.process;
+    pc->pid = pid;
+    pc->conn = cp_conn_new(pc->l->svc, t->opts.pool, &o, post_job, t);
+    if (pc->conn == NULL)
+        return false;
+    cp_conn_set_user(pc->conn, pc);
+    return true;
+}
+
+/* A call refused by before_call: the revoke hook audits it. */
+static void revoked_call(void *ctx, const char *path)
+{
+    pipe_conn *pc = ctx;
+    cp_transport *t = pc->t;
+    if (t->opts.revoke != NULL)
+        t->opts.revoke(t->opts.authorize_ctx, pc->l->svc, pc->pid, cp_conn_peer_id(pc->conn), path);
+}
+
+/* Before a call read from an allowed connection is accepted: has the
+ * process that opened it exited? Then the call comes from a process it was
+ * handed to, which was never identified: it and every call from here on
+ * are refused (once decided, the handle is dropped and the refusal stays).
+ * Asked by the connection (cp_conn_opts.before_call) for each new call,
+ * and answered from the system once per read: the bytes of one read were
+ * all written before it completed. */
+static void before_call(void *ctx)
+{
+    pipe_conn *pc = ctx;
+    if (pc->opener_checked)
+        return;
+    pc->opener_checked = true;
+    if (pc->opener == NULL || WaitForSingleObject(pc->opener, 0) != WAIT_OBJECT_0)
+        return;
+    CloseHandle(pc->opener);
+    pc->opener = NULL;
+    static const char msg[] = "csi-proxy: the process that opened this connection has exited; "
+                              "calls on a connection handed to another process are refused (see "
+                              "the service's audit log)";
+    cp_conn_deny(pc->conn, msg, revoked_call, pc);
+}
+
+/* Whether the n bytes are whole HTTP/2 frames (RFC 9113 section 4.1:
+ * 24-bit length, type, flags, stream id) of the kinds a client sends
+ * between calls, SETTINGS, WINDOW_UPDATE and PING, at least one of them a
+ * PING to be acknowledged: what grpc-go sends after each response it
+ * reads (its BDP ping). Anything else, or a frame cut by the read: false. */
+static bool ping_only(const uint8_t *p, DWORD n)
+{
+    bool ping = false;
+    for (DWORD at = 0; at < n;) {
+        if (n - at < 9)
+            return false;
+        DWORD len = (DWORD)p[at] << 16 | (DWORD)p[at + 1] << 8 | p[at + 2];
+        uint8_t type = p[at + 3];
+        if (type == 6 && !(p[at + 4] & 1)) /* PING without ACK */
+            ping = true;
+        else if (type != 4 && type != 8 && type != 6)
+            return false;
+        if (len > n - at - 9)
+            return false;
+        at += 9 + len;
+    }
+    return ping;
+}
+
+/* n bytes arrived in rbuf; reads on while more are there at once (up to
+ * SYNC_READS), then answers. */
+void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
+{
+    bool started = false; /* a call was handed to the pool */
+    for (int round = 1;; round++) {
+        pc->reading = false;
+        pc->active_at = now;
+        if (!ok) { /* ERROR_BROKEN_PIPE and friends: the client is gone */
+            cp_pc_close(pc);
+            return;
+        }
+        if (n > 0 && pc->conn == NULL && (pc->t->phase != RUNNING || !open_conn(pc))) {
+            cp_pc_close(pc);
+            return;
+        }
+        pc->opener_checked = false; /* new bytes: before_call asks the system again */
+        size_t jobs = n > 0 ? cp_conn_inflight(pc->conn) : 0;
+        if (n > 0 && cp_conn_recv(pc->conn, pc->rbuf, n) != CP_OK)
+            pc->closing = true; /* protocol error: send the GOAWAY, then close */
+        if (n > 0 && cp_conn_inflight(pc->conn) > jobs) { /* only cp_conn_recv starts calls */
+            pc->t->jobs += cp_conn_inflight(pc->conn) - jobs;
+            started = true;
+        } else if (n > 0 && ping_only(pc->rbuf, n)) {
+            started = true; /* the next call is likely on its way: see below */
+        }
+        if (pc->closing)
+            break;
+        DWORD got = 0;
+        int r = start_read(pc, &got);
+        if (r == IO_FAILED) {
+            cp_pc_close(pc);
+            return;
+        }
+        if (r == IO_PENDING)
+            break;
+        if (round >= SYNC_READS) {
+            /* Enough for one turn: hand the finished read to the port as
+             * if it had queued it, and let other connections in. */
+            pc->ops++;
+            pc->reading = true;
+            pc->rd.ov.Internal = 0; /* STATUS_SUCCESS */
+            pc->rd.ov.InternalHigh = got;
+            if (PostQueuedCompletionStatus(pc->t->iocp, got, KEY_IO, &pc->rd.ov))
+                break;
+            pc->ops--; /* could not post: carry on here */
+            pc->reading = false;
+        }
+        n = got;
+    }
+    /* A read that started a call usually leaves only control frames to
+     * send (grpc-go sends its BDP PING and WINDOW_UPDATE with the request:
+     * the PING ACK), and a quick call's answer follows within a
+     * millisecond: hold the output back for at most HOLD_MS so that both
+     * leave in one WriteFile (two system calls each under Wine, write and
+     * the wait for its result) instead of two. The same for a read of a
+     * PING alone (ping_only), which a client calling in a loop sends just
+     * before its next call. The answer's flush (flush_dirty) or tick() at
+     * hold_until (set by the first read held) sends it all, PING ACK first
+     * as nghttp2 queues it ("PING responses SHOULD be given higher
+     * priority than any other frame", RFC 9113 section 6.7: it still
+     * leads the write). Not on a connection that is closing. */
+    if (started && !pc->closing && !pc->writing && pc->conn != NULL) {
+        if (pc->hold_until == 0)
+            pc->hold_until = now + HOLD_MS;
+        pc->deadline = cp_conn_next_deadline(pc->conn);
+        return;
+    }
+    cp_pc_flush(pc);
+}
+
+void cp_pc_on_write(pipe_conn *pc, bool ok, DWORD n)
+{
+    pc->writing = false;
+    if (!ok || n > pc->wlen) {
+        cp_pc_close(pc);
+        return;
+    }
+    pc->wlen -= n;
+    if (pc->wlen > 0)
+        memmove(pc->wbuf, pc->wbuf + n, pc->wlen);
+    cp_pc_flush(pc);
+}

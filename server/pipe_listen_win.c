@@ -1,0 +1,194 @@
+/* pipe_listen_win.c - pipe_conn life cycle and the listening instances of
+ * the named-pipe transport (pipe_win.h). */
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../winapi/winutil_win32.h"
+#include "pipe_client_win.h"
+#include "pipe_win.h"
+#include "thread.h"
+
+/* ---- pipe_conn life cycle ------------------------------------------- */
+
+pipe_conn *cp_pc_new(cp_transport *t, listener *l, HANDLE h)
+{
+    pipe_conn *pc = calloc(1, sizeof(*pc));
+    if (pc == NULL)
+        return NULL;
+    pc->t = t;
+    pc->l = l;
+    pc->h = h;
+    pc->rd.pc = pc;
+    pc->wr.pc = pc;
+    pc->deadline = INT64_MAX;
+    pc->next = t->all;
+    if (t->all != NULL)
+        t->all->prev = pc;
+    t->all = pc;
+    return pc;
+}
+
+void cp_pc_maybe_free(pipe_conn *pc)
+{
+    if (pc->h != INVALID_HANDLE_VALUE || pc->ops > 0 || pc->dirty)
+        return;
+    cp_transport *t = pc->t;
+    if (pc->prev != NULL)
+        pc->prev->next = pc->next;
+    else
+        t->all = pc->next;
+    if (pc->next != NULL)
+        pc->next->prev = pc->prev;
+    free(pc->rbuf);
+    free(pc);
+}
+
+/* Releases the connection and the handle; the memory goes once the port
+ * has returned every pending operation. pc may be freed on return. */
+void cp_pc_close(pipe_conn *pc)
+{
+    if (pc->conn != NULL) {
+        cp_conn_close(pc->conn);
+        pc->conn = NULL;
+    }
+    if (pc->connected && pc->h != INVALID_HANDLE_VALUE)
+        pc->t->nconns--;
+    if (pc->l != NULL && pc->l->inst == pc)
+        pc->l->inst = NULL;
+    if (pc->opener != NULL) {
+        CloseHandle(pc->opener);
+        pc->opener = NULL;
+    }
+    if (pc->h != INVALID_HANDLE_VALUE) {
+        if (pc->ops > 0)
+            CancelIoEx(pc->h, NULL);
+        CloseHandle(pc->h);
+        pc->h = INVALID_HANDLE_VALUE;
+    }
+    cp_pc_maybe_free(pc);
+}
+
+/* ---- listening ------------------------------------------------------ */
+
+/* Creates the listener's next instance and starts an overlapped connect. */
+int cp_pipe_listen_next(cp_transport *t, listener *l, cp_error *e)
+{
+    char why[256];
+    DWORD open_mode = PIPE_ACCESS_DUPLEX | FILE_FLAG_OVERLAPPED;
+    if (!l->created)
+        open_mode |= FILE_FLAG_FIRST_PIPE_INSTANCE;
+    HANDLE h = CreateNamedPipeW(
+        l->wpath, open_mode,
+        PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT | PIPE_REJECT_REMOTE_CLIENTS,
+        PIPE_UNLIMITED_INSTANCES, PIPE_QUOTA, PIPE_QUOTA, PIPE_TIMEOUT_MS, l->sa);
+    if (h == INVALID_HANDLE_VALUE) {
+        DWORD err = GetLastError();
+        l->last_err = err;
+        if (!l->created && (err == ERROR_ACCESS_DENIED || err == ERROR_PIPE_BUSY))
+            return cp_error_set(e, CP_E_ALREADY_EXISTS,
+                                "pipe %s already exists: is another csi-proxy running?", l->name);
+        return cp_error_set(e, CP_E_IO, "CreateNamedPipeW %s: %s (error %lu)", l->name,
+                            cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
+    }
+    /* Wine ignores FILE_FLAG_FIRST_PIPE_INSTANCE; the instance count tells
+     * there too (on Windows the flag already refused it). */
+    DWORD instances = 0;
+    if (!l->created && GetNamedPipeHandleStateW(h, NULL, &instances, NULL, NULL, NULL, 0) &&
+        instances > 1) {
+        CloseHandle(h);
+        return cp_error_set(e, CP_E_ALREADY_EXISTS,
+                            "pipe %s already exists: is another csi-proxy running?", l->name);
+    }
+    if (CreateIoCompletionPort(h, t->iocp, KEY_IO, 0) == NULL) {
+        DWORD err = GetLastError();
+        CloseHandle(h);
+        return cp_error_set(e, CP_E_IO, "CreateIoCompletionPort %s: %s (error %lu)", l->name,
+                            cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
+    }
+    l->created = true;
+    pipe_conn *pc = cp_pc_new(t, l, h);
+    if (pc == NULL) {
+        CloseHandle(h);
+        return cp_error_set(e, CP_E_NOMEM, "pipe %s: out of memory", l->name);
+    }
+    l->inst = pc;
+    pc->skip = SetFileCompletionNotificationModes(h, FILE_SKIP_COMPLETION_PORT_ON_SUCCESS |
+                                                         FILE_SKIP_SET_EVENT_ON_HANDLE) != FALSE;
+    pc->ops++;
+    BOOL connected = ConnectNamedPipe(h, &pc->rd.ov);
+    if (!connected || pc->skip) {
+        DWORD err = connected ? ERROR_PIPE_CONNECTED : GetLastError();
+        if (err == ERROR_PIPE_CONNECTED || err == ERROR_NO_DATA) {
+            /* A client came between create and connect (ERROR_NO_DATA: and
+             * already closed its end; or the connect completed at once in
+             * the skip mode): no packet will be queued for this,
+             * so queue the completion ourselves. The connection then gets
+             * the next instance listening and, for a client already gone,
+             * ends on its first read. Failing here instead would stop the
+             * service at start, or leave the pipe without a listener. */
+            pc->rd.ov.Internal = 0;
+            if (PostQueuedCompletionStatus(t->iocp, 0, KEY_IO, &pc->rd.ov))
+                return CP_OK;
+            err = GetLastError();
+        }
+        if (err != ERROR_IO_PENDING) {
+            pc->ops--;
+            cp_pc_close(pc);
+            return cp_error_set(e, CP_E_IO, "ConnectNamedPipe %s: %s (error %lu)", l->name,
+                                cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
+        }
+    }
+    return CP_OK;
+}
+
+/* Failed attempts between two reports of the same failure (a minute). */
+#define RELISTEN_REPORT_EVERY (60000 / RELISTEN_RETRY_MS)
+
+/* Creates the listener's next instance; on failure retries in
+ * RELISTEN_RETRY_MS, and reports it through opts.listen_error at the first
+ * failure, then once a minute, and when it recovers: a listener without an
+ * instance serves no new client. ERROR_ACCESS_DENIED on an instance after
+ * the first is the pipe's own DACL refusing this process
+ * FILE_CREATE_PIPE_INSTANCE ("Named Pipe Security and Access Rights": "In
+ * addition to the requested access rights, the DACL must allow the calling
+ * thread FILE_CREATE_PIPE_INSTANCE access to the named pipe"): it will not
+ * pass by retrying, and it leaves the group one connection at a time, so
+ * it is named as such (issue 9 item 6; the configuration refuses such a
+ * DACL, this is the last line). */
+void cp_pipe_relisten(cp_transport *t, listener *l, int64_t now)
+{
+    cp_error e;
+    e.msg[0] = '\0';
+    if (cp_pipe_listen_next(t, l, &e) == CP_OK) {
+        if (l->failures > 0 && t->opts.listen_error != NULL) {
+            char msg[CP_ERROR_MSG_MAX];
+            snprintf(msg, sizeof(msg), "pipe %s: listening again after %u failed attempts", l->name,
+                     l->failures);
+            t->opts.listen_error(t->opts.listen_error_ctx, msg);
+        }
+        l->failures = 0;
+        return;
+    }
+    l->retry_at = now + RELISTEN_RETRY_MS;
+    if (l->failures++ % RELISTEN_REPORT_EVERY != 0 || t->opts.listen_error == NULL)
+        return;
+    char msg[CP_ERROR_MSG_MAX + 256];
+    if (l->created && l->last_err == ERROR_ACCESS_DENIED)
+        snprintf(msg, sizeof(msg),
+                 "pipe %s: cannot create another instance: access denied: the pipe's DACL does "
+                 "not give this service's account FILE_CREATE_PIPE_INSTANCE, so the group "
+                 "serves one connection at a time (grant the account full access, e.g. "
+                 "(A;;GA;;;SY)); retrying every %d ms (%u attempts)",
+                 l->name, RELISTEN_RETRY_MS, l->failures);
+    else
+        snprintf(msg, sizeof(msg),
+                 "pipe %s: cannot create another instance: %s; no new client is accepted "
+                 "until it can; retrying every %d ms (%u attempts)",
+                 l->name, e.msg, RELISTEN_RETRY_MS, l->failures);
+    t->opts.listen_error(t->opts.listen_error_ctx, msg);
+}

@@ -1,0 +1,117 @@
+/* pipe_win.h - the pieces of the named-pipe transport (transport.h on
+ * Windows) shared by its three files, in the order data flows:
+ *   pipe_listen_win.c    - pipe_conn life cycle, pipe instances listening;
+ *   pipe_conn_win.c      - one connection's reads, writes and caller checks;
+ *   transport_pipe_win.c - the completion loop, timers, stop, transport.h.
+ * Everything here runs on the transport's one I/O thread (see
+ * transport_pipe_win.c for the design). Windows build only. */
+#ifndef CP_PIPE_WIN_H
+#define CP_PIPE_WIN_H
+
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "transport.h"
+
+#define PIPE_PREFIX "\\\\.\\pipe\\"
+#define PIPE_QUOTA (64 * 1024) /* in/out buffer sizes of each instance */
+#define PIPE_TIMEOUT_MS 50     /* default WaitNamedPipe timeout, as go-winio */
+#define READ_BUF (16 * 1024)
+#define WRITE_BUF (32 * 1024)
+#define RELISTEN_RETRY_MS 250 /* after a failed CreateNamedPipeW at run time */
+#define CLOSE_GRACE_MS 2000   /* final flush before writes are cancelled */
+#define FREE_WAIT_MS 5000     /* cp_transport_free: wait for cancelled I/O */
+#define BATCH 64
+#define SYNC_READS 16 /* reads done at once before the port takes a turn */
+#define HOLD_MS 10    /* output held back for the answer of a call just started */
+
+enum { KEY_IO = 1, KEY_JOB, KEY_STOP };
+enum { RUNNING, DRAINING, CLOSING };
+
+typedef struct pipe_conn pipe_conn;
+typedef struct listener listener;
+
+typedef struct pipe_op {
+    OVERLAPPED ov;
+    pipe_conn *pc;
+} pipe_op;
+
+struct pipe_conn {
+    cp_transport *t;
+    listener *l;
+    HANDLE h;      /* INVALID_HANDLE_VALUE once closed */
+    cp_conn *conn; /* NULL while listening and once closed */
+    pipe_op rd;    /* ConnectNamedPipe while listening, then ReadFile */
+    pipe_op wr;    /* WriteFile */
+    unsigned ops;  /* overlapped operations owned by the kernel */
+    bool reading, writing;
+    bool skip;  /* FILE_SKIP_COMPLETION_PORT_ON_SUCCESS is set */
+    bool dirty; /* on t->dirty: answers to write after this batch */
+    pipe_conn *dirty_next;
+    bool closing;         /* close as soon as the output is written */
+    bool connected;       /* the connect completed (counted in t->nconns) */
+    int64_t deadline;     /* cached cp_conn_next_deadline() */
+    int64_t hold_until;   /* output held until then (0: not held), see on_read */
+    int64_t active_at;    /* last read or finished call, for opts.idle_ms */
+    int64_t connected_at; /* FILETIME of the connect, for opts.authorize */
+    HANDLE opener;        /* the allowed client process (authorize hook), or NULL */
+    uint32_t pid;         /* its id, for the revoke hook */
+    bool opener_checked;  /* before_call asked the system for the bytes of this read */
+    uint8_t *rbuf;        /* READ_BUF, then WRITE_BUF for wbuf */
+    uint8_t *wbuf;
+    size_t wlen;
+    pipe_conn *prev, *next; /* t->all */
+};
+
+struct listener {
+    const cp_service *svc;
+    char *name; /* \\.\pipe\csi-proxy-... (UTF-8, for messages) */
+    wchar_t *wpath;
+    SECURITY_ATTRIBUTES *sa; /* NULL: the default pipe security */
+    bool created;            /* first instance made: later ones omit FIRST_PIPE_INSTANCE */
+    pipe_conn *inst;         /* the listening instance; NULL while none */
+    int64_t retry_at;        /* when inst is NULL: next attempt */
+    DWORD last_err;          /* of the last failed CreateNamedPipeW (0: none) */
+    unsigned failures;       /* failed attempts in a row to create the next instance */
+};
+
+struct cp_transport {
+    cp_transport_opts opts;
+    HANDLE iocp;
+    listener *ls;
+    size_t nls;
+    pipe_conn *all;   /* every pipe_conn not yet freed */
+    pipe_conn *dirty; /* connections with finished calls to write out */
+    size_t nconns;    /* connected pipe_conns not yet closed */
+    size_t jobs;      /* calls handed to the pool whose KEY_JOB has not come back */
+    volatile LONG stop_requested;
+    volatile LONG64 stop_drain_ms;
+    int phase;
+    int64_t drain_until, close_until;
+};
+
+/* pipe_listen_win.c */
+pipe_conn *cp_pc_new(cp_transport *t, listener *l, HANDLE h);
+/* Frees pc once it is closed, owns no operation and is off the dirty list. */
+void cp_pc_maybe_free(pipe_conn *pc);
+/* Releases the connection and the handle; the memory goes once the port
+ * has returned every pending operation. pc may be freed on return. */
+void cp_pc_close(pipe_conn *pc);
+/* Creates the listener's next instance and starts an overlapped connect. */
+int cp_pipe_listen_next(cp_transport *t, listener *l, cp_error *e);
+/* The same at run time: on failure retries later and reports it. */
+void cp_pipe_relisten(cp_transport *t, listener *l, int64_t now);
+
+/* pipe_conn_win.c: what happens when a packet of the port is about pc.
+ * Each may close (and free) pc. */
+void cp_pc_on_connect(pipe_conn *pc, bool ok, int64_t now);
+void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now);
+void cp_pc_on_write(pipe_conn *pc, bool ok, DWORD n);
+/* Writes the connection's output, refreshes its deadline, closes it when
+ * it is finished. Last thing a caller does with pc: it may be freed. */
+void cp_pc_flush(pipe_conn *pc);
+
+#endif
