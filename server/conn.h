@@ -1,12 +1,14 @@
 /* conn.h - one client connection: an HTTP/2 session speaking gRPC.
  *
  * A cp_conn does no I/O. Its transport feeds it the bytes read from the
- * client (cp_conn_recv) and writes what it produces (cp_conn_send). All
- * cp_conn_* calls for one connection happen on that connection's I/O
- * thread. Requests run on the worker pool; when one finishes, the worker
- * hands the finished job to the transport through the post callback, and
- * the transport calls cp_job_complete() on the connection's I/O thread,
- * then writes the connection's output.
+ * client (cp_conn_recv) and writes what it produces (cp_conn_send). The
+ * cp_conn_* calls for one connection never run at the same time: they
+ * happen on that connection's I/O thread, or under a lock the transport
+ * holds around all of them. Requests run on the worker pool; when one
+ * finishes, the worker hands the finished job to the transport through
+ * the post callback, and the transport calls cp_job_complete() (on the
+ * I/O thread, or on the worker under that lock), then writes the
+ * connection's output.
  *
  * Lifetime: the transport owns one reference, released by cp_conn_close()
  * when the client is gone or the transport is done with it. Jobs in flight
@@ -27,7 +29,9 @@ typedef struct cp_conn cp_conn;
 typedef struct cp_job cp_job;
 
 /* Called on a worker thread; must arrange cp_job_complete(job) on the
- * connection's I/O thread (e.g. PostQueuedCompletionStatus, a wake pipe). */
+ * connection's I/O thread (e.g. PostQueuedCompletionStatus, a wake pipe),
+ * or call it at once under the lock that keeps the connection's calls
+ * apart. */
 typedef void (*cp_conn_post_fn)(void *post_ctx, cp_job *job);
 
 /* The caller's identity for the audit trail ("S-1-5-21-...-1000"). */
@@ -126,7 +130,7 @@ void *cp_conn_user(cp_conn *c);
 /* Releases the transport's reference. */
 void cp_conn_close(cp_conn *c);
 
-/* On the connection's I/O thread: delivers a finished job's response
+/* Where the connection's calls run (above): delivers a finished job's response
  * (unless the stream or connection is gone) and frees the job. Returns the
  * connection when it has output to flush, NULL when it was closed. */
 cp_conn *cp_job_complete(cp_job *job);

@@ -12,7 +12,7 @@
 typedef struct cp_stream cp_stream;
 
 struct cp_conn {
-    unsigned refs; /* transport + jobs; touched on the I/O thread only */
+    unsigned refs; /* transport + jobs; touched where cp_conn_* calls run (conn.h) */
     nghttp2_session *h2;
     const cp_service *svc;
     cp_pool *pool;
@@ -34,7 +34,7 @@ struct cp_conn {
 
 struct cp_job {
     cp_task task;     /* first: the pool hands us this pointer */
-    cp_conn *conn;    /* only for cp_job_complete on the I/O thread */
+    cp_conn *conn;    /* only for cp_job_complete (conn.h: where it runs) */
     cp_pool *pool;    /* to be woken after parking */
     int64_t deadline; /* grpc-timeout, cp_now_ms() time; INT64_MAX: none */
     /* Set on the I/O thread when the client reset the stream or the

@@ -92,18 +92,31 @@ void cp_pc_flush(pipe_conn *pc)
         cp_pc_close(pc);
 }
 
-/* Worker side: hand the finished job to the I/O thread. */
+/* Worker side, the call's handler has run: the worker itself hands the
+ * answer to the connection and writes it, under the transport's lock,
+ * rather than posting the job to the I/O thread. Under Wine that post
+ * cost a request to queue the packet and three for the I/O thread to
+ * wake for it (a look at the port, the wait, the packet); the write is
+ * the same either way. A write that cannot complete at once goes on
+ * through the port (cp_pc_on_write, on the I/O thread): this thread only
+ * starts it. While the transport stops, the I/O thread is woken so that
+ * it sees the call gone (tick). */
 static void post_job(void *ctx, cp_job *job)
 {
     cp_transport *t = ctx;
-    /* Fails only when the system is out of non-paged memory; a job that can
-     * never be posted is leaked (with its connection) rather than lost in a
-     * way that would free memory the I/O thread still uses. */
-    for (int i = 0; i < 100; i++) {
-        if (PostQueuedCompletionStatus(t->iocp, 0, KEY_JOB, (OVERLAPPED *)job))
-            return;
-        Sleep(10);
+    AcquireSRWLockExclusive(&t->lock);
+    if (t->jobs > 0)
+        t->jobs--;
+    cp_conn *c = cp_job_complete(job);
+    if (c != NULL) {
+        pipe_conn *pc = cp_conn_user(c);
+        pc->active_at = cp_now_ms();
+        cp_pc_flush(pc); /* may close pc */
     }
+    bool wake = t->phase != RUNNING;
+    ReleaseSRWLockExclusive(&t->lock);
+    if (wake)
+        PostQueuedCompletionStatus(t->iocp, 0, KEY_WAKE, NULL);
 }
 
 static void before_call(void *ctx);
@@ -288,7 +301,7 @@ void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
      * leave in one WriteFile (two system calls each under Wine, write and
      * the wait for its result) instead of two. The same for a read of a
      * PING alone (ping_only), which a client calling in a loop sends just
-     * before its next call. The answer's flush (flush_dirty) or tick() at
+     * before its next call. The answer's flush (post_job) or tick() at
      * hold_until (set by the first read held) sends it all, PING ACK first
      * as nghttp2 queues it ("PING responses SHOULD be given higher
      * priority than any other frame", RFC 9113 section 6.7: it still

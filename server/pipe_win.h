@@ -3,8 +3,9 @@
  *   pipe_listen_win.c    - pipe_conn life cycle, pipe instances listening;
  *   pipe_conn_win.c      - one connection's reads, writes and caller checks;
  *   transport_pipe_win.c - the completion loop, timers, stop, transport.h.
- * Everything here runs on the transport's one I/O thread (see
- * transport_pipe_win.c for the design). Windows build only. */
+ * Everything here runs under the transport's lock: on its one I/O thread,
+ * or on a worker answering its call (see transport_pipe_win.c for the
+ * design). Windows build only. */
 #ifndef CP_PIPE_WIN_H
 #define CP_PIPE_WIN_H
 
@@ -28,7 +29,7 @@
 #define SYNC_READS 16 /* reads done at once before the port takes a turn */
 #define HOLD_MS 10    /* output held back for the answer of a call just started */
 
-enum { KEY_IO = 1, KEY_JOB, KEY_STOP };
+enum { KEY_IO = 1, KEY_WAKE, KEY_STOP };
 enum { RUNNING, DRAINING, CLOSING };
 
 typedef struct pipe_conn pipe_conn;
@@ -48,9 +49,7 @@ struct pipe_conn {
     pipe_op wr;    /* WriteFile */
     unsigned ops;  /* overlapped operations owned by the kernel */
     bool reading, writing;
-    bool skip;  /* FILE_SKIP_COMPLETION_PORT_ON_SUCCESS is set */
-    bool dirty; /* on t->dirty: answers to write after this batch */
-    pipe_conn *dirty_next;
+    bool skip;            /* FILE_SKIP_COMPLETION_PORT_ON_SUCCESS is set */
     bool closing;         /* close as soon as the output is written */
     bool connected;       /* the connect completed (counted in t->nconns) */
     int64_t deadline;     /* cached cp_conn_next_deadline() */
@@ -83,10 +82,13 @@ struct cp_transport {
     HANDLE iocp;
     listener *ls;
     size_t nls;
-    pipe_conn *all;   /* every pipe_conn not yet freed */
-    pipe_conn *dirty; /* connections with finished calls to write out */
-    size_t nconns;    /* connected pipe_conns not yet closed */
-    size_t jobs;      /* calls handed to the pool whose KEY_JOB has not come back */
+    /* Held by the I/O thread except while it waits on the port, and by a
+     * worker answering its call (post_job): every pipe_conn and cp_conn
+     * is used under it. */
+    SRWLOCK lock;
+    pipe_conn *all; /* every pipe_conn not yet freed */
+    size_t nconns;  /* connected pipe_conns not yet closed */
+    size_t jobs;    /* calls handed to the pool and not yet answered */
     volatile LONG stop_requested;
     volatile LONG64 stop_drain_ms;
     int phase;
@@ -95,7 +97,7 @@ struct cp_transport {
 
 /* pipe_listen_win.c */
 pipe_conn *cp_pc_new(cp_transport *t, listener *l, HANDLE h);
-/* Frees pc once it is closed, owns no operation and is off the dirty list. */
+/* Frees pc once it is closed and owns no operation. */
 void cp_pc_maybe_free(pipe_conn *pc);
 /* Releases the connection and the handle; the memory goes once the port
  * has returned every pending operation. pc may be freed on return. */

@@ -4,8 +4,13 @@
  * connection's I/O and caller checks: pipe_conn_win.c).
  *
  * Threading: one I/O completion port, one I/O thread (the caller of
- * cp_transport_run). Every cp_conn_* call happens on it. Worker threads only
- * post finished jobs to the port (KEY_JOB); cp_transport_stop posts KEY_STOP.
+ * cp_transport_run), which reads, accepts and times out. A worker thread
+ * that finished a call answers it itself: it completes the job on its
+ * connection and writes the output (post_job). One lock (t->lock) keeps
+ * them apart: the I/O thread holds it except while it waits on the port,
+ * a worker while it answers; every pipe_conn and cp_conn is used under it.
+ * cp_transport_stop posts KEY_STOP; a worker answering while the
+ * transport stops posts KEY_WAKE so that the loop sees the call gone.
  *
  * Per listener one instance is always listening (overlapped
  * ConnectNamedPipe). When a client connects, the next instance is created
@@ -36,9 +41,7 @@
  * instead of by a trip through the port: a response usually fits the pipe
  * buffer, and a client's next frames are often already there. At most
  * SYNC_READS reads in a row are handled so; then the read goes through the
- * port, and other connections get their turn. Answers of finished calls are
- * written once per batch of packets (the dirty list), so that calls
- * finishing together leave in one write rather than one write each. The
+ * port, and other connections get their turn. The
  * output of a read that started a call (or carried a PING alone) is held
  * up to HOLD_MS for that call's answer, so that the PING ACK and the
  * answer leave in one write (on_read). A port wait asks for as many
@@ -62,25 +65,10 @@
 #include "pipe_win.h"
 #include "thread.h"
 
-static void on_packet(cp_transport *t, const OVERLAPPED_ENTRY *ev, int64_t now)
+static void on_packet(const OVERLAPPED_ENTRY *ev, int64_t now)
 {
-    if (ev->lpCompletionKey == KEY_JOB) {
-        if (t->jobs > 0)
-            t->jobs--;
-        cp_conn *c = cp_job_complete((cp_job *)ev->lpOverlapped);
-        if (c != NULL) {
-            pipe_conn *pc = cp_conn_user(c);
-            pc->active_at = now;
-            if (!pc->dirty) { /* written by flush_dirty() after this batch */
-                pc->dirty = true;
-                pc->dirty_next = pc->t->dirty;
-                pc->t->dirty = pc;
-            }
-        }
-        return;
-    }
     if (ev->lpCompletionKey != KEY_IO || ev->lpOverlapped == NULL)
-        return; /* KEY_STOP: the loop looks at stop_requested */
+        return; /* KEY_STOP, KEY_WAKE: the loop looks again (tick) */
     pipe_op *op = CONTAINING_RECORD(ev->lpOverlapped, pipe_op, ov);
     pipe_conn *pc = op->pc;
     bool ok = (LONG)op->ov.Internal >= 0; /* NT_SUCCESS of the I/O status */
@@ -95,21 +83,6 @@ static void on_packet(cp_transport *t, const OVERLAPPED_ENTRY *ev, int64_t now)
         cp_pc_on_connect(pc, ok, now);
     else
         cp_pc_on_read(pc, ok, ev->dwNumberOfBytesTransferred, now);
-}
-
-/* After a batch of packets: writes the answers of the calls that finished
- * in it, one flush per connection. */
-static void flush_dirty(cp_transport *t)
-{
-    while (t->dirty != NULL) {
-        pipe_conn *pc = t->dirty;
-        t->dirty = pc->dirty_next;
-        pc->dirty = false;
-        if (pc->h == INVALID_HANDLE_VALUE)
-            cp_pc_maybe_free(pc); /* closed meanwhile */
-        else
-            cp_pc_flush(pc);
-    }
 }
 
 /* ---- stop ----------------------------------------------------------- */
@@ -244,6 +217,7 @@ cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_sp
         return NULL;
     }
     t->opts = *opts;
+    InitializeSRWLock(&t->lock);
     t->iocp = CreateIoCompletionPort(INVALID_HANDLE_VALUE, NULL, 0, 1);
     if (t->iocp == NULL) {
         DWORD err = GetLastError();
@@ -288,31 +262,39 @@ fail:
 int cp_transport_run(cp_transport *t)
 {
     OVERLAPPED_ENTRY ev[BATCH];
+    AcquireSRWLockExclusive(&t->lock);
     for (;;) {
         int64_t now = cp_now_ms();
         int64_t wait = tick(t, now);
         if (t->phase == CLOSING && t->all == NULL)
-            return CP_OK;
+            break;
         DWORD ms = wait == INT64_MAX ? INFINITE : (wait > 0x7ffffffe ? 0x7ffffffe : (DWORD)wait);
         /* As many packets as calls are out on the pool (at least one):
          * GetQueuedCompletionStatusEx ends a batch that is not full with
          * one more look at the port, which finds it empty (a system call,
          * a wineserver request under Wine); with one call out, or none,
          * the packet awaited is the only one, and a full batch of one ends
-         * without that look. Answers finishing together still leave in
-         * one write per connection (flush_dirty). */
+         * without that look. Each call out is a client's next request
+         * to come. Workers answer their calls meanwhile (post_job). */
         ULONG want = t->jobs < 1 ? 1 : (t->jobs > BATCH ? BATCH : (ULONG)t->jobs);
         ULONG got = 0;
-        if (!GetQueuedCompletionStatusEx(t->iocp, ev, want, &got, ms, FALSE)) {
-            if (GetLastError() != WAIT_TIMEOUT)
+        ReleaseSRWLockExclusive(&t->lock);
+        BOOL ok = GetQueuedCompletionStatusEx(t->iocp, ev, want, &got, ms, FALSE);
+        DWORD err = ok ? 0 : GetLastError();
+        AcquireSRWLockExclusive(&t->lock);
+        if (!ok) {
+            if (err != WAIT_TIMEOUT) {
+                ReleaseSRWLockExclusive(&t->lock);
                 return CP_E_IO; /* the port itself is broken; free() cleans up */
+            }
             got = 0;
         }
         now = cp_now_ms();
         for (ULONG i = 0; i < got; i++)
-            on_packet(t, &ev[i], now);
-        flush_dirty(t);
+            on_packet(&ev[i], now);
     }
+    ReleaseSRWLockExclusive(&t->lock);
+    return CP_OK;
 }
 
 void cp_transport_stop(cp_transport *t, int64_t drain_ms)
@@ -327,8 +309,8 @@ void cp_transport_free(cp_transport *t)
     if (t == NULL)
         return;
     /* Close what is left, then let the port return every cancelled
-     * operation (and drop jobs finished after run() returned) before any
-     * OVERLAPPED is freed. Whatever the kernel still owns after
+     * operation before any OVERLAPPED is freed (the pool is gone: no
+     * worker answers any more). Whatever the kernel still owns after
      * FREE_WAIT_MS is leaked, never freed under it. */
     t->phase = CLOSING;
     for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
@@ -344,8 +326,7 @@ void cp_transport_free(cp_transport *t)
         if (!GetQueuedCompletionStatusEx(t->iocp, ev, BATCH, &got, ms, FALSE) || got == 0)
             break;
         for (ULONG i = 0; i < got; i++)
-            on_packet(t, &ev[i], now);
-        flush_dirty(t);
+            on_packet(&ev[i], now);
     }
     if (t->all == NULL) /* else the kernel may still complete into them */
         CloseHandle(t->iocp);
