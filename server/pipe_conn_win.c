@@ -99,11 +99,16 @@ void cp_pc_flush(pipe_conn *pc)
  * wake for it (a look at the port, the wait, the packet); the write is
  * the same either way. A write that cannot complete at once goes on
  * through the port (cp_pc_on_write, on the I/O thread): this thread only
- * starts it. While the transport stops, the I/O thread is woken so that
- * it sees the call gone (tick). */
+ * starts it. Calls that finish together still leave in one write per
+ * connection: a worker that sees others waiting for the lock to answer
+ * (t->answering) leaves its connection on the dirty list, and the last of
+ * them writes the list out; they have all finished their calls already,
+ * so no answer waits for a call still running. While the transport stops,
+ * the I/O thread is woken so that it sees the call gone (tick). */
 static void post_job(void *ctx, cp_job *job)
 {
     cp_transport *t = ctx;
+    InterlockedIncrement(&t->answering);
     AcquireSRWLockExclusive(&t->lock);
     if (t->jobs > 0)
         t->jobs--;
@@ -111,7 +116,22 @@ static void post_job(void *ctx, cp_job *job)
     if (c != NULL) {
         pipe_conn *pc = cp_conn_user(c);
         pc->active_at = cp_now_ms();
-        cp_pc_flush(pc); /* may close pc */
+        if (!pc->dirty) {
+            pc->dirty = true;
+            pc->dirty_next = t->dirty;
+            t->dirty = pc;
+        }
+    }
+    if (InterlockedDecrement(&t->answering) == 0) { /* the last one: write them out */
+        while (t->dirty != NULL) {
+            pipe_conn *pc = t->dirty;
+            t->dirty = pc->dirty_next;
+            pc->dirty = false;
+            if (pc->h == INVALID_HANDLE_VALUE)
+                cp_pc_maybe_free(pc); /* closed meanwhile */
+            else
+                cp_pc_flush(pc); /* may close pc */
+        }
     }
     bool wake = t->phase != RUNNING;
     ReleaseSRWLockExclusive(&t->lock);

@@ -35,7 +35,7 @@ pipe_conn *cp_pc_new(cp_transport *t, listener *l, HANDLE h)
 
 void cp_pc_maybe_free(pipe_conn *pc)
 {
-    if (pc->h != INVALID_HANDLE_VALUE || pc->ops > 0)
+    if (pc->h != INVALID_HANDLE_VALUE || pc->ops > 0 || pc->dirty)
         return;
     cp_transport *t = pc->t;
     if (pc->prev != NULL)

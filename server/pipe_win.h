@@ -49,7 +49,9 @@ struct pipe_conn {
     pipe_op wr;    /* WriteFile */
     unsigned ops;  /* overlapped operations owned by the kernel */
     bool reading, writing;
-    bool skip;            /* FILE_SKIP_COMPLETION_PORT_ON_SUCCESS is set */
+    bool skip;  /* FILE_SKIP_COMPLETION_PORT_ON_SUCCESS is set */
+    bool dirty; /* on t->dirty: answers a later worker writes (post_job) */
+    pipe_conn *dirty_next;
     bool closing;         /* close as soon as the output is written */
     bool connected;       /* the connect completed (counted in t->nconns) */
     int64_t deadline;     /* cached cp_conn_next_deadline() */
@@ -86,9 +88,11 @@ struct cp_transport {
      * worker answering its call (post_job): every pipe_conn and cp_conn
      * is used under it. */
     SRWLOCK lock;
-    pipe_conn *all; /* every pipe_conn not yet freed */
-    size_t nconns;  /* connected pipe_conns not yet closed */
-    size_t jobs;    /* calls handed to the pool and not yet answered */
+    volatile LONG answering; /* workers in post_job, waiting for the lock or holding it */
+    pipe_conn *dirty;        /* connections with answers not yet written (post_job) */
+    pipe_conn *all;          /* every pipe_conn not yet freed */
+    size_t nconns;           /* connected pipe_conns not yet closed */
+    size_t jobs;             /* calls handed to the pool and not yet answered */
     volatile LONG stop_requested;
     volatile LONG64 stop_drain_ms;
     int phase;
@@ -97,7 +101,7 @@ struct cp_transport {
 
 /* pipe_listen_win.c */
 pipe_conn *cp_pc_new(cp_transport *t, listener *l, HANDLE h);
-/* Frees pc once it is closed and owns no operation. */
+/* Frees pc once it is closed, owns no operation and is off the dirty list. */
 void cp_pc_maybe_free(pipe_conn *pc);
 /* Releases the connection and the handle; the memory goes once the port
  * has returned every pending operation. pc may be freed on return. */
