@@ -37,7 +37,8 @@
  *       changes its own token: unchanged (twice), after
  *       AdjustTokenPrivileges (ModifiedId moves), after AdjustTokenGroups
  *       disabling SID (when the system lets it: Wine 8 has no
- *       AdjustTokenGroups, Windows refuses for a mandatory group); then
+ *       AdjustTokenGroups, Windows refuses for a mandatory group; SID's
+ *       attributes in the token are printed first); then
  *       runs "svctest tokcall PIPE PATH" with Administrators deny-only (as
  *       `restricted`) and calls once more itself. Prints, one a line,
  *       "token ID modified MID" for every state (as the service logs
@@ -522,6 +523,16 @@ static bool adjust_groups(HANDLE tok, const wchar_t *sid_text)
     PSID sid = NULL;
     if (!ConvertStringSidToSidW(sid_text, &sid))
         return fail("ConvertStringSidToSidW"), false;
+    static BYTE buf[16384];
+    DWORD len = 0;
+    if (GetTokenInformation(tok, TokenGroups, buf, sizeof(buf), &len)) {
+        const TOKEN_GROUPS *have = (const TOKEN_GROUPS *)buf;
+        for (DWORD i = 0; i < have->GroupCount; i++)
+            if (EqualSid(have->Groups[i].Sid, sid))
+                printf("groups: %ls has attributes 0x%08lx%s\n", sid_text,
+                       (unsigned long)have->Groups[i].Attributes,
+                       have->Groups[i].Attributes & SE_GROUP_MANDATORY ? " (mandatory)" : "");
+    }
     TOKEN_GROUPS tg = {1, {{sid, 0}}}; /* Attributes 0: disable */
     SetLastError(0);
     BOOL ok = AdjustTokenGroups(tok, FALSE, &tg, 0, NULL, NULL);
