@@ -358,9 +358,10 @@ const char *cp_gate_authorize(void *ctx, const cp_service *svc, uint32_t pid, vo
      * before in this state, and the state (test/wine/service_security.sh
      * reads it). */
     if (ts.known)
-        CP_LOG_V(2, "caller %s (pid %lu) allowed on %s: process token %lx:%08lx modified %lx:%08lx %s",
-                 caller, (unsigned long)pid, pipe_name, (long)ts.id.HighPart,
-                 (unsigned long)ts.id.LowPart, (long)ts.modified.HighPart,
+        CP_LOG_V(2,
+                 "caller %s (pid %lu) allowed on %s: process token %lx:%08lx modified %lx:%08lx %s",
+                 caller, (unsigned long)pid, pipe_name, (unsigned long)ts.id.HighPart,
+                 (unsigned long)ts.id.LowPart, (unsigned long)ts.modified.HighPart,
                  (unsigned long)ts.modified.LowPart,
                  ts.hit != NULL ? "judged allowed before in this state" : "judged");
     else

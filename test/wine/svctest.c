@@ -470,8 +470,8 @@ static int fresh_call(const wchar_t *name, const wchar_t *path, const char *what
     cp_arena *a = cp_arena_new();
     int rc = -1;
     if (a != NULL && cp_h2c_new(&hio, "svctest-tokcache", &c, &e) == CP_OK) {
-        cp_h2c_request req = {.path = "/v1.Filesystem/PathExists", .body = body,
-                              .len = (size_t)plen + 2};
+        cp_h2c_request req = {
+            .path = "/v1.Filesystem/PathExists", .body = body, .len = (size_t)plen + 2};
         cp_h2c_response resp = {0};
         if (cp_h2c_call(c, &req, a, &resp, &e) == CP_OK) {
             printf("call %s: status %d %s\n", what, resp.grpc_status, resp.grpc_message);
@@ -509,11 +509,13 @@ static void adjust_privileges(HANDLE tok)
         BOOL ok = AdjustTokenPrivileges(tok, FALSE, &tp, 0, NULL, NULL);
         DWORD err = GetLastError(); /* ERROR_NOT_ALL_ASSIGNED: not held */
         if (ok && err == ERROR_SUCCESS) {
-            printf("privileges: AdjustTokenPrivileges %ls %s\n", names[i], on ? "disabled" : "enabled");
+            printf("privileges: AdjustTokenPrivileges %ls %s\n", names[i],
+                   on ? "disabled" : "enabled");
             return;
         }
     }
-    printf("privileges: no privilege could be adjusted (error %lu)\n", (unsigned long)GetLastError());
+    printf("privileges: no privilege could be adjusted (error %lu)\n",
+           (unsigned long)GetLastError());
 }
 
 /* Disables sid in the token if the system lets it: prints the outcome;
@@ -544,7 +546,7 @@ static bool adjust_groups(HANDLE tok, const wchar_t *sid_text)
     }
     printf("groups: AdjustTokenGroups cannot disable %ls: error %lu%s\n", sid_text,
            (unsigned long)err,
-           err == ERROR_INVALID_FUNCTION       ? " (not implemented: Wine)"
+           err == ERROR_INVALID_FUNCTION         ? " (not implemented: Wine)"
            : err == ERROR_CANT_DISABLE_MANDATORY ? " (a mandatory group)"
                                                  : "");
     return false;
