@@ -25,11 +25,17 @@ typedef struct gate_group {
 
 /* A process token already judged allowed for a group. TokenId is a
  * locally unique identifier given to the token object when it was made
- * (never reused while the system runs), and ModifiedId "changes each time
- * the token is modified" ("TOKEN_STATISTICS structure", winnt.h): the pair
- * names one state of one token, so the judgement of that state (user,
- * groups and their attributes, restricting SIDs, all the judges read)
- * holds while both are unchanged. Only allowances are kept: a refusal is
+ * (never reused while the system runs), and ModifiedId is "an LUID that
+ * changes each time the token is modified. An application can use this
+ * value as a test of whether a security context has changed since it was
+ * last used" (Microsoft Learn, "TOKEN_STATISTICS structure (winnt.h)"):
+ * the pair names one state of one token, so the judgement of that state
+ * (user, groups and their attributes, restricting SIDs, all the judges
+ * read) holds while both are unchanged. (Wine 8 moves ModifiedId on
+ * AdjustTokenPrivileges, but has no AdjustTokenGroups at all: it fails
+ * with ERROR_INVALID_FUNCTION, so a token's groups never change in place
+ * there; test/wine/service_security.sh shows a modified token judged
+ * again, test/windows/tokcache.ps1 the refusal after AdjustTokenGroups.) Only allowances are kept: a refusal is
  * judged again (and audited with its reason) every time. Everything else
  * a connection is checked for (the process alive and created before the
  * connect, still the pipe's client, its impersonation token, the hand-off
@@ -348,7 +354,19 @@ const char *cp_gate_authorize(void *ctx, const cp_service *svc, uint32_t pid, vo
         return g->deny;
     }
     client->process = proc; /* the transport's now: see cp_gate_revoke */
-    CP_LOG_V(2, "caller %s (pid %lu) allowed on %s", caller, (unsigned long)pid, pipe_name);
+    /* Says whether the process token was judged now or found judged
+     * before in this state, and the state (test/wine/service_security.sh
+     * reads it). */
+    if (ts.known)
+        CP_LOG_V(2,
+                 "caller %s (pid %lu) allowed on %s: process token %lx:%08lx modified %lx:%08lx %s",
+                 caller, (unsigned long)pid, pipe_name, (unsigned long)ts.id.HighPart,
+                 (unsigned long)ts.id.LowPart, (unsigned long)ts.modified.HighPart,
+                 (unsigned long)ts.modified.LowPart,
+                 ts.hit != NULL ? "judged allowed before in this state" : "judged");
+    else
+        CP_LOG_V(2, "caller %s (pid %lu) allowed on %s: process token judged (its state unknown)",
+                 caller, (unsigned long)pid, pipe_name);
     return NULL;
 }
 

@@ -141,6 +141,66 @@ check "per-group policy: the smb group admits BUILTIN\\Users, so the restricted 
 expect "per-group policy: the system group admits only SYSTEM and ContainerAdministrator, so an admin is refused" 7 \
     'not allowed to use the system group' cli system v1alpha1 GetBIOSSerialNumber '{}'
 
+# --- the cache of allowed tokens (gate_win.c, gate_seen) ---------------------------------
+# A process token judged allowed for a group is remembered by its TokenId
+# and ModifiedId; refusals never are. The attack: be allowed once (and
+# remembered), change the token, open a new connection. One process
+# (svctest tokcache) makes each call on a new connection and prints its
+# token's state before each; the service logs, for every allowance, the
+# state it saw and whether it judged it now or found it judged before.
+# What Wine 8 lets a process change (probed): AdjustTokenPrivileges moves
+# ModifiedId; AdjustTokenGroups is not implemented (ERROR_INVALID_FUNCTION),
+# nor is replacing a running process's token (NtSetInformationProcess
+# ProcessAccessToken: STATUS_NOT_IMPLEMENTED). So the refusal after an
+# in-place group change can only be shown on Windows
+# (test/windows/tokcache.ps1); here: a modified token is judged again, and
+# a second token made from the remembered one (same groups but
+# Administrators deny-only, and under Wine the same ModifiedId) is refused.
+OUT=$(timeout -k 5 120 wine 'C:\csi\svctest.exe' tokcache csi-proxy-filesystem-v1 'C:\var\lib\kubelet' \
+    S-1-5-32-544 2>&1 | tr -d '\r')
+RC=$?
+sed 's/^/# tokcache: /' <<<"$OUT"
+mapfile -t ST < <(sed -n 's/^token //p' <<<"$OUT")
+S1=${ST[0]:-none}
+S2=${ST[1]:-none}
+allowed_as() { # allowed_as STATE judged|'judged allowed before in this state': count
+    grep -cE "allowed on csi-proxy-filesystem-v1: process token $1 $2[[:cntrl:]]?\$" "$LOG" # (CRLF)
+}
+[[ "$OUT" == *"call unchanged-1: status 0 "* ]] && [ "$(allowed_as "$S1" judged)" = 1 ]
+check "token cache: a new admin process is allowed, its token judged (token $S1)" $? \
+    "exit $RC; $(grep 'allowed on csi-proxy-filesystem-v1: process token' "$LOG" | tail -3)"
+[[ "$OUT" == *"call unchanged-2: status 0 "* ]] &&
+    [ "$(allowed_as "$S1" 'judged allowed before in this state')" -ge 1 ]
+check "... the same unchanged token on a new connection stays allowed, from the cache" $? \
+    "$(grep 'allowed on csi-proxy-filesystem-v1: process token' "$LOG" | tail -3)"
+[ "${S1%% *}" = "${S2%% *}" ] && [ "$S1" != "$S2" ] &&
+    [[ "$OUT" == *"call privileges-adjusted: status 0 "* ]] && [ "$(allowed_as "$S2" judged)" = 1 ]
+check "... the same token modified in place (AdjustTokenPrivileges: $S1 -> $S2) is judged again on its next connection, not taken from the cache" $? \
+    "$(grep 'allowed on csi-proxy-filesystem-v1: process token' "$LOG" | tail -3)"
+if [[ "$OUT" == *"groups: AdjustTokenGroups disabled S-1-5-32-544"* ]]; then
+    # (A Wine that implements AdjustTokenGroups, and lets a process disable
+    # a group it marks mandatory: the attack itself.)
+    [[ "$OUT" == *"call groups-adjusted: status 7 csi-proxy: this caller is not allowed to use the filesystem group"* ]]
+    check "... with BUILTIN\\Administrators disabled in place (${ST[2]:-}), its new connection is PERMISSION_DENIED" $? "$OUT"
+else
+    [[ "$OUT" == *"groups: AdjustTokenGroups cannot disable S-1-5-32-544: error 1 (not implemented: Wine)"* ]]
+    check "... (Wine 8 has no AdjustTokenGroups, ERROR_INVALID_FUNCTION: a group cannot be disabled in place here; test/windows/tokcache.ps1 does it on Windows)" $? "$OUT"
+fi
+CHILD=$(sed -n 's/^child token //p' <<<"$OUT")
+CPID=$(sed -n 's/^child pid //p' <<<"$OUT")
+echo "# the restricted child's token: $CHILD (the parent's, remembered: $S2)"
+[[ "$OUT" == *"call restricted-child: status 7 csi-proxy: this caller is not allowed to use the filesystem group"* ]] &&
+    ! grep -q "allowed on csi-proxy-filesystem-v1: process token $CHILD " "$LOG"
+check "... a second token made from the remembered one, Administrators deny-only (token $CHILD), is PERMISSION_DENIED" $? \
+    "$OUT; $(grep 'allowed on csi-proxy-filesystem-v1: process token' "$LOG" | tail -3)"
+grep -qE "audit: denied caller=S-1-5-21-[0-9-]+ pid=${CPID:-none} group=filesystem pipe=csi-proxy-filesystem-v1: process token: .*has S-1-5-32-544 only for deny" "$LOG"
+check "... and the refusal is audited (pid ${CPID:-none}, Administrators only for deny)" $? \
+    "$(grep 'audit: denied' "$LOG" | tail -2)"
+SL=${ST[-1]:-none} # the parent's state after the child ran
+[ "$SL" = "$S2" ] && how='judged allowed before in this state' || how=judged
+[[ "$OUT" == *"call after-child: status 0 "* ]] && [ "$(allowed_as "$SL" "$how")" -ge 1 ]
+check "... while the allowed token is still allowed (token $SL, $how)" $? "$OUT"
+
 svctest handoff csi-proxy-filesystem-v1
 for _ in $(seq 1 100); do # the audit line, within 10 s
     grep -qE 'audit: denied caller=unknown pid=[0-9]+ group=filesystem pipe=csi-proxy-filesystem-v1: (OpenProcess|the client process [0-9]+ has exited)' "$LOG" && break

@@ -30,6 +30,23 @@
  *       this process to end, then sends the rest of the preface and a
  *       filesystem Mkdir of DIR on the inherited connection, and prints
  *       "status: N MESSAGE" (exit code N; 100 when it could not call).
+ *   svctest tokcache PIPE PATH SID
+ *       the attack on the service's cache of allowed tokens (gate_win.c,
+ *       gate_seen): this process makes filesystem PathExists(PATH) calls
+ *       on \\.\pipe\PIPE, each on a new connection, and between them
+ *       changes its own token: unchanged (twice), after
+ *       AdjustTokenPrivileges (ModifiedId moves), after AdjustTokenGroups
+ *       disabling SID (when the system lets it: Wine 8 has no
+ *       AdjustTokenGroups, Windows refuses for a mandatory group; SID's
+ *       attributes in the token are printed first); then
+ *       runs "svctest tokcall PIPE PATH" with Administrators deny-only (as
+ *       `restricted`) and calls once more itself. Prints, one a line,
+ *       "token ID modified MID" for every state (as the service logs
+ *       them: HighPart:LowPart in hex) and "call NAME: status N MESSAGE";
+ *       exit 0, or 100 when it could not call.
+ *   svctest tokcall PIPE PATH
+ *       prints "child token ID modified MID" and makes one PathExists call
+ *       ("call restricted-child: status N MESSAGE"); exits with N.
  *   svctest member
  *       prints "admin" or "not admin" for this process's token.
  *   svctest msg EXE TEXT
@@ -411,6 +428,200 @@ static int handed(const wchar_t *hs, const wchar_t *ps, const wchar_t *dir)
     return resp.grpc_status;
 }
 
+/* --- the cache of allowed tokens (gate_win.c) ---------------------------- */
+
+/* This process's token state, as the service logs it; false if unknown. */
+static bool token_state(char *out, size_t cap)
+{
+    HANDLE t = NULL;
+    TOKEN_STATISTICS st;
+    DWORD len = 0;
+    bool ok = OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &t) &&
+              GetTokenInformation(t, TokenStatistics, &st, sizeof(st), &len);
+    if (t != NULL)
+        CloseHandle(t);
+    if (ok)
+        snprintf(out, cap, "token %lx:%08lx modified %lx:%08lx", (unsigned long)st.TokenId.HighPart,
+                 (unsigned long)st.TokenId.LowPart, (unsigned long)st.ModifiedId.HighPart,
+                 (unsigned long)st.ModifiedId.LowPart);
+    else
+        snprintf(out, cap, "token unknown (error %lu)", (unsigned long)GetLastError());
+    return ok;
+}
+
+/* One filesystem PathExists(path) on a new connection to \\.\pipe\name;
+ * prints "call what: status N MESSAGE". Returns N, or -1 when no call
+ * could be made. */
+static int fresh_call(const wchar_t *name, const wchar_t *path, const char *what)
+{
+    char p[512];
+    int plen = WideCharToMultiByte(CP_UTF8, 0, path, -1, p, sizeof(p), NULL, NULL) - 1;
+    if (plen <= 0 || plen > 120)
+        return fprintf(stderr, "svctest: PATH too long\n"), -1;
+    HANDLE h = open_pipe(name, GENERIC_READ | GENERIC_WRITE);
+    if (h == INVALID_HANDLE_VALUE)
+        return fail("CreateFileW(pipe)"), -1;
+    uint8_t body[128] = {0x0a, (uint8_t)plen}; /* PathExistsRequest{path} */
+    memcpy(body + 2, p, (size_t)plen);
+    handed_io io = {h, true};
+    cp_h2c_io hio = {handed_write, handed_read, handed_now, &io};
+    cp_error e = {0};
+    cp_h2c *c = NULL;
+    cp_arena *a = cp_arena_new();
+    int rc = -1;
+    if (a != NULL && cp_h2c_new(&hio, "svctest-tokcache", &c, &e) == CP_OK) {
+        cp_h2c_request req = {
+            .path = "/v1.Filesystem/PathExists", .body = body, .len = (size_t)plen + 2};
+        cp_h2c_response resp = {0};
+        if (cp_h2c_call(c, &req, a, &resp, &e) == CP_OK) {
+            printf("call %s: status %d %s\n", what, resp.grpc_status, resp.grpc_message);
+            rc = resp.grpc_status;
+        } else {
+            fprintf(stderr, "svctest: call %s: %s\n", what, e.msg);
+        }
+    } else {
+        fprintf(stderr, "svctest: %s\n", e.msg[0] != '\0' ? e.msg : "out of memory");
+    }
+    fflush(stdout);
+    cp_h2c_free(c);
+    cp_arena_free(a);
+    CloseHandle(h);
+    return rc;
+}
+
+/* Flips one privilege the token holds (Wine's admin token and an elevated
+ * Windows admin both hold SeDebugPrivilege; every token holds
+ * SeChangeNotifyPrivilege). Prints what it did. */
+static void adjust_privileges(HANDLE tok)
+{
+    static const wchar_t *const names[] = {L"SeDebugPrivilege", L"SeTimeZonePrivilege",
+                                           L"SeChangeNotifyPrivilege"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        TOKEN_PRIVILEGES tp = {1, {{{0, 0}, 0}}};
+        if (!LookupPrivilegeValueW(NULL, names[i], &tp.Privileges[0].Luid))
+            continue;
+        PRIVILEGE_SET ps = {1, PRIVILEGE_SET_ALL_NECESSARY, {{tp.Privileges[0].Luid, 0}}};
+        BOOL on = FALSE;
+        if (!PrivilegeCheck(tok, &ps, &on))
+            continue;
+        tp.Privileges[0].Attributes = on ? 0 : SE_PRIVILEGE_ENABLED;
+        SetLastError(0);
+        BOOL ok = AdjustTokenPrivileges(tok, FALSE, &tp, 0, NULL, NULL);
+        DWORD err = GetLastError(); /* ERROR_NOT_ALL_ASSIGNED: not held */
+        if (ok && err == ERROR_SUCCESS) {
+            printf("privileges: AdjustTokenPrivileges %ls %s\n", names[i],
+                   on ? "disabled" : "enabled");
+            return;
+        }
+    }
+    printf("privileges: no privilege could be adjusted (error %lu)\n",
+           (unsigned long)GetLastError());
+}
+
+/* Disables sid in the token if the system lets it: prints the outcome;
+ * true when the token changed. */
+static bool adjust_groups(HANDLE tok, const wchar_t *sid_text)
+{
+    PSID sid = NULL;
+    if (!ConvertStringSidToSidW(sid_text, &sid))
+        return fail("ConvertStringSidToSidW"), false;
+    static BYTE buf[16384];
+    DWORD len = 0;
+    if (GetTokenInformation(tok, TokenGroups, buf, sizeof(buf), &len)) {
+        const TOKEN_GROUPS *have = (const TOKEN_GROUPS *)buf;
+        for (DWORD i = 0; i < have->GroupCount; i++)
+            if (EqualSid(have->Groups[i].Sid, sid))
+                printf("groups: %ls has attributes 0x%08lx%s\n", sid_text,
+                       (unsigned long)have->Groups[i].Attributes,
+                       have->Groups[i].Attributes & SE_GROUP_MANDATORY ? " (mandatory)" : "");
+    }
+    TOKEN_GROUPS tg = {1, {{sid, 0}}}; /* Attributes 0: disable */
+    SetLastError(0);
+    BOOL ok = AdjustTokenGroups(tok, FALSE, &tg, 0, NULL, NULL);
+    DWORD err = GetLastError();
+    LocalFree(sid);
+    if (ok && err == ERROR_SUCCESS) {
+        printf("groups: AdjustTokenGroups disabled %ls\n", sid_text);
+        return true;
+    }
+    printf("groups: AdjustTokenGroups cannot disable %ls: error %lu%s\n", sid_text,
+           (unsigned long)err,
+           err == ERROR_INVALID_FUNCTION         ? " (not implemented: Wine)"
+           : err == ERROR_CANT_DISABLE_MANDATORY ? " (a mandatory group)"
+                                                 : "");
+    return false;
+}
+
+static int tokcache(const wchar_t *pipe, const wchar_t *path, const wchar_t *sid)
+{
+    char st[128];
+    HANDLE tok = NULL;
+    if (!OpenProcessToken(GetCurrentProcess(),
+                          TOKEN_QUERY | TOKEN_ADJUST_PRIVILEGES | TOKEN_ADJUST_GROUPS, &tok))
+        return fail("OpenProcessToken"), 100;
+    token_state(st, sizeof(st));
+    printf("%s\n", st);
+    if (fresh_call(pipe, path, "unchanged-1") < 0 || fresh_call(pipe, path, "unchanged-2") < 0)
+        return 100;
+    adjust_privileges(tok);
+    token_state(st, sizeof(st));
+    printf("%s\n", st);
+    if (fresh_call(pipe, path, "privileges-adjusted") < 0)
+        return 100;
+    if (adjust_groups(tok, sid)) {
+        token_state(st, sizeof(st));
+        printf("%s\n", st);
+        if (fresh_call(pipe, path, "groups-adjusted") < 0)
+            return 100;
+        AdjustTokenGroups(tok, TRUE, NULL, 0, NULL, NULL); /* back to the defaults */
+        token_state(st, sizeof(st));
+        printf("%s\n", st);
+    }
+    fflush(stdout);
+    /* A second token: this one's groups with Administrators deny-only. */
+    HANDLE rtok = restricted_token();
+    if (rtok == NULL)
+        return fail("CreateRestrictedToken"), 100;
+    wchar_t exe[MAX_PATH];
+    static wchar_t cmd[4096];
+    GetModuleFileNameW(NULL, exe, MAX_PATH);
+    cmd[0] = L'\0';
+    append_arg(cmd, 4096, exe);
+    append_arg(cmd, 4096, L"tokcall");
+    append_arg(cmd, 4096, pipe);
+    append_arg(cmd, 4096, path);
+    STARTUPINFOW si = {sizeof(si)};
+    si.dwFlags = STARTF_USESTDHANDLES;
+    si.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
+    si.hStdOutput = GetStdHandle(STD_OUTPUT_HANDLE);
+    si.hStdError = GetStdHandle(STD_ERROR_HANDLE);
+    PROCESS_INFORMATION pi;
+    if (!CreateProcessAsUserW(rtok, NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi))
+        return fail("CreateProcessAsUserW"), 100;
+    printf("child pid %lu\n", (unsigned long)pi.dwProcessId);
+    fflush(stdout);
+    WaitForSingleObject(pi.hProcess, 60000);
+    CloseHandle(pi.hThread);
+    CloseHandle(pi.hProcess);
+    CloseHandle(rtok);
+    token_state(st, sizeof(st));
+    printf("%s\n", st);
+    if (fresh_call(pipe, path, "after-child") < 0)
+        return 100;
+    CloseHandle(tok);
+    return 0;
+}
+
+static int tokcall(const wchar_t *pipe, const wchar_t *path)
+{
+    char st[128];
+    token_state(st, sizeof(st));
+    printf("child %s\n", st);
+    fflush(stdout);
+    int rc = fresh_call(pipe, path, "restricted-child");
+    return rc < 0 ? 100 : rc;
+}
+
 /* --- a minimal service ("Writing a ServiceMain Function") --------------- */
 
 static SERVICE_STATUS_HANDLE dummy_status;
@@ -467,6 +678,10 @@ int wmain(int argc, wchar_t **argv)
         CloseHandle(h);
         return 0;
     }
+    if (argc == 5 && wcscmp(argv[1], L"tokcache") == 0)
+        return tokcache(argv[2], argv[3], argv[4]);
+    if (argc == 4 && wcscmp(argv[1], L"tokcall") == 0)
+        return tokcall(argv[2], argv[3]);
     if (argc == 2 && wcscmp(argv[1], L"member") == 0)
         return member();
     if (argc == 3 && wcscmp(argv[1], L"handoff") == 0)
@@ -485,7 +700,7 @@ int wmain(int argc, wchar_t **argv)
         return run_service(argv[2]);
     fprintf(stderr,
             "usage: svctest restricted EXE [ARGS...] | sddl PIPE | norm SDDL | touch PIPE | "
-            "handoff PIPE | handoff-call PIPE DIR | member | msg EXE TEXT | qc SERVICE | "
-            "service NAME\n");
+            "handoff PIPE | handoff-call PIPE DIR | tokcache PIPE PATH SID | tokcall PIPE PATH | "
+            "member | msg EXE TEXT | qc SERVICE | service NAME\n");
     return 2;
 }
