@@ -52,7 +52,7 @@ struct cp_gate {
     gate_group g[CP_CONFIG_N_GROUPS];
     cp_audit *audit;
     /* Used by cp_gate_authorize only, which the transport calls on its one
-     * I/O thread (transport_pipe_win.c): no lock. */
+     * I/O thread (pipe_conn_win.c, open_conn): no lock. */
     gate_seen seen[GATE_SEEN];
     unsigned seen_next; /* the slot replaced next (round robin) */
 };
