@@ -99,7 +99,13 @@ void cp_pc_flush(pipe_conn *pc)
  * wake for it (a look at the port, the wait, the packet); the write is
  * the same either way. A write that cannot complete at once goes on
  * through the port (cp_pc_on_write, on the I/O thread): this thread only
- * starts it. Calls that finish together still leave in one write per
+ * starts it ("When an asynchronous I/O operation on one of these file
+ * handles completes, an I/O completion packet is queued ... to the
+ * associated I/O completion port", Microsoft Learn, "I/O Completion
+ * Ports": whichever thread started it; the workers outlive the transport's
+ * I/O). Wine 8 completes pipe writes at once whatever the reader does
+ * (test/wine/pipecheck.c -flood shows it), so that path runs only on
+ * Windows. Calls that finish together still leave in one write per
  * connection: a worker that sees others waiting for the lock to answer
  * (t->answering) leaves its connection on the dirty list, and the last of
  * them writes the list out; they have all finished their calls already,

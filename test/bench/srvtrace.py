@@ -98,7 +98,7 @@ def main():
         calls = run["total_calls"]
         rows.append({"label": label, "calls": calls, "requests": n, "window_secs": round(secs, 3),
                      "idle_share": round(idle_rate * secs, 1), "per_call": round(net / calls, 2),
-                     "top": [[k, round(v / calls, 2)] for k, v in counts[label].most_common(8)]})
+                     "top": [[k, round(v / calls, 2)] for k, v in counts[label].most_common(16)]})
         tot_req += net
         tot_calls += calls
     out = {"kind": "trace-result", "build": build, "server_pid": server,

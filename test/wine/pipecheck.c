@@ -14,11 +14,17 @@
  *             ms (no retry on "not found"): exit 1 if it was ever missing
  *             or opened fewer than 200 times (a server that stops
  *             re-listening after such a client leaves it busy or absent)
+ *   -flood N  on the first pipe (a filesystem one): N PathExists
+ *             calls in waves of 90, answers not read until a second after
+ *             the last wave, so that the server's answers (~330 bytes each)
+ *             outgrow the pipe (64 KiB); then read: exit 1 unless
+ *             all N calls are answered
  */
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,10 +123,138 @@ static int churn(const char *name, long ms)
     return missing == 0 && opened >= 200 ? 0 : 1;
 }
 
+/* Appends an HTTP/2 frame header (RFC 9113 section 4.1). */
+static size_t frame(uint8_t *p, size_t len, uint8_t type, uint8_t flags, uint32_t stream)
+{
+    p[0] = (uint8_t)(len >> 16);
+    p[1] = (uint8_t)(len >> 8);
+    p[2] = (uint8_t)len;
+    p[3] = type;
+    p[4] = flags;
+    p[5] = (uint8_t)(stream >> 24);
+    p[6] = (uint8_t)(stream >> 16);
+    p[7] = (uint8_t)(stream >> 8);
+    p[8] = (uint8_t)stream;
+    return 9;
+}
+
+/* One PathExists call on stream id: HEADERS (HPACK, literals without
+ * indexing, RFC 7541) and DATA with END_STREAM. Its path (600 characters)
+ * lies outside every allowed root and names the stream, so each answer is
+ * an error whose message names it: about 330 bytes the server cannot
+ * compress away. Returns its length (at most 800). */
+static size_t path_exists_call(uint8_t *out, uint32_t id)
+{
+    static const uint8_t hpack[] = {
+        0x83, 0x86, /* :method POST, :scheme http */
+        0x04, 25,   '/', 'v', '1', '.', 'F', 'i', 'l', 'e', 's', 'y', 's', 't',
+        'e',  'm',  '/', 'P', 'a', 't', 'h', 'E', 'x', 'i', 's', 't', 's', /* :path */
+        0x01, 9,    'l', 'o', 'c', 'a', 'l', 'h', 'o', 's', 't',           /* :authority */
+        0x0f, 0x10, 16,  'a', 'p', 'p', 'l', 'i', 'c', 'a', 't', 'i', 'o', 'n',
+        '/',  'g',  'r', 'p', 'c', /* content-type */
+        0x00, 2,    't', 'e', 8,   't', 'r', 'a', 'i', 'l', 'e', 'r', 's'};
+    char path[601];
+    int plen =
+        snprintf(path, sizeof(path), "C:\\outside-every-root\\call-%010lu\\", (unsigned long)id);
+    memset(path + plen, 'x', sizeof(path) - 1 - (size_t)plen);
+    plen = (int)sizeof(path) - 1;
+    size_t body = 1 + 2 + (size_t)plen; /* tag, 2-byte varint length, path */
+    uint8_t msg[5 + 3 + 600] = {0,
+                                0,
+                                (uint8_t)(body >> 16),
+                                (uint8_t)(body >> 8),
+                                (uint8_t)body,
+                                0x0a,
+                                (uint8_t)(0x80 | (plen & 0x7f)),
+                                (uint8_t)(plen >> 7)};
+    memcpy(msg + 8, path, (size_t)plen);
+    size_t mlen = 8 + (size_t)plen;
+    size_t n = frame(out, sizeof(hpack), 1, 0x4, id); /* END_HEADERS */
+    memcpy(out + n, hpack, sizeof(hpack));
+    n += sizeof(hpack);
+    n += frame(out + n, mlen, 0, 0x1, id); /* END_STREAM */
+    memcpy(out + n, msg, mlen);
+    return n + mlen;
+}
+
+/* Counts the frames that end a response stream (HEADERS with END_STREAM)
+ * in the server's bytes; keeps a partial frame for the next read. */
+typedef struct h2scan {
+    uint8_t buf[1 << 16];
+    size_t len;
+    long ended, refused; /* HEADERS with END_STREAM; RST_STREAM */
+    long types[10];      /* frames by type */
+    long long total;     /* bytes read */
+} h2scan;
+
+static void scan(h2scan *sc)
+{
+    size_t at = 0;
+    while (sc->len - at >= 9) {
+        size_t flen = (size_t)sc->buf[at] << 16 | (size_t)sc->buf[at + 1] << 8 | sc->buf[at + 2];
+        if (sc->len - at < 9 + flen)
+            break;
+        if (sc->buf[at + 3] < 10)
+            sc->types[sc->buf[at + 3]]++;
+        if (sc->buf[at + 3] == 1 && (sc->buf[at + 4] & 1))
+            sc->ended++;
+        else if (sc->buf[at + 3] == 3)
+            sc->refused++;
+        if (sc->buf[at + 3] == 7 && flen >= 8) /* GOAWAY: why */
+            printf("  GOAWAY error %u: %.*s\n",
+                   (unsigned)sc->buf[at + 9 + 7] | (unsigned)sc->buf[at + 9 + 6] << 8,
+                   (int)(flen - 8), (const char *)sc->buf + at + 9 + 8);
+        at += 9 + flen;
+    }
+    memmove(sc->buf, sc->buf + at, sc->len - at);
+    sc->len -= at;
+}
+
+static int flood(HANDLE h, const char *path, long calls)
+{
+    static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+                                  "\x00\x00\x00\x04\x00\x00\x00\x00\x00";
+    if (io(h, true, (void *)preface, sizeof(preface) - 1, 10000) != (long)sizeof(preface) - 1)
+        return printf("FAIL %s: writing the preface\n", path), 1;
+    /* In waves of 90 (55 KB of DATA): within the 64 KiB flow-control
+     * window, which the server reopens (WINDOW_UPDATE) as it reads a wave,
+     * while its output can still be written. */
+    static uint8_t wave[90 * 800];
+    long sent = 0;
+    while (sent < calls) {
+        size_t n = 0;
+        for (int k = 0; k < 90 && sent < calls; k++, sent++)
+            n += path_exists_call(wave + n, (uint32_t)(2 * sent + 1));
+        if (io(h, true, wave, (DWORD)n, 10000) != (long)n)
+            return printf("FAIL %s: writing calls (%ld sent)\n", path, sent), 1;
+        Sleep(300); /* the server reads and answers the wave */
+    }
+    Sleep(1000); /* nothing read yet: the answers wait in the pipe and the server */
+    static h2scan sc;
+    ULONGLONG quiet_until = GetTickCount64() + 10000;
+    while (sc.ended + sc.refused < calls && GetTickCount64() < quiet_until) {
+        long n = io(h, false, sc.buf + sc.len, (DWORD)(sizeof(sc.buf) - sc.len), 10000);
+        if (n <= 0)
+            break;
+        sc.len += (size_t)n;
+        sc.total += n;
+        scan(&sc);
+        quiet_until = GetTickCount64() + 10000;
+    }
+    bool ok = sc.ended + sc.refused == calls && sc.ended > 0;
+    printf("%s: flood %s: %ld calls sent before reading: %ld answered, %ld refused (RST_STREAM: "
+           "beyond the server's MAX_CONCURRENT_STREAMS while it could not write), %lld bytes\n",
+           ok ? "PASS" : "FAIL", path, calls, sc.ended, sc.refused, sc.total);
+    if (!ok)
+        for (int k = 0; k < 10; k++)
+            printf("  frames of type %d: %ld\n", k, sc.types[k]);
+    return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     bool absent = false, h2 = false;
-    long hold_ms = 0, churn_ms = 0;
+    long hold_ms = 0, churn_ms = 0, flood_calls = 0;
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (strcmp(argv[i], "-absent") == 0)
@@ -131,8 +265,11 @@ int main(int argc, char **argv)
             hold_ms = strtol(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "-churn") == 0 && i + 1 < argc)
             churn_ms = strtol(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "-flood") == 0 && i + 1 < argc)
+            flood_calls = strtol(argv[++i], NULL, 10);
         else {
-            fprintf(stderr, "usage: pipecheck [-absent] [-h2] [-hold MS] [-churn MS] [NAME...]\n");
+            fprintf(stderr, "usage: pipecheck [-absent] [-h2] [-hold MS] [-churn MS] [-flood N] "
+                            "[NAME...]\n");
             return 2;
         }
     }
@@ -189,6 +326,12 @@ int main(int argc, char **argv)
             failures++;
             CloseHandle(h);
             continue;
+        }
+        if (flood_calls > 0) {
+            int rc = flood(h, path, flood_calls);
+            CloseHandle(h);
+            free(open);
+            return rc;
         }
         if (h2 && !check_h2(h, path)) {
             failures++;

@@ -83,6 +83,14 @@ sleep 0.3
 run 'C:\csi\pipecheck.exe' -h2
 check "every pipe answers the HTTP/2 preface" "$RC" "$(grep -v '^ok ' <<<"$OUT")"
 
+# A client that sends 270 calls (3 waves) before reading any answer: about
+# 90 KB of answers wait for it, more than the pipe's 64 KiB, and all come
+# once it reads. (On Windows the server's writes then wait for the reader
+# and go on through the completion port; Wine 8 completes them at once,
+# beyond the quota: a broken cp_pc_on_write passes this test under Wine.)
+run 'C:\csi\pipecheck.exe' -flood 270 csi-proxy-filesystem-v1
+check "270 calls sent before reading: every one answered once the client reads" "$RC" "$OUT"
+
 # --- the 26 filesystem RPCs over the named pipes ------------------------
 K='C:\\var\\lib\\kubelet'
 for v in v1alpha1 v1beta1 v1beta2 v1 v2alpha1; do
