@@ -255,8 +255,8 @@ void cp_pool_free(cp_pool *p)
     if (p->mu != NULL && p->cv != NULL) {
         cp_mutex_lock(p->mu);
         /* Tasks queued while no worker could be started: one more try, so
-         * that they run before the pool goes (workers are only started
-         * under this lock's protocol, so n is stable here). */
+         * that they run before the pool goes (nothing submits once the
+         * pool is being freed, so no other thread starts one now). */
         if (p->n == 0 && p->busy > 0 && p->starting == 0 &&
             (p->threads[0] = cp_thread_start(worker, p)) != NULL)
             p->n = 1;
