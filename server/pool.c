@@ -1,8 +1,12 @@
-/* pool.c - worker threads draining per-group FIFOs of tasks. One worker
- * starts with the pool; more start only when a task that may run arrives
- * while every worker is busy, up to the maximum, so an idle service holds
- * one thread (each costs about 1 MB under Wine) and a busy one as many as
- * it needs. Workers, once started, stay until the pool is freed.
+/* pool.c - worker threads draining per-group FIFOs of tasks. No worker
+ * starts with the pool: the first starts with the first task, more only
+ * when a task that may run arrives while every worker is busy, up to the
+ * maximum, so a service that was never called holds no worker thread and
+ * starts without the cost of one (each costs about 1 MB and some ms of
+ * CPU under Wine: issue 12 item 3), an idle one holds the workers it once
+ * needed. Workers, once started, stay until the pool is freed. Should a
+ * worker fail to start while none runs, the tasks wait in the queue and
+ * the next submit (or cp_pool_free) tries again.
  *
  * Each group has its own FIFO and a count of the workers it holds; a worker
  * takes the oldest task (lowest sequence number) among the groups under
@@ -175,16 +179,19 @@ cp_pool *cp_pool_new(unsigned n)
     p->n_groups = 1; /* slot 0: no group */
     p->max = n;
     p->group_cap = n >= 2 ? n - (n / 4 > 0 ? n / 4 : 1) : 1;
-    if (p->mu == NULL || p->cv == NULL || p->threads == NULL || p->groups == NULL)
-        goto fail;
-    p->threads[0] = cp_thread_start(worker, p);
-    if (p->threads[0] == NULL)
-        goto fail;
-    p->n = 1;
-    return p;
-fail:
-    cp_pool_free(p);
-    return NULL;
+    if (p->mu == NULL || p->cv == NULL || p->threads == NULL || p->groups == NULL) {
+        cp_pool_free(p);
+        return NULL;
+    }
+    return p; /* no worker yet: kick() starts the first with the first task */
+}
+
+unsigned cp_pool_threads(cp_pool *p)
+{
+    cp_mutex_lock(p->mu);
+    unsigned n = p->n;
+    cp_mutex_unlock(p->mu);
+    return n;
 }
 
 /* Called with p->mu held, after queueing: wakes a worker, and starts one
@@ -247,6 +254,12 @@ void cp_pool_free(cp_pool *p)
         return;
     if (p->mu != NULL && p->cv != NULL) {
         cp_mutex_lock(p->mu);
+        /* Tasks queued while no worker could be started: one more try, so
+         * that they run before the pool goes (nothing submits once the
+         * pool is being freed, so no other thread starts one now). */
+        if (p->n == 0 && p->busy > 0 && p->starting == 0 &&
+            (p->threads[0] = cp_thread_start(worker, p)) != NULL)
+            p->n = 1;
         p->stopping = true;
         cp_cond_broadcast(p->cv);
         cp_mutex_unlock(p->mu);

@@ -36,9 +36,12 @@ struct cp_task {
 
 typedef struct cp_pool cp_pool;
 
-/* Starts one worker thread; up to n (>= 1) run once tasks wait for one.
- * NULL on failure. */
+/* Starts no thread: the first worker starts with the first task, up to n
+ * (>= 1) run once tasks wait for one. NULL on failure. */
 cp_pool *cp_pool_new(unsigned n);
+
+/* Worker threads started so far (0 until the first task). */
+unsigned cp_pool_threads(cp_pool *p);
 
 /* Workers one group may hold at once: n minus a quarter of n (at least
  * one left to the other groups) when n >= 2; 1 when n == 1. */

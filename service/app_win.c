@@ -193,10 +193,10 @@ int cp_app_start(void *ctx, cp_error *e)
     a->groups = cp_groups_new(&gc, e);
     if (a->groups == NULL)
         return e->status != CP_OK ? e->status : CP_E_INTERNAL;
-    unsigned threads = pool_threads(c);
-    a->pool = cp_pool_new(threads);
+    /* No thread yet: the first call starts the first worker (pool.h). */
+    a->pool = cp_pool_new(pool_threads(c));
     if (a->pool == NULL)
-        return cp_error_set(e, CP_E_NOMEM, "cannot start %u worker threads", threads);
+        return cp_error_set(e, CP_E_NOMEM, "worker pool: out of memory");
     a->eventlog = cp_eventlog_open();
     a->audit = cp_audit_new(cp_eventlog_report, a->eventlog);
     if (a->eventlog == NULL || a->audit == NULL)

@@ -11,14 +11,27 @@
 #define CP_MSG_TEXT 1 /* service/messages.mc: "%1" */
 
 struct cp_eventlog {
-    HANDLE h; /* NULL: records are dropped */
+    INIT_ONCE once; /* RegisterEventSourceW, with the first record */
+    HANDLE h;       /* NULL: not registered (yet, or refused: records are dropped) */
 };
 
 cp_eventlog *cp_eventlog_open(void)
 {
     cp_eventlog *ev = calloc(1, sizeof(*ev));
-    if (ev == NULL)
-        return NULL;
+    if (ev != NULL)
+        InitOnceInitialize(&ev->once);
+    return ev;
+}
+
+/* The InitOnceExecuteOnce callback ("InitOnceExecuteOnce function",
+ * learn.microsoft.com/windows/win32/api/synchapi/nf-synchapi-initonceexecuteonce:
+ * one thread runs it, the others block until it returned). Returns TRUE
+ * either way: a refusal is final, as it was when this ran at start. */
+static BOOL CALLBACK register_source(PINIT_ONCE once, PVOID param, PVOID *ctx)
+{
+    (void)once;
+    (void)ctx;
+    cp_eventlog *ev = param;
     ev->h = RegisterEventSourceW(NULL, CP_EVENTLOG_SOURCE);
     if (ev->h == NULL) {
         DWORD err = GetLastError();
@@ -27,13 +40,16 @@ cp_eventlog *cp_eventlog_open(void)
                     "only",
                     cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
     }
-    return ev;
+    return TRUE;
 }
 
 void cp_eventlog_report(void *ctx, bool failure, const char *line)
 {
     cp_eventlog *ev = ctx;
-    if (ev == NULL || ev->h == NULL)
+    if (ev == NULL)
+        return;
+    InitOnceExecuteOnce(&ev->once, register_source, ev, NULL);
+    if (ev->h == NULL)
         return;
     /* Never drop a record silently: the audit made it valid UTF-8; should
      * the strict conversion still fail, write it with U+FFFD for what

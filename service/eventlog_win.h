@@ -13,11 +13,16 @@
 
 typedef struct cp_eventlog cp_eventlog;
 
-/* Registers the event source. NULL when out of memory; when Windows
- * refuses, a cp_eventlog that drops records (logged once). */
+/* The sink; NULL when out of memory. The event source is registered with
+ * the first record, not here: registering is a call into the Event Log
+ * service, which no pipe needs to start (issue 12 item 3). When Windows
+ * refuses it then, records are dropped from the Event Log (logged once;
+ * each record is in the service's log anyway). */
 cp_eventlog *cp_eventlog_open(void);
 
-/* A cp_audit_sink_fn: ctx is the cp_eventlog. Thread-safe. */
+/* A cp_audit_sink_fn: ctx is the cp_eventlog. Thread-safe; the first call
+ * registers the source (once, whichever thread comes first; the others
+ * wait for it), so no record is dropped for being early. */
 void cp_eventlog_report(void *ctx, bool failure, const char *line);
 
 void cp_eventlog_close(cp_eventlog *ev);

@@ -2,7 +2,12 @@
  * a server session, a URL group bound to a request queue, one URL, and a
  * thread receiving requests synchronously until the queue is shut down.
  * Every HTTP Server API function returns a Win32 error code (NO_ERROR on
- * success); none sets the thread's last error. */
+ * success); none sets the thread's last error.
+ *
+ * httpapi.dll is loaded at run time, when -metrics-bind-address asks for
+ * metrics, not imported: metrics are off by default, and a DLL in the
+ * import table is loaded (and, under Wine, initialised) by every start
+ * (issue 12 item 3). test/exe/check_imports.sh keeps it out of the table. */
 #define WIN32_LEAN_AND_MEAN
 #include <winsock2.h>
 #include <ws2tcpip.h>
@@ -30,6 +35,26 @@ struct cp_metrics_http {
 };
 
 static const HTTPAPI_VERSION version = HTTPAPI_VERSION_2;
+
+/* The functions used, from httpapi.dll (load_api). */
+static struct {
+    HMODULE dll;
+#define API_FN(name) __typeof__(&name) name
+    API_FN(HttpInitialize);
+    API_FN(HttpTerminate);
+    API_FN(HttpCreateServerSession);
+    API_FN(HttpCloseServerSession);
+    API_FN(HttpCreateUrlGroup);
+    API_FN(HttpCloseUrlGroup);
+    API_FN(HttpCreateRequestQueue);
+    API_FN(HttpCloseRequestQueue);
+    API_FN(HttpShutdownRequestQueue);
+    API_FN(HttpSetUrlGroupProperty);
+    API_FN(HttpAddUrlToUrlGroup);
+    API_FN(HttpReceiveHttpRequest);
+    API_FN(HttpSendHttpResponse);
+#undef API_FN
+} api;
 
 #define REQ_BUF 16384 /* headers of a scrape fit easily; more is refused (431) */
 
@@ -78,7 +103,7 @@ static void respond(cp_metrics_http *h, HTTP_REQUEST_ID id, USHORT status, const
         r.pEntityChunks = &chunk;
     }
     ULONG sent = 0;
-    ULONG rc = HttpSendHttpResponse(h->queue, id, 0, &r, NULL, &sent, NULL, 0, NULL, NULL);
+    ULONG rc = api.HttpSendHttpResponse(h->queue, id, 0, &r, NULL, &sent, NULL, 0, NULL, NULL);
     if (rc != NO_ERROR && rc != ERROR_CONNECTION_INVALID)
         CP_LOG_WARN("metrics: HttpSendHttpResponse failed: error %lu", (unsigned long)rc);
 }
@@ -153,7 +178,7 @@ static void serve(void *arg)
     for (;;) {
         ULONG got = 0;
         memset(req, 0, REQ_BUF);
-        ULONG rc = HttpReceiveHttpRequest(h->queue, HTTP_NULL_ID, 0, req, REQ_BUF, &got, NULL);
+        ULONG rc = api.HttpReceiveHttpRequest(h->queue, HTTP_NULL_ID, 0, req, REQ_BUF, &got, NULL);
         if (rc == NO_ERROR) {
             serve_one(h, req);
         } else if (rc == ERROR_MORE_DATA) {
@@ -172,24 +197,74 @@ static void serve(void *arg)
     free(req);
 }
 
+/* GetProcAddress's FARPROC through void (*)(void), the cast GCC's
+ * -Wcast-function-type accepts, to the entry's own type. */
+#define RESOLVE(name) (api.name = (__typeof__(api.name))(void (*)(void))GetProcAddress(m, #name))
+
+/* Loads httpapi.dll once (only cp_metrics_http_start calls this, on the
+ * thread that starts the service, before any serving thread exists).
+ * "LoadLibraryExW function": LOAD_LIBRARY_SEARCH_SYSTEM32 looks in
+ * %windows%\system32 only, never in the application's directory or on the
+ * search path, so no other file of that name is ever loaded. httpapi.dll is
+ * part of every Windows since Vista / Server 2008 ("HTTP Server API
+ * Version 2.0", learn.microsoft.com/windows/win32/http/http-api-start-page). */
+static int load_api(cp_metrics_http *h, cp_error *e)
+{
+    if (api.dll != NULL)
+        return CP_OK;
+    HMODULE m = LoadLibraryExW(L"httpapi.dll", NULL, LOAD_LIBRARY_SEARCH_SYSTEM32);
+    if (m == NULL)
+        return fail(e, h, "loading httpapi.dll", GetLastError());
+    const char *missing = NULL;
+#define NEED(name)                                                                                 \
+    do {                                                                                           \
+        if (RESOLVE(name) == NULL && missing == NULL)                                              \
+            missing = #name;                                                                       \
+    } while (0)
+    NEED(HttpInitialize);
+    NEED(HttpTerminate);
+    NEED(HttpCreateServerSession);
+    NEED(HttpCloseServerSession);
+    NEED(HttpCreateUrlGroup);
+    NEED(HttpCloseUrlGroup);
+    NEED(HttpCreateRequestQueue);
+    NEED(HttpCloseRequestQueue);
+    NEED(HttpShutdownRequestQueue);
+    NEED(HttpSetUrlGroupProperty);
+    NEED(HttpAddUrlToUrlGroup);
+    NEED(HttpReceiveHttpRequest);
+    NEED(HttpSendHttpResponse);
+#undef NEED
+    if (missing != NULL) {
+        FreeLibrary(m);
+        return cp_error_set(e, CP_E_UNAVAILABLE,
+                            "-metrics-bind-address: cannot serve %s: httpapi.dll has no %s",
+                            h->url, missing);
+    }
+    api.dll = m;
+    return CP_OK;
+}
+
 static int setup(cp_metrics_http *h, cp_error *e)
 {
+    if (load_api(h, e) != CP_OK)
+        return e->status;
     /* https://learn.microsoft.com/windows/win32/api/http/nf-http-httpinitialize */
-    ULONG rc = HttpInitialize(version, HTTP_INITIALIZE_SERVER, NULL);
+    ULONG rc = api.HttpInitialize(version, HTTP_INITIALIZE_SERVER, NULL);
     if (rc != NO_ERROR)
         return fail(e, h, "HttpInitialize", rc);
     h->initialized = true;
     /* https://learn.microsoft.com/windows/win32/api/http/nf-http-httpcreateserversession */
-    rc = HttpCreateServerSession(version, &h->session, 0);
+    rc = api.HttpCreateServerSession(version, &h->session, 0);
     if (rc != NO_ERROR)
         return fail(e, h, "HttpCreateServerSession", rc);
     /* https://learn.microsoft.com/windows/win32/api/http/nf-http-httpcreateurlgroup */
-    rc = HttpCreateUrlGroup(h->session, &h->group, 0);
+    rc = api.HttpCreateUrlGroup(h->session, &h->group, 0);
     if (rc != NO_ERROR)
         return fail(e, h, "HttpCreateUrlGroup", rc);
     /* An unnamed queue, default security (this process only):
      * https://learn.microsoft.com/windows/win32/api/http/nf-http-httpcreaterequestqueue */
-    rc = HttpCreateRequestQueue(version, NULL, NULL, 0, &h->queue);
+    rc = api.HttpCreateRequestQueue(version, NULL, NULL, 0, &h->queue);
     if (rc != NO_ERROR)
         return fail(e, h, "HttpCreateRequestQueue", rc);
     /* The group's requests go to the queue:
@@ -198,7 +273,7 @@ static int setup(cp_metrics_http *h, cp_error *e)
     memset(&bind, 0, sizeof(bind));
     bind.Flags.Present = 1;
     bind.RequestQueueHandle = h->queue;
-    rc = HttpSetUrlGroupProperty(h->group, HttpServerBindingProperty, &bind, sizeof(bind));
+    rc = api.HttpSetUrlGroupProperty(h->group, HttpServerBindingProperty, &bind, sizeof(bind));
     if (rc != NO_ERROR)
         return fail(e, h, "HttpSetUrlGroupProperty", rc);
     /* An IP literal is an "IP-bound weak wildcard", "+" the strong one:
@@ -206,7 +281,7 @@ static int setup(cp_metrics_http *h, cp_error *e)
      * https://learn.microsoft.com/windows/win32/api/http/nf-http-httpaddurltourlgroup */
     WCHAR wurl[96];
     MultiByteToWideChar(CP_UTF8, 0, h->url, -1, wurl, (int)(sizeof(wurl) / sizeof(wurl[0])));
-    rc = HttpAddUrlToUrlGroup(h->group, wurl, 0, 0);
+    rc = api.HttpAddUrlToUrlGroup(h->group, wurl, 0, 0);
     if (rc != NO_ERROR)
         return fail(e, h, "HttpAddUrlToUrlGroup", rc);
     return CP_OK;
@@ -217,13 +292,13 @@ static int setup(cp_metrics_http *h, cp_error *e)
 static void teardown(cp_metrics_http *h)
 {
     if (h->group != 0) /* its URL goes with it */
-        HttpCloseUrlGroup(h->group);
+        api.HttpCloseUrlGroup(h->group);
     if (h->queue != NULL)
-        HttpCloseRequestQueue(h->queue);
+        api.HttpCloseRequestQueue(h->queue);
     if (h->session != 0)
-        HttpCloseServerSession(h->session);
+        api.HttpCloseServerSession(h->session);
     if (h->initialized)
-        HttpTerminate(HTTP_INITIALIZE_SERVER, NULL);
+        api.HttpTerminate(HTTP_INITIALIZE_SERVER, NULL);
     free(h);
 }
 
@@ -257,7 +332,7 @@ void cp_metrics_http_stop(cp_metrics_http *h)
         return;
     /* The pending receive returns ERROR_OPERATION_ABORTED:
      * https://learn.microsoft.com/windows/win32/api/http/nf-http-httpshutdownrequestqueue */
-    HttpShutdownRequestQueue(h->queue);
+    api.HttpShutdownRequestQueue(h->queue);
     cp_thread_join(h->thread);
     teardown(h);
 }

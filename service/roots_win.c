@@ -83,9 +83,20 @@ static void resolve(const char *path, char *out, size_t cap)
     free(u);
 }
 
-int cp_roots_check(const char *what, const char *path, cp_error *e)
-{
+/* The system directories, asked of the system once per process (the same
+ * for every root checked: -kubelet-path and each -working-dir). */
+static struct {
+    INIT_ONCE once;
     sysdir d[MAX_RULES];
+    size_t n;
+} sys = {INIT_ONCE_STATIC_INIT};
+
+static BOOL CALLBACK read_sysdirs(PINIT_ONCE once, PVOID param, PVOID *ctx)
+{
+    (void)once;
+    (void)param;
+    (void)ctx;
+    sysdir *d = sys.d;
     size_t n = 0;
     wchar_t win[MAX_PATH];
     UINT wl = GetSystemWindowsDirectoryW(win, MAX_PATH);
@@ -97,6 +108,15 @@ int cp_roots_check(const char *what, const char *path, cp_error *e)
     add_reg(d, &n, cv, L"ProgramW6432Dir", "Program Files", true);
     add_reg(d, &n, pl, L"ProgramData", "ProgramData", false);
     add_reg(d, &n, pl, L"ProfilesDirectory", "the user profiles directory", false);
+    sys.n = n;
+    return TRUE;
+}
+
+int cp_roots_check(const char *what, const char *path, cp_error *e)
+{
+    InitOnceExecuteOnce(&sys.once, read_sysdirs, NULL, NULL);
+    const sysdir *d = sys.d;
+    size_t n = sys.n;
     cp_root_rule rules[MAX_RULES + 8];
     size_t nr = 0;
     for (size_t i = 0; i < n; i++)

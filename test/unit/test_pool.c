@@ -78,7 +78,7 @@ static void gate_free(gate *g)
 }
 
 /* Four blocked tasks and a limit of four: all four run at once, so the
- * pool grew from its one starting worker. */
+ * pool grew from no worker to four. */
 static void test_grows_to_the_limit(void **state)
 {
     (void)state;
@@ -96,6 +96,26 @@ static void test_grows_to_the_limit(void **state)
     gate_open(&g);
     cp_pool_free(p);
     assert_int_equal(g.done, 4);
+    gate_free(&g);
+}
+
+/* A new pool holds no thread (start-up does not pay for one: issue 12
+ * item 3); the first task starts the first worker and runs on it. */
+static void test_no_thread_until_the_first_task(void **state)
+{
+    (void)state;
+    cp_pool *p = cp_pool_new(8);
+    assert_non_null(p);
+    assert_int_equal(cp_pool_threads(p), 0);
+    gate g;
+    gate_init(&g);
+    gtask t = {.task.run = blocking, .task.group = "disk", .g = &g};
+    cp_pool_submit(p, &t.task);
+    assert_int_equal(wait_running(&g, 1), 1);
+    assert_int_equal(cp_pool_threads(p), 1);
+    gate_open(&g);
+    cp_pool_free(p);
+    assert_int_equal(g.done, 1);
     gate_free(&g);
 }
 
@@ -338,6 +358,7 @@ static void test_free_waits_for_parked_tasks(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_no_thread_until_the_first_task),
         cmocka_unit_test(test_grows_to_the_limit),
         cmocka_unit_test(test_waits_beyond_the_limit),
         cmocka_unit_test(test_frees_after_running_the_queue),

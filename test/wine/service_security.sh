@@ -50,7 +50,9 @@ LOG=$WINEPREFIX/server.log
 # (fixme-all: Wine's own stub notes would print the arguments of the calls
 # it fakes, e.g. CreateSymbolicLinkW's paths, into the server's stderr.)
 KEEP_LOG=${KEEP_LOG:-}
-WINEDEBUG=fixme-all,trace+eventlog,warn+eventlog wine 'C:\csi\csi-proxy.exe' -config 'C:\csi\sec.yaml' >"$LOG" 2>&1 &
+# (fixme+advapi: Wine's RegisterEventSourceW is a stub that says so, which
+# shows when the event source is registered.)
+WINEDEBUG=fixme-all,fixme+advapi,trace+eventlog,warn+eventlog wine 'C:\csi\csi-proxy.exe' -config 'C:\csi\sec.yaml' >"$LOG" 2>&1 &
 SPID=$!
 BG+=($SPID)
 if wait_pipes; then
@@ -60,6 +62,12 @@ else
     finish
     exit 1
 fi
+
+# Issue 12 item 3: registering the event source is no part of start-up (it
+# is a call into the Event Log service): it comes with the first record.
+grep -q 'RegisterEventSourceW' "$LOG"
+check "the Event Log source is not registered while the pipes come up (it is, with the first audit record)" \
+    "$([ $? != 0 ] && echo 0 || echo 1)" "$(grep -m2 RegisterEventSource "$LOG")"
 
 expect "-config naming a pipe (here a live csi-proxy pipe) is refused, not read" 1 \
     '-config: \\.\pipe\csi-proxy-disk-v1: not a regular file: a pipe' \
@@ -132,6 +140,9 @@ grep -qE 'audit: denied caller=S-1-5-21-[0-9-]+ pid=[0-9]+ group=filesystem pipe
 check "the refusal is audited: caller SID, pid, group, pipe and why" $? "$(grep -m2 'audit: denied' "$LOG")"
 grep -q 'eventlog:ReportEventW L"audit: denied caller=' "$LOG"
 check "... and sent to the Event Log (ReportEventW, a no-op under Wine)" $?
+awk '/RegisterEventSourceW/ && !r {r = NR} /eventlog:ReportEventW/ && !w {w = NR} END {exit !(r && w && r < w)}' "$LOG"
+check "... the first record registered the event source first (none is lost for coming early)" $? \
+    "$(grep -m3 -n 'RegisterEventSource\|eventlog:ReportEventW' "$LOG")"
 
 svctest restricted 'C:\csi\csi-proxy-cli.exe' smb v1 NewSmbGlobalMapping \
     "{\"remote_path\":\"\\\\\\\\srv\\\\share\",\"local_path\":\"$K\\\\pods\\\\smb\",\"username\":\"CORP\\\\svc\",\"password\":\"$SECRET_SMB\"}"
