@@ -19,11 +19,18 @@ time of each mark and the client's JSON line of each run (total_calls).
 Windows: start..started (start-up), started..idle-end (idle: requests per
 second at rest, taken off the call windows in proportion to their length),
 and one per client run.
+
+SRVTRACE_TID=1 also prints to stderr, per run and server thread, its requests
+per call (which thread makes what: e.g. each write a worker makes comes with a
+select, the wait Wine makes to hand the write's result back).
 """
 import collections
 import json
 import re
+import os
 import sys
+
+DEBUG_TID = os.environ.get("SRVTRACE_TID") == "1"
 
 LINE = re.compile(r"^([0-9a-f]{4,8}): (\w+)\((.*)$")
 MARK = re.compile(r"bench-mark-([A-Za-z0-9_-]+?)\\?\"")
@@ -46,6 +53,7 @@ def main():
         elif x.get("trace_run"):
             runs[x["label"]] = x
 
+    per_tid = collections.defaultdict(collections.Counter)
     owner = {}     # tid -> pid (hex strings)
     pending = {}   # tid -> process= of its last new_thread request
     order = []     # mark labels in trace order
@@ -82,6 +90,8 @@ def main():
                     owner[p.group(2)] = p.group(1)
             if not reply and current and owner.get(tid) == server:
                 counts[current][name] += 1
+                if DEBUG_TID:
+                    per_tid[(current, tid)][name] += 1
 
     def span(a, b):
         return max(marks.get(b, 0) - marks.get(a, 0), 0.0)
@@ -108,6 +118,11 @@ def main():
            "idle_per_s": round(idle_rate, 2), "rows": rows,
            "per_call_mix": round(tot_req / tot_calls, 2) if tot_calls else None}
     print(json.dumps(out, separators=(",", ":")))
+    if DEBUG_TID:
+        for (w, t), c in sorted(per_tid.items()):
+            if w in runs:
+                n = runs[w]["total_calls"]
+                print(w, t, [[k, round(v / n, 2)] for k, v in c.most_common(10)], file=sys.stderr)
     missing = [x for x in ["start", "started", "idle-end"] + [r for r in runs] if x not in order]
     if missing:
         print(f"srvtrace: marks not found in the trace: {missing}", file=sys.stderr)
