@@ -100,24 +100,8 @@ die() {
     [ -f "$C/csi/server.log" ] && tail -20 "$C/csi/server.log" >&2
     exit 1
 }
-mon() { wine 'C:\csi\bench-mon.exe' "$@" | tr -d '\r'; }
 grpc() { wine 'C:\csi\bench-grpc.exe' "$@" -capture 'C:\csi\capture.bin' | tr -d '\r'; }
-num() { sed -n "s/.*\"$1\":\([-0-9.]*\).*/\1/p" <<<"$2"; }
-
-# linux_pid EXE: the Linux process hosting C:\csi\EXE in our prefix (Wine sets
-# its command line to the Windows one). Prints the pid; fails if none.
-linux_pid() {
-    local p cmd
-    for p in /proc/[0-9]*; do
-        grep -qzx "WINEPREFIX=$WINEPREFIX" "$p/environ" 2>/dev/null || continue
-        cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
-        if [[ $cmd == "C:\\csi\\$1"* ]]; then
-            echo "${p#/proc/}"
-            return 0
-        fi
-    done
-    return 1
-}
+. test/bench/lib.sh
 
 # vm PID FIELD: VmRSS or VmHWM of a Linux process, in KiB.
 vm() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status"; }
@@ -126,9 +110,6 @@ vm() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status"; }
 # in ms, from /proc/PID/stat (clock ticks: steps of 1000/CLK_TCK ms).
 HZ=$(getconf CLK_TCK)
 cpu_ms() { awk -v hz="$HZ" '{sub(/.*\) /, ""); printf "%.0f", ($12 + $13) * 1000 / hz}' "/proc/$1/stat"; }
-# cpu_ns_ms PID: the same from the scheduler's ns counters of the live threads
-# (exact; misses threads that already exited).
-cpu_ns_ms() { cat "/proc/$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.2f", s / 1e6}'; }
 
 # wait_exit PID: until the process is gone (at most 10 s).
 wait_exit() {

@@ -238,8 +238,8 @@ static int load_api(cp_metrics_http *h, cp_error *e)
     if (missing != NULL) {
         FreeLibrary(m);
         return cp_error_set(e, CP_E_UNAVAILABLE,
-                            "-metrics-bind-address: cannot serve %s: httpapi.dll has no %s",
-                            h->url, missing);
+                            "-metrics-bind-address: cannot serve %s: httpapi.dll has no %s", h->url,
+                            missing);
     }
     api.dll = m;
     return CP_OK;

@@ -5,12 +5,8 @@ client: what Windows would see as system calls.
 
     srvtrace.py TRACE SERVER_WINPID BUILD < MARKS.jsonl   (one JSON line out)
 
-The trace has every process's requests, each line led by the Windows thread id of
-the caller. Threads are mapped to processes from the trace itself:
-init_first_thread's reply names the new thread's process (pid=, tid=), and a
-new_thread request on the current process (process=ffffffff) makes a thread of
-the caller's process (the reply's tid=). Thread ids are reused, so the mapping
-is updated in trace order.
+The trace has every process's requests; winetrace.py tells which thread
+belongs to which process.
 
 The windows come from `bench-mon mark LABEL`, which opens the (absent) pipe
 bench-mark-LABEL: the first trace line naming it starts window LABEL,
@@ -30,9 +26,10 @@ import re
 import os
 import sys
 
+import winetrace
+
 DEBUG_TID = os.environ.get("SRVTRACE_TID") == "1"
 
-LINE = re.compile(r"^([0-9a-f]{4,8}): (\w+)\((.*)$")
 MARK = re.compile(r"bench-mark-([A-Za-z0-9_-]+?)\\?\"")
 
 
@@ -54,44 +51,24 @@ def main():
             runs[x["label"]] = x
 
     per_tid = collections.defaultdict(collections.Counter)
-    owner = {}     # tid -> pid (hex strings)
-    pending = {}   # tid -> process= of its last new_thread request
     order = []     # mark labels in trace order
     counts = collections.defaultdict(collections.Counter)  # window -> request name -> n
     current = None
-    with open(trace, errors="replace") as f:
-        for raw in f:
-            m = LINE.match(raw)
-            if not m:
-                continue
-            tid, name, rest = m.groups()
-            reply = rest.startswith(") = ")
-            if not reply:
-                mk = MARK.search(rest)
-                if mk and mk.group(1) not in order:
-                    label = mk.group(1)
-                    order.append(label)
-                    current = None if label.endswith("-end") else label
-                    if label == "started":
-                        current = "idle"
-                    elif label == "idle-end":
-                        current = None
-            if name == "new_thread":
-                if not reply:
-                    p = re.search(r"process=([0-9a-f]+)", rest)
-                    pending[tid] = p.group(1) if p else None
-                else:
-                    t = re.search(r"tid=([0-9a-f]+)", rest)
-                    if t:
-                        owner[t.group(1)] = owner.get(tid) if pending.get(tid) == "ffffffff" else None
-            elif name == "init_first_thread" and reply:
-                p = re.search(r"pid=([0-9a-f]+), tid=([0-9a-f]+)", rest)
-                if p:
-                    owner[p.group(2)] = p.group(1)
-            if not reply and current and owner.get(tid) == server:
-                counts[current][name] += 1
-                if DEBUG_TID:
-                    per_tid[(current, tid)][name] += 1
+    for tid, name, rest, reply, pid in winetrace.lines(trace):
+        if not reply:
+            mk = MARK.search(rest)
+            if mk and mk.group(1) not in order:
+                label = mk.group(1)
+                order.append(label)
+                current = None if label.endswith("-end") else label
+                if label == "started":
+                    current = "idle"
+                elif label == "idle-end":
+                    current = None
+        if not reply and current and pid == server:
+            counts[current][name] += 1
+            if DEBUG_TID:
+                per_tid[(current, tid)][name] += 1
 
     def span(a, b):
         return max(marks.get(b, 0) - marks.get(a, 0), 0.0)

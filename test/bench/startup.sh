@@ -50,21 +50,7 @@ for a in "$@"; do
     LABELS+=("$l")
 done
 
-mon() { wine 'C:\csi\bench-mon.exe' "$@" | tr -d '\r'; }
-num() { sed -n "s/.*\"$1\":\([-0-9.]*\).*/\1/p" <<<"$2"; }
-linux_pid() {
-    local p cmd
-    for p in /proc/[0-9]*; do
-        grep -qzx "WINEPREFIX=$WINEPREFIX" "$p/environ" 2>/dev/null || continue
-        cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
-        if [[ $cmd == "C:\\csi\\$1"* ]]; then
-            echo "${p#/proc/}"
-            return 0
-        fi
-    done
-    return 1
-}
-cpu_ns_ms() { cat "/proc/$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.2f", s / 1e6}'; }
+. test/bench/lib.sh
 stop() {
     kill "$1" 2>/dev/null
     for _ in $(seq 1 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.05; done
@@ -148,34 +134,18 @@ for l in empty "${LABELS[@]}"; do
     wineserver -w 2>/dev/null
     [ -n "${KEEP_TRACE:-}" ] && cp "$tr" "$KEEP_TRACE.$l"
     /usr/bin/python3 - "$tr" "$(num winpid "$out")" "$l" <<'EOF'
-import collections, re, sys
-LINE = re.compile(r"^([0-9a-f]{4,8}): (\w+)\((.*)$")
+import collections, sys
+sys.path.insert(0, "test/bench")
+import winetrace
 server = "%04x" % int(sys.argv[2])
-owner, pending, cur, n = {}, {}, None, collections.Counter()
-for raw in open(sys.argv[1], errors="replace"):
-    m = LINE.match(raw)
-    if not m:
-        continue
-    tid, name, rest = m.groups()
-    reply = rest.startswith(") = ")
+cur, n = None, collections.Counter()
+for tid, name, rest, reply, pid in winetrace.lines(sys.argv[1]):
     if not reply:
         if "bench-mark-started" in rest:
             cur = None
         elif "bench-mark-start" in rest:
             cur = True
-    if name == "new_thread":
-        if not reply:
-            p = re.search(r"process=([0-9a-f]+)", rest)
-            pending[tid] = p.group(1) if p else None
-        else:
-            t = re.search(r"tid=([0-9a-f]+)", rest)
-            if t:
-                owner[t.group(1)] = owner.get(tid) if pending.get(tid) == "ffffffff" else None
-    elif name == "init_first_thread" and reply:
-        p = re.search(r"pid=([0-9a-f]+), tid=([0-9a-f]+)", rest)
-        if p:
-            owner[p.group(2)] = p.group(1)
-    if not reply and cur and owner.get(tid) == server:
+    if not reply and cur and pid == server:
         n[name] += 1
 print("%s: %d wineserver requests from CreateProcess to all pipes listening" % (sys.argv[3], sum(n.values())))
 print("   " + ", ".join("%s %d" % kv for kv in n.most_common()))

@@ -499,7 +499,8 @@ static int path_request(const wchar_t *path, const uint8_t *extra, size_t n_extr
     body[0] = 0x0a;
     body[1] = (uint8_t)plen;
     memcpy(body + 2, p, (size_t)plen);
-    memcpy(body + 2 + plen, extra, n_extra);
+    if (n_extra > 0)
+        memcpy(body + 2 + plen, extra, n_extra);
     *len = (size_t)plen + 2 + n_extra;
     return 0;
 }
