@@ -109,6 +109,18 @@ static void append_arg(wchar_t *cmd, size_t cap, const wchar_t *arg)
     cmd[n] = L'\0';
 }
 
+/* Starts cmd with token tok, sharing this process's standard handles (and
+ * its inheritable handles). */
+static BOOL spawn_as(HANDLE tok, wchar_t *cmd, PROCESS_INFORMATION *pi)
+{
+    STARTUPINFOW si = {sizeof(si)};
+    si.dwFlags = STARTF_USESTDHANDLES;
+    si.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
+    si.hStdOutput = GetStdHandle(STD_OUTPUT_HANDLE);
+    si.hStdError = GetStdHandle(STD_ERROR_HANDLE);
+    return CreateProcessAsUserW(tok, NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, pi);
+}
+
 static int restricted(int argc, wchar_t **argv)
 {
     HANDLE self, rtok;
@@ -125,13 +137,8 @@ static int restricted(int argc, wchar_t **argv)
     cmd[0] = L'\0';
     for (int i = 0; i < argc; i++)
         append_arg(cmd, sizeof(cmd) / sizeof(cmd[0]), argv[i]);
-    STARTUPINFOW si = {sizeof(si)};
-    si.dwFlags = STARTF_USESTDHANDLES;
-    si.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
-    si.hStdOutput = GetStdHandle(STD_OUTPUT_HANDLE);
-    si.hStdError = GetStdHandle(STD_ERROR_HANDLE);
     PROCESS_INFORMATION pi;
-    if (!CreateProcessAsUserW(rtok, NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi))
+    if (!spawn_as(rtok, cmd, &pi))
         return fail("CreateProcessAsUserW"), 100;
     WaitForSingleObject(pi.hProcess, INFINITE);
     DWORD code = 100;
@@ -342,13 +349,8 @@ static int handoff_call(const wchar_t *name, const wchar_t *dir)
     swprintf(cmd, 4096, L"\"%ls\" handed %llu %llu", exe, (unsigned long long)(UINT_PTR)h,
              (unsigned long long)(UINT_PTR)self);
     append_arg(cmd, 4096, dir);
-    STARTUPINFOW si = {sizeof(si)};
-    si.dwFlags = STARTF_USESTDHANDLES;
-    si.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
-    si.hStdOutput = GetStdHandle(STD_OUTPUT_HANDLE);
-    si.hStdError = GetStdHandle(STD_ERROR_HANDLE);
     PROCESS_INFORMATION pi;
-    if (!CreateProcessAsUserW(rtok, NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi))
+    if (!spawn_as(rtok, cmd, &pi))
         return fail("CreateProcessAsUserW");
     printf("handed to pid %lu\n", (unsigned long)pi.dwProcessId);
     fflush(stdout);
@@ -630,13 +632,8 @@ static int tokcache(const wchar_t *pipe, const wchar_t *path, const wchar_t *sid
     append_arg(cmd, 4096, L"tokcall");
     append_arg(cmd, 4096, pipe);
     append_arg(cmd, 4096, path);
-    STARTUPINFOW si = {sizeof(si)};
-    si.dwFlags = STARTF_USESTDHANDLES;
-    si.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
-    si.hStdOutput = GetStdHandle(STD_OUTPUT_HANDLE);
-    si.hStdError = GetStdHandle(STD_ERROR_HANDLE);
     PROCESS_INFORMATION pi;
-    if (!CreateProcessAsUserW(rtok, NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi))
+    if (!spawn_as(rtok, cmd, &pi))
         return fail("CreateProcessAsUserW"), 100;
     printf("child pid %lu\n", (unsigned long)pi.dwProcessId);
     fflush(stdout);
