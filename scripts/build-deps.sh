@@ -50,6 +50,15 @@ SRC=$WORK/src
 OBJ=$WORK/obj
 LOGS=$WORK/logs
 
+# The libraries must not depend on where the tree is: nghttp2, protobuf-c and
+# libyaml keep their assert()s, whose __FILE__ is the absolute path of the
+# source ($SRC/...), and those strings end up in csi-proxy.exe, so two
+# checkouts in different directories gave different exes. These prefixes are
+# cut from __FILE__ and from any debug info (-ffile-prefix-map is
+# -fmacro-prefix-map plus -fdebug-prefix-map): an assert then names
+# "nghttp2/nghttp2-1.52.0/lib/nghttp2_session.c".
+MAP=("-ffile-prefix-map=$SRC/=" "-ffile-prefix-map=$OBJ/=" "-ffile-prefix-map=$PREFIX/=")
+
 # ------------------------------------------------------------------ stamp
 key=$(cat "${BASH_SOURCE[0]}" "$TOOLCHAIN" | sha256sum | cut -d' ' -f1)
 if [ "${FORCE:-0}" != 1 ] && [ -f "$PREFIX/.stamp" ] && [ "$(cat "$PREFIX/.stamp")" = "$key" ]; then
@@ -98,10 +107,14 @@ pcc() {
     [ "$rc" -eq 0 ] || fail_log "$log" "compiling $(basename "$od") ($# files)"
 }
 
-# archive LIB OBJDIR
+# archive LIB OBJDIR : members in C-locale name order (a glob sorts by the
+# user's locale), zero dates and ids (D, binutils' default made explicit).
 archive() {
+    local objs=()
+    mapfile -d '' -t objs < <(find "$OBJ/$2" -maxdepth 1 -name '*.o' -print0 | LC_ALL=C sort -z)
+    [ "${#objs[@]}" -gt 0 ] || die "no objects in $OBJ/$2"
     rm -f "$1"
-    run "$LOGS/$2.log" "$AR" rcs "$1" "$OBJ/$2"/*.o
+    run "$LOGS/$2.log" "$AR" rcsD "$1" "${objs[@]}"
 }
 
 elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f s", b - a }'; }
@@ -163,7 +176,7 @@ sed -e "s/@PACKAGE_VERSION@/$v/" -e "s/@PACKAGE_VERSION_NUM@/$vnum/" \
     "$NGHTTP2_SRC/lib/includes/nghttp2/nghttp2ver.h.in" >"$PREFIX/include/nghttp2/nghttp2ver.h"
 ! grep -Eq '@[A-Z_]+@' "$PREFIX/include/nghttp2/nghttp2ver.h" || die "unsubstituted @VAR@ left in nghttp2ver.h"
 rm -rf "$OBJ/nghttp2"
-pcc "$log" "$OBJ/nghttp2" "${OPT[@]}" -DNGHTTP2_STATICLIB -DBUILDING_NGHTTP2 \
+pcc "$log" "$OBJ/nghttp2" "${OPT[@]}" "${MAP[@]}" -DNGHTTP2_STATICLIB -DBUILDING_NGHTTP2 \
     -DHAVE_TIME_H -DHAVE_SYSINFOAPI_H -DHAVE_GETTICKCOUNT64 \
     -I"$PREFIX/include" -I"$NGHTTP2_SRC/lib" -- "$NGHTTP2_SRC"/lib/*.c
 archive "$PREFIX/lib/libnghttp2.a" nghttp2
@@ -173,7 +186,7 @@ say "nghttp2 $v ($(elapsed "$t"))"
 t=$(date +%s.%N)
 log=$LOGS/protobuf-c.log; : >"$log"
 rm -rf "$OBJ/protobuf-c"
-pcc "$log" "$OBJ/protobuf-c" "${OPT[@]}" -I"$PBC_SRC" -- "$PBC_SRC/protobuf-c/protobuf-c.c"
+pcc "$log" "$OBJ/protobuf-c" "${OPT[@]}" "${MAP[@]}" -I"$PBC_SRC" -- "$PBC_SRC/protobuf-c/protobuf-c.c"
 archive "$PREFIX/lib/libprotobuf-c.a" protobuf-c
 mkdir -p "$PREFIX/include/protobuf-c"
 cp "$PBC_SRC/protobuf-c/protobuf-c.h" "$PREFIX/include/protobuf-c/"
@@ -188,7 +201,7 @@ yv() { sed -n "s/^set *(YAML_VERSION_$1 \([0-9][0-9]*\)).*/\1/p" "$YAML_SRC/CMak
 ymaj=$(yv MAJOR); ymin=$(yv MINOR); ypat=$(yv PATCH)
 [ -n "$ymaj" ] && [ -n "$ymin" ] && [ -n "$ypat" ] || die "cannot read the libyaml version from $YAML_SRC/CMakeLists.txt"
 rm -rf "$OBJ/libyaml"
-pcc "$log" "$OBJ/libyaml" "${OPT[@]}" -DYAML_DECLARE_STATIC \
+pcc "$log" "$OBJ/libyaml" "${OPT[@]}" "${MAP[@]}" -DYAML_DECLARE_STATIC \
     -DYAML_VERSION_MAJOR="$ymaj" -DYAML_VERSION_MINOR="$ymin" -DYAML_VERSION_PATCH="$ypat" \
     -DYAML_VERSION_STRING="\"$ymaj.$ymin.$ypat\"" \
     -I"$YAML_SRC/include" -- "$YAML_SRC"/src/*.c
@@ -201,9 +214,13 @@ t=$(date +%s.%N)
 log=$LOGS/cmocka.log; : >"$log"
 rm -rf "$OBJ/cmocka"
 export MINGW_DEPS_PREFIX=$PREFIX
+# cmake splits its flags at blanks: the maps go in only when the paths have
+# none (cmocka is for the Windows unit tests; it is not in the release).
+cmap=("${MAP[@]}")
+case "$SRC$OBJ$PREFIX" in *[[:space:]]*) cmap=(); echo "(path with blanks: cmocka built without -ffile-prefix-map)" >>"$log" ;; esac
 run "$log" cmake -S "$CMOCKA_SRC" -B "$OBJ/cmocka" \
     -DCMAKE_TOOLCHAIN_FILE="$TOOLCHAIN" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_FLAGS_RELEASE="${OPT[*]} -DNDEBUG" \
+    -DCMAKE_C_FLAGS_RELEASE="${OPT[*]} ${cmap[*]} -DNDEBUG" \
     -DWITH_STATIC_LIB=ON -DWITH_EXAMPLES=OFF -DUNIT_TESTING=OFF \
     -DCMAKE_INSTALL_PREFIX="$PREFIX"
 run "$log" cmake --build "$OBJ/cmocka" -j "$JOBS"

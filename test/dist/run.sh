@@ -10,11 +10,16 @@
 #   * no build time in it: the PE headers and resource directories of both
 #     exes carry no timestamp, no __DATE__/__TIME__ in the sources, and a
 #     second build of the same tree, in a fresh copy in another directory
-#     with its own build tree, gives the same archive byte for byte.
-#     The second build makes only what the archive holds (`make dist`: the
-#     two exes, no tests, no Go client, no native build) on a copy of
-#     build/deps: checked (nothing under build/deps rewritten, no other
-#     program built).
+#     (a path of another length) with its own build tree, gives the same
+#     archive byte for byte;
+#   * no build path in it: the exes hold no absolute source path (the
+#     deps' assert()s used to carry build/deps/src/... of the tree that
+#     built them), so where the tree sits does not matter.
+#     The second build cross-builds its own deps (scripts/build-deps.sh, in
+#     its own build/deps, from a copy of the Debian sources already fetched
+#     in build/deps/src, so no network) and then makes only what the
+#     archive holds (`make dist`: the two exes, no tests, no Go client, no
+#     native build): checked (deps rebuilt there, no other program built).
 # DIST_SKIP_REBUILD=1 skips the second build (minutes of CPU). SKIP_WINE=1
 # (as for test/run-all.sh) skips only the two version checks under Wine.
 set -u
@@ -31,17 +36,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
-S=$T/src
+# A longer path than most checkouts, and never the same as this tree's.
+S=$T/a-second-checkout-elsewhere/src
 # The copy for the second build is taken first, so that both builds see the
 # same files. The tree as git sees it (tracked and untracked-but-not-ignored files,
 # uncommitted changes included), without .git: the version and the date
 # are handed over as a build from a source tarball would be.
-mkdir -p "$S/build"
+mkdir -p "$S/build/deps"
 git ls-files -co --exclude-standard -z | xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
     tar -cf - --null -T - | tar -xf - -C "$S"
-cp -a build/deps "$S/build/"
+# The Debian sources as fetched (the deps themselves are rebuilt in $S).
+[ -d build/deps/src ] && cp -a build/deps/src "$S/build/deps/"
 touch "$S/build/.tools-stamp"
-find "$S/build/deps" -name .stamp -exec touch {} +
 mtime=$(git log -1 --format=%ct 2>/dev/null || echo 315532800)
 
 if ! make -s dist build/native/csi-proxy >"$T/make.log" 2>&1; then
@@ -87,6 +93,14 @@ done
 out=$(grep -rnE '__DATE__|__TIME__|__TIMESTAMP__' --include='*.c' --include='*.h' server groups service winapi cli)
 check "no __DATE__/__TIME__ in the product's source" "$([ -z "$out" ]; echo $?)" "$out"
 
+# --- no build path --------------------------------------------------------------
+# An absolute path of a source or header file (/.../x.c), or this tree's path.
+for e in csi-proxy.exe csi-proxy-cli.exe; do
+    out=$({ strings -n 6 "build/win/$e" | grep -E '^/.*\.[ch]$'
+        strings -n 6 "build/win/$e" | grep -F "$PWD/"; } | sort -u | head -5)
+    check "$e: no build path in it (no absolute source path, not $PWD/)" "$([ -z "$out" ]; echo $?)" "$out"
+done
+
 # --- the version the programs print -------------------------------------------
 out=$(build/native/csi-proxy -version 2>&1)
 check "native csi-proxy -version: csi-proxy version $V" "$([ "$out" = "csi-proxy version $V" ]; echo $?)" "$out"
@@ -110,10 +124,12 @@ else
     touch "$T/before-make2"
     if (cd "$S" && make -s -j2 dist CP_VERSION="$V" DIST_MTIME="$mtime") >"$T/make2.log" 2>&1; then
         cmp -s "$Z" "$S/$Z"
-        check "a second build in $S (fresh build tree, $((SECONDS - t0)) s) gives the same bytes" $? \
+        check "a second build in $S (fresh build tree and deps, $((SECONDS - t0)) s) gives the same bytes" $? \
             "$(cmp "$Z" "$S/$Z"; $PY test/dist/zipdiff.py "$Z" "$S/$Z")"
-        out=$(find "$S/build/deps" -newer "$T/before-make2" | head -5)
-        check "... reusing the copied build/deps (nothing under it rewritten)" "$([ -z "$out" ]; echo $?)" "$out"
+        # Its deps: built there by build-deps.sh, every library new.
+        out=$(for f in .stamp lib/libnghttp2.a lib/libprotobuf-c.a lib/libyaml.a; do
+            [ "$S/build/deps/win/$f" -nt "$T/before-make2" ] || echo "not rebuilt: $S/build/deps/win/$f"; done)
+        check "... cross-building its own deps in $S/build/deps" "$([ -z "$out" ]; echo $?)" "$out"
         # Programs: an executable file outside build/deps and build/gen.
         built=$(cd "$S/build" && find . -path ./deps -prune -o -path ./gen -prune -o -type f \
             \( -name '*.exe' -o -perm -u+x \) -print | sed 's|^\./||' | sort | tr '\n' ' ')
