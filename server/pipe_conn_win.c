@@ -110,7 +110,8 @@ void cp_pc_flush(pipe_conn *pc)
  * (t->answering) leaves its connection on the dirty list, and the last of
  * them writes the list out; they have all finished their calls already,
  * so no answer waits for a call still running. While the transport stops,
- * the I/O thread is woken so that it sees the call gone (tick). */
+ * the I/O thread is woken so that it sees the call gone (tick); usually
+ * the drained connection's close (its cancelled read) wakes it as well. */
 static void post_job(void *ctx, cp_job *job)
 {
     cp_transport *t = ctx;

@@ -14,6 +14,11 @@
  *             ms (no retry on "not found"): exit 1 if it was ever missing
  *             or opened fewer than 200 times (a server that stops
  *             re-listening after such a client leaves it busy or absent)
+ *   -silent-rmdir DIR SECS  on the first pipe (a filesystem v1 one): one
+ *             Rmdir(DIR, force) after the preface, the answer read, and
+ *             then not one byte more is written (no SETTINGS ACK, no
+ *             WINDOW_UPDATE) while the connection stays open SECS seconds:
+ *             a server that stops must not wait for such a client
  *   -flood N  on the first pipe (a filesystem one): N PathExists
  *             calls in waves of 90, answers not read until a second after
  *             the last wave, so that the server's answers (~330 bytes each)
@@ -210,6 +215,53 @@ static void scan(h2scan *sc)
     sc->len -= at;
 }
 
+/* Rmdir(dir, force) on stream 1; prints its grpc-status when the answer
+ * ends, then holds the connection secs seconds without writing. */
+static int silent_rmdir(HANDLE h, const char *path, const char *dir, long secs)
+{
+    static const uint8_t hpack[] = {
+        0x83, 0x86, /* :method POST, :scheme http */
+        0x04, 20,   '/', 'v', '1', '.', 'F', 'i', 'l', 'e', 's', 'y', 's',
+        't',  'e',  'm', '/', 'R', 'm', 'd', 'i', 'r',           /* :path */
+        0x01, 9,    'l', 'o', 'c', 'a', 'l', 'h', 'o', 's', 't', /* :authority */
+        0x0f, 0x10, 16,  'a', 'p', 'p', 'l', 'i', 'c', 'a', 't', 'i', 'o',
+        'n',  '/',  'g', 'r', 'p', 'c', /* content-type */
+        0x00, 2,    't', 'e', 8,   't', 'r', 'a', 'i', 'l', 'e', 'r', 's'};
+    static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+                                  "\x00\x00\x00\x04\x00\x00\x00\x00\x00";
+    size_t dlen = strlen(dir);
+    if (dlen > 120)
+        return printf("FAIL: DIR too long\n"), 1;
+    static uint8_t out[512];
+    memcpy(out, preface, sizeof(preface) - 1);
+    size_t n = sizeof(preface) - 1;
+    n += frame(out + n, sizeof(hpack), 1, 0x4, 1); /* END_HEADERS */
+    memcpy(out + n, hpack, sizeof(hpack));
+    n += sizeof(hpack);
+    size_t body = 2 + dlen + 2;               /* RmdirRequest{path = 1, force = 2} */
+    n += frame(out + n, 5 + body, 0, 0x1, 1); /* END_STREAM */
+    uint8_t *m = out + n;
+    m[0] = 0, m[1] = 0, m[2] = 0, m[3] = 0, m[4] = (uint8_t)body;
+    m[5] = 0x0a, m[6] = (uint8_t)dlen;
+    memcpy(m + 7, dir, dlen);
+    m[7 + dlen] = 0x10, m[8 + dlen] = 0x01;
+    n += 5 + body;
+    if (io(h, true, out, (DWORD)n, 10000) != (long)n)
+        return printf("FAIL %s: writing the call\n", path), 1;
+    static h2scan sc;
+    while (sc.ended == 0) {
+        long got = io(h, false, sc.buf + sc.len, (DWORD)(sizeof(sc.buf) - sc.len), 60000);
+        if (got <= 0)
+            return printf("FAIL %s: no answer\n", path), 1;
+        sc.len += (size_t)got;
+        scan(&sc);
+    }
+    printf("answered: Rmdir %s ended its stream; now silent for %ld s\n", dir, secs);
+    fflush(stdout);
+    Sleep((DWORD)secs * 1000);
+    return 0;
+}
+
 static int flood(HANDLE h, const char *path, long calls)
 {
     static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -254,7 +306,8 @@ static int flood(HANDLE h, const char *path, long calls)
 int main(int argc, char **argv)
 {
     bool absent = false, h2 = false;
-    long hold_ms = 0, churn_ms = 0, flood_calls = 0;
+    long hold_ms = 0, churn_ms = 0, flood_calls = 0, silent_secs = 0;
+    const char *silent_dir = NULL;
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (strcmp(argv[i], "-absent") == 0)
@@ -267,8 +320,12 @@ int main(int argc, char **argv)
             churn_ms = strtol(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "-flood") == 0 && i + 1 < argc)
             flood_calls = strtol(argv[++i], NULL, 10);
-        else {
+        else if (strcmp(argv[i], "-silent-rmdir") == 0 && i + 2 < argc) {
+            silent_dir = argv[++i];
+            silent_secs = strtol(argv[++i], NULL, 10);
+        } else {
             fprintf(stderr, "usage: pipecheck [-absent] [-h2] [-hold MS] [-churn MS] [-flood N] "
+                            "[-silent-rmdir DIR SECS] "
                             "[NAME...]\n");
             return 2;
         }
@@ -327,8 +384,9 @@ int main(int argc, char **argv)
             CloseHandle(h);
             continue;
         }
-        if (flood_calls > 0) {
-            int rc = flood(h, path, flood_calls);
+        if (flood_calls > 0 || silent_dir != NULL) {
+            int rc = silent_dir != NULL ? silent_rmdir(h, path, silent_dir, silent_secs)
+                                        : flood(h, path, flood_calls);
             CloseHandle(h);
             free(open);
             return rc;

@@ -455,9 +455,9 @@ static bool token_state(char *out, size_t cap)
  * prints "call what: status N MESSAGE". Returns N, or -1 when no call
  * could be made. */
 /* One call on a new connection: prints its status and returns it (-1: no
- * answer); keeps the connection open hold_ms after the answer. */
+ * answer). */
 static int call_on_new_conn(const wchar_t *name, const char *method, const uint8_t *body,
-                            size_t len, const char *what, DWORD hold_ms)
+                            size_t len, const char *what)
 {
     HANDLE h = open_pipe(name, GENERIC_READ | GENERIC_WRITE);
     if (h == INVALID_HANDLE_VALUE)
@@ -481,54 +481,22 @@ static int call_on_new_conn(const wchar_t *name, const char *method, const uint8
         fprintf(stderr, "svctest: %s\n", e.msg[0] != '\0' ? e.msg : "out of memory");
     }
     fflush(stdout);
-    if (rc >= 0 && hold_ms > 0)
-        Sleep(hold_ms);
     cp_h2c_free(c);
     cp_arena_free(a);
     CloseHandle(h);
     return rc;
 }
 
-/* A request whose field 1 is path (PathExistsRequest, RmdirRequest),
- * then extra bytes; 0 or -1 (path too long). */
-static int path_request(const wchar_t *path, const uint8_t *extra, size_t n_extra, uint8_t *body,
-                        size_t *len)
+/* PathExists(path) on a new connection; its status, -1 when none. */
+static int fresh_call(const wchar_t *name, const wchar_t *path, const char *what)
 {
     char p[512];
     int plen = WideCharToMultiByte(CP_UTF8, 0, path, -1, p, sizeof(p), NULL, NULL) - 1;
     if (plen <= 0 || plen > 120)
         return fprintf(stderr, "svctest: PATH too long\n"), -1;
-    body[0] = 0x0a;
-    body[1] = (uint8_t)plen;
+    uint8_t body[128] = {0x0a, (uint8_t)plen}; /* PathExistsRequest{path} */
     memcpy(body + 2, p, (size_t)plen);
-    if (n_extra > 0)
-        memcpy(body + 2 + plen, extra, n_extra);
-    *len = (size_t)plen + 2 + n_extra;
-    return 0;
-}
-
-static int fresh_call(const wchar_t *name, const wchar_t *path, const char *what)
-{
-    uint8_t body[128];
-    size_t len = 0;
-    if (path_request(path, NULL, 0, body, &len) != 0)
-        return -1;
-    return call_on_new_conn(name, "/v1.Filesystem/PathExists", body, len, what, 0);
-}
-
-/* holdcall PIPE DIR SECS: Rmdir(DIR, force) on a new connection, then the
- * connection stays open SECS seconds after the answer (a client that does
- * not hang up: the service's stop must not wait for it). */
-static int holdcall(const wchar_t *pipe, const wchar_t *dir, const wchar_t *secs)
-{
-    static const uint8_t force[] = {0x10, 0x01}; /* RmdirRequest.force = true */
-    uint8_t body[128];
-    size_t len = 0;
-    if (path_request(dir, force, sizeof(force), body, &len) != 0)
-        return 1;
-    int rc = call_on_new_conn(pipe, "/v1.Filesystem/Rmdir", body, len, "Rmdir",
-                              (DWORD)_wtoi(secs) * 1000);
-    return rc < 0 ? 1 : 0;
+    return call_on_new_conn(name, "/v1.Filesystem/PathExists", body, (size_t)plen + 2, what);
 }
 
 /* Flips one privilege the token holds (Wine's admin token and an elevated
@@ -731,8 +699,6 @@ int wmain(int argc, wchar_t **argv)
         return send_preface(argv[2]);
     if (argc == 4 && wcscmp(argv[1], L"msg") == 0)
         return message(argv[2], argv[3]);
-    if (argc == 5 && wcscmp(argv[1], L"holdcall") == 0)
-        return holdcall(argv[2], argv[3], argv[4]);
     if (argc == 3 && wcscmp(argv[1], L"qc") == 0)
         return query_config(argv[2]);
     if (argc == 3 && wcscmp(argv[1], L"service") == 0)
@@ -740,6 +706,6 @@ int wmain(int argc, wchar_t **argv)
     fprintf(stderr,
             "usage: svctest restricted EXE [ARGS...] | sddl PIPE | norm SDDL | touch PIPE | "
             "handoff PIPE | handoff-call PIPE DIR | tokcache PIPE PATH SID | tokcall PIPE PATH | "
-            "holdcall PIPE DIR SECS | member | msg EXE TEXT | qc SERVICE | service NAME\n");
+            "member | msg EXE TEXT | qc SERVICE | service NAME\n");
     return 2;
 }
