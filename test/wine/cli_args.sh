@@ -6,19 +6,8 @@
 # echoed in the error. Prints "ok - ..." and "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
-W=build/win
-[ -f "$W/csi-proxy-cli.exe" ] || { echo "missing $W/csi-proxy-cli.exe: run make first"; exit 1; }
-export WINEDEBUG=-all
-export WINEPREFIX
-WINEPREFIX=$(mktemp -d /tmp/csi-proxy-cli.XXXXXX)
-pass=0
-fail=0
-cleanup() {
-    wineserver -k 2>/dev/null
-    rm -rf "$WINEPREFIX"
-}
-trap cleanup EXIT
 . test/wine/lib.sh
+wine_suite cli csi-proxy-cli.exe
 wineboot -i >/dev/null 2>&1
 mkdir -p "$WINEPREFIX/drive_c/csi"
 cp "$W/csi-proxy-cli.exe" "$WINEPREFIX/drive_c/csi/"

@@ -9,23 +9,8 @@
 # Windows does. Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
-W=build/win
-for f in csi-proxy-hooks.exe pipecheck.exe; do
-    [ -f "$W/$f" ] || { echo "missing $W/$f: run make first"; exit 1; }
-done
-export WINEDEBUG=-all
-export WINEPREFIX
-WINEPREFIX=$(mktemp -d /tmp/csi-proxy-late.XXXXXX)
-pass=0
-fail=0
-PID=
-cleanup() {
-    [ -n "$PID" ] && kill "$PID" 2>/dev/null
-    wineserver -k 2>/dev/null
-    rm -rf "$WINEPREFIX"
-}
-trap cleanup EXIT
 . test/wine/lib.sh
+wine_suite late csi-proxy-hooks.exe pipecheck.exe
 
 wineboot -i >/dev/null 2>&1
 wineserver -p

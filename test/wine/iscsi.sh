@@ -26,29 +26,9 @@
 # test/windows/iscsi.ps1's part).
 set -u
 cd "$(dirname "$0")/../.."
-W=build/win
-for f in csi-proxy.exe csi-proxy-cli.exe pipecheck.exe iscsidsc_fake/iscsidsc.dll iscsidsc_nologin/iscsidsc.dll; do
-    [ -f "$W/$f" ] || { echo "missing $W/$f: run make first"; exit 1; }
-done
-
-export WINEDEBUG=-all
-export WINEPREFIX
-WINEPREFIX=$(mktemp -d /tmp/csi-proxy-iscsi.XXXXXX)
-pass=0
-fail=0
-PID=
-cleanup() {
-    [ -n "$PID" ] && kill "$PID" 2>/dev/null
-    wineserver -k 2>/dev/null
-    rm -rf "$WINEPREFIX"
-}
-trap cleanup EXIT
 . test/wine/lib.sh
-expect() { # expect NAME WANT_RC SUBSTRING CLI-ARGS...
-    local name=$1 want_rc=$2 sub=$3
-    shift 3
-    expect_run "$name" "$want_rc" "$sub" cli "$@"
-}
+wine_suite iscsi csi-proxy.exe csi-proxy-cli.exe pipecheck.exe iscsidsc_fake/iscsidsc.dll iscsidsc_nologin/iscsidsc.dll
+expect() { expect_cli "$@"; } # expect NAME WANT_RC SUBSTRING CLI-ARGS...
 
 SECRET_SMB='S3cr3t-smb-pw-9021'
 SECRET_CHAP='S3cr3t-chap-4412'  # a wrong CHAP secret (16 bytes)

@@ -9,25 +9,10 @@
 # only. Prints "ok - ..." and "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
-W=build/win
-PY=/usr/bin/python3
-for f in csi-proxy.exe csi-proxy-cli.exe pipecheck.exe; do
-    [ -f "$W/$f" ] || { echo "missing $W/$f: run make first"; exit 1; }
-done
-export WINEDEBUG=-all
-export WINEPREFIX
-WINEPREFIX=$(mktemp -d /tmp/csi-proxy-metrics.XXXXXX)
-LOG=$WINEPREFIX/server.log
-pass=0
-fail=0
-PID=
-cleanup() {
-    [ -n "$PID" ] && kill "$PID" 2>/dev/null
-    wineserver -k 2>/dev/null
-    rm -rf "$WINEPREFIX"
-}
-trap cleanup EXIT
 . test/wine/lib.sh
+wine_suite metrics csi-proxy.exe csi-proxy-cli.exe pipecheck.exe
+PY=/usr/bin/python3
+LOG=$WINEPREFIX/server.log
 
 wineboot -i >/dev/null 2>&1
 wineserver -p

@@ -23,33 +23,11 @@
 # when all passed. MODEL_TRACE=1 traces every modelled call to the log.
 set -u
 cd "$(dirname "$0")/../.."
-W=build/win
-for f in csi-proxy.exe csi-proxy-model.exe csi-proxy-cli.exe pipecheck.exe; do
-    [ -f "$W/$f" ] || { echo "missing $W/$f: run make first"; exit 1; }
-done
-
-export WINEDEBUG=-all
-export WINEPREFIX
-WINEPREFIX=$(mktemp -d /tmp/csi-proxy-wine-model.XXXXXX)
-LOG=$WINEPREFIX/server.log
-pass=0
-fail=0
-PID=
-cleanup() {
-    [ -n "$PID" ] && kill "$PID" 2>/dev/null
-    wineserver -k 2>/dev/null
-    rm -rf "$WINEPREFIX"
-}
-trap cleanup EXIT
-
 . test/wine/lib.sh
+wine_suite wine-model csi-proxy.exe csi-proxy-model.exe csi-proxy-cli.exe pipecheck.exe
+LOG=$WINEPREFIX/server.log
 
-json() { grep -m1 '^{' <<<"$OUT"; }
-expect() {
-    local name=$1 want_rc=$2 sub=$3
-    shift 3
-    expect_run "$name" "$want_rc" "$sub" cli "$@"
-}
+expect() { expect_cli "$@"; } # expect NAME WANT_RC SUBSTRING CLI-ARGS...
 declare -A covered
 rpc() {
     covered["$4 $5 $6"]=1

@@ -27,10 +27,7 @@ trap cleanup EXIT
 proxy() { run 'C:\csi\csi-proxy.exe' "$@"; }
 # proxy_bounded ARGS...: the same, ended after 20 s (a csi-proxy.exe that
 # should have refused to start would otherwise serve forever).
-proxy_bounded() {
-    OUT=$(set -o pipefail; timeout -k 5 20 wine 'C:\csi\csi-proxy.exe' "$@" 2>&1 | tr -d '\r')
-    RC=$?
-}
+proxy_bounded() { run_bounded 20 'C:\csi\csi-proxy.exe' "$@"; }
 svctest() { run 'C:\csi\svctest.exe' "$@"; }
 
 # expect NAME WANT_RC SUBSTRING CMD ARGS... (CMD: cli, proxy, svctest, run)

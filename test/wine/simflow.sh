@@ -26,34 +26,11 @@
 # exit 0 only when all passed.
 set -u
 cd "$(dirname "$0")/../.."
-W=build/win
-for f in csi-proxy-sim.exe csi-proxy-cli.exe pipecheck.exe; do
-    [ -f "$W/$f" ] || { echo "missing $W/$f: run make first"; exit 1; }
-done
-
-export WINEDEBUG=-all
-export WINEPREFIX
-WINEPREFIX=$(mktemp -d /tmp/csi-proxy-wine-simflow.XXXXXX)
-LOG=$WINEPREFIX/server.log
-pass=0
-fail=0
-PID=
-
-cleanup() {
-    [ -n "$PID" ] && kill "$PID" 2>/dev/null
-    wineserver -k 2>/dev/null
-    rm -rf "$WINEPREFIX"
-}
-trap cleanup EXIT
-
 . test/wine/lib.sh
+wine_suite wine-simflow csi-proxy-sim.exe csi-proxy-cli.exe pipecheck.exe
+LOG=$WINEPREFIX/server.log
 
-json() { grep -m1 '^{' <<<"$OUT"; }
-expect() { # expect NAME WANT_RC SUBSTRING CLI-ARGS...
-    local name=$1 want_rc=$2 sub=$3
-    shift 3
-    expect_run "$name" "$want_rc" "$sub" cli "$@"
-}
+expect() { expect_cli "$@"; } # expect NAME WANT_RC SUBSTRING CLI-ARGS...
 # jstr TEXT: TEXT as the inside of a JSON string
 jstr() { jq -Rr '@json' <<<"$1" | sed 's/^"//; s/"$//'; }
 

@@ -24,37 +24,10 @@
 # exit 0 only when all passed.
 set -u
 cd "$(dirname "$0")/../.."
-W=build/win
-for f in csi-proxy.exe csi-proxy-sim.exe csi-proxy-cli.exe pipecheck.exe winutilcheck.exe; do
-    [ -f "$W/$f" ] || { echo "missing $W/$f: run make first"; exit 1; }
-done
-
-export WINEDEBUG=-all
-export WINEPREFIX
-WINEPREFIX=$(mktemp -d /tmp/csi-proxy-wine-storage.XXXXXX)
-LOG=$WINEPREFIX/server.log
-pass=0
-fail=0
-PID=
-
-cleanup() {
-    [ -n "$PID" ] && kill "$PID" 2>/dev/null
-    wineserver -k 2>/dev/null
-    rm -rf "$WINEPREFIX"
-}
-trap cleanup EXIT
-
 . test/wine/lib.sh
-
-# The JSON line of the last call's output.
-json() { grep -m1 '^{' <<<"$OUT"; }
-
-# expect NAME WANT_RC SUBSTRING CLI-ARGS...
-expect() {
-    local name=$1 want_rc=$2 sub=$3
-    shift 3
-    expect_run "$name" "$want_rc" "$sub" cli "$@"
-}
+wine_suite wine-storage csi-proxy.exe csi-proxy-sim.exe csi-proxy-cli.exe pipecheck.exe winutilcheck.exe
+LOG=$WINEPREFIX/server.log
+expect() { expect_cli "$@"; } # expect NAME WANT_RC SUBSTRING CLI-ARGS...
 
 # Every (group version RPC) called through the sim exe, for the count.
 declare -A covered
