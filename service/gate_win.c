@@ -13,13 +13,15 @@
 #include "../winapi/winutil_win32.h"
 #include "authz.h"
 #include "log.h"
+#include "osjudge_win.h"
 #include "token_win.h"
 
 typedef struct gate_group {
     const char *name;
     cp_sid *allowed;
-    PSID *psids; /* the same, for CheckTokenMembership */
+    PSID *psids; /* the same, as the system's SIDs */
     size_t n;
+    cp_osjudge *os; /* the second judge, on psids */
     char deny[160]; /* what a refused client is told */
 } gate_group;
 
@@ -83,6 +85,8 @@ cp_gate *cp_gate_new(const cp_config *c, cp_audit *audit, cp_error *e)
                 goto nomem;
             g->n = k + 1;
         }
+        if ((g->os = cp_osjudge_new(g->psids, g->n)) == NULL)
+            goto nomem;
     }
     return gt;
 nomem:
@@ -96,6 +100,7 @@ void cp_gate_free(cp_gate *gt)
     if (gt == NULL)
         return;
     for (int i = 0; i < CP_CONFIG_N_GROUPS; i++) {
+        cp_osjudge_free(gt->g[i].os);
         for (size_t k = 0; k < gt->g[i].n; k++)
             LocalFree(gt->g[i].psids[k]);
         free(gt->g[i].psids);
@@ -158,7 +163,10 @@ static bool deny_why(char *why, size_t cap, const char *what, DWORD err)
 }
 
 /* Decides for one token (an impersonation token, at least identification
- * level, for CheckTokenMembership). Both judges must say yes. */
+ * level, for the system's judge). Both judges must say yes: the pure
+ * decision on what the token says of itself (authz.h), and the system's
+ * own, CheckTokenMembership's semantics on any allowed SID in one
+ * AccessCheck (osjudge_win.h). */
 static bool judge(const gate_group *g, HANDLE token, const char *which, char *caller,
                   size_t caller_cap, char *why, size_t cap)
 {
@@ -174,14 +182,10 @@ static bool judge(const gate_group *g, HANDLE token, const char *which, char *ca
     cp_authz_policy p = {g->name, g->allowed, g->n};
     bool pure = cp_authz_decide(&t.info, &p, reason, sizeof(reason));
     bool os = false;
-    for (size_t k = 0; k < g->n && !os; k++) {
-        BOOL member = FALSE;
-        if (!CheckTokenMembership(token, g->psids[k], &member)) {
-            DWORD err = GetLastError();
-            cp_win_token_free(&t);
-            return deny_why(why, cap, "CheckTokenMembership", err);
-        }
-        os = member != FALSE;
+    DWORD err = 0;
+    if (!cp_osjudge_member(g->os, token, &os, &err)) {
+        cp_win_token_free(&t);
+        return deny_why(why, cap, "AccessCheck(allowed SIDs)", err);
     }
     cp_win_token_free(&t);
     if (pure && os)
@@ -189,7 +193,9 @@ static bool judge(const gate_group *g, HANDLE token, const char *which, char *ca
     if (!pure)
         snprintf(why, cap, "%s token: %s", which, reason);
     else /* e.g. restricting SIDs the token query could not show (Wine) */
-        snprintf(why, cap, "%s token: %s; but CheckTokenMembership finds none of the allowed SIDs",
+        snprintf(why, cap,
+                 "%s token: %s; but AccessCheck finds none of the allowed SIDs "
+                 "enabled",
                  which, reason);
     return false;
 }

@@ -10,8 +10,9 @@
  *      or more; grpc-go clients connect at SECURITY_ANONYMOUS and give none):
  *      ImpersonateNamedPipeClient -> OpenThreadToken -> RevertToSelf;
  *   3. each token obtained must pass both the pure decision (authz.h) and
- *      CheckTokenMembership on one of the group's allowed SIDs. Any failure
- *      along the way denies (fail closed).
+ *      the system's: one of the group's allowed SIDs enabled in it, with
+ *      CheckTokenMembership's semantics, asked in one AccessCheck
+ *      (osjudge_win.h). Any failure along the way denies (fail closed).
  * A refused connection gets PERMISSION_DENIED on every call and an audit
  * record naming the caller, the pid, the group and why.
  *

@@ -126,6 +126,11 @@ svctest member
 check "this test runs as an admin (Wine's default token): $OUT" "$([ "$OUT" = admin ] && echo 0 || echo 1)"
 svctest restricted 'C:\csi\svctest.exe' member
 check "a restricted child is not: $OUT" "$([ "$OUT" = "not admin" ] && echo 0 || echo 1)"
+# The gate's second judge, one AccessCheck for a group's SIDs
+# (service/osjudge_win.h), answers as CheckTokenMembership SID by SID.
+svctest osjudge
+check "the system judge (AccessCheck) agrees with CheckTokenMembership on 9 token/SID-list cases" \
+    "$RC" "$(grep 'not ok' <<<"$OUT")"
 
 expect "an admin client is served (Mkdir)" 0 'status: OK' cli filesystem v1 Mkdir "{\"path\":\"$K\\\\pods\\\\admin\"}"
 check "... and the directory exists on the host" "$([ -d "$C/var/lib/kubelet/pods/admin" ] && echo 0 || echo 1)"

@@ -49,6 +49,13 @@
  *       ("call restricted-child: status N MESSAGE"); exits with N.
  *   svctest member
  *       prints "admin" or "not admin" for this process's token.
+ *   svctest osjudge
+ *       the gate's second judge (service/osjudge_win.h: any of a list of
+ *       SIDs enabled, in one AccessCheck) against CheckTokenMembership SID
+ *       by SID, on this process's token and on one with Administrators
+ *       deny-only, for lists of 0, 1, 2 and 18 SIDs (the last across two
+ *       AccessChecks). One "ok - ..." / "not ok - ..." line each; exit 0
+ *       when all agree and the answers known beforehand hold.
  *   svctest msg EXE TEXT
  *       formats event 1 of EXE's message table (the Event Log's view of
  *       a csi-proxy record) with TEXT as insertion string %1 and prints it.
@@ -74,6 +81,7 @@
 #include <wchar.h>
 
 #include "cli/h2client.h"
+#include "service/osjudge_win.h"
 
 static int fail(const char *what)
 {
@@ -211,6 +219,77 @@ static int member(void)
         return fail("CheckTokenMembership");
     printf("%s\n", m ? "admin" : "not admin");
     return 0;
+}
+
+/* One token against one SID list: the judge must answer as
+ * CheckTokenMembership on each SID does together; want (-1: not known
+ * beforehand) is checked as well. */
+static int osjudge_case(const char *what, HANDLE tok, PSID *sids, size_t n, int want)
+{
+    bool any = false;
+    for (size_t k = 0; k < n; k++) {
+        BOOL m = FALSE;
+        if (!CheckTokenMembership(tok, sids[k], &m))
+            return fail("CheckTokenMembership");
+        any = any || m;
+    }
+    cp_osjudge *j = cp_osjudge_new(sids, n);
+    bool got = false;
+    DWORD err = 0;
+    bool asked = j != NULL && cp_osjudge_member(j, tok, &got, &err);
+    cp_osjudge_free(j);
+    int ok = asked && got == any && (want < 0 || got == (want != 0));
+    printf("%s - %s: %s (CheckTokenMembership: %s)%s\n", ok ? "ok" : "not ok", what,
+           !asked ? "failed"
+           : got  ? "member"
+                  : "not member",
+           any ? "member" : "not member", asked ? "" : " error");
+    if (!asked)
+        printf("# error %lu\n", (unsigned long)err);
+    return ok ? 0 : 1;
+}
+
+static HANDLE restricted_token(void);
+
+static int osjudge(void)
+{
+    HANDLE self = NULL, mine = NULL, rtok = restricted_token(), theirs = NULL;
+    if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY | TOKEN_DUPLICATE, &self) ||
+        !DuplicateToken(self, SecurityIdentification, &mine) || rtok == NULL ||
+        !DuplicateToken(rtok, SecurityIdentification, &theirs))
+        return fail("token set-up"), 100;
+    static const wchar_t *const names[] = {L"S-1-5-32-544", L"S-1-5-18"};
+    PSID admins = NULL, system = NULL, many[18] = {0};
+    if (!ConvertStringSidToSidW(names[0], &admins) || !ConvertStringSidToSidW(names[1], &system))
+        return fail("ConvertStringSidToSidW"), 100;
+    for (int i = 0; i < 17; i++) { /* SIDs of no one, then Administrators */
+        wchar_t text[64];
+        swprintf(text, 64, L"S-1-5-21-1-2-3-%d", 4000 + i);
+        if (!ConvertStringSidToSidW(text, &many[i]))
+            return fail("ConvertStringSidToSidW"), 100;
+    }
+    many[17] = admins;
+    PSID one[] = {admins}, sys[] = {system}, both[] = {system, admins};
+    int bad = 0;
+    bad += osjudge_case("no SIDs at all", mine, NULL, 0, 0);
+    bad += osjudge_case("an admin's token, Administrators", mine, one, 1, 1);
+    bad += osjudge_case("an admin's token, SYSTEM", mine, sys, 1, -1);
+    bad += osjudge_case("an admin's token, SYSTEM or Administrators", mine, both, 2, 1);
+    bad += osjudge_case("an admin's token, 17 unknown SIDs then Administrators (two checks)", mine,
+                        many, 18, 1);
+    bad += osjudge_case("the first 16 of those alone", mine, many, 16, 0);
+    bad += osjudge_case("Administrators deny-only, Administrators", theirs, one, 1, 0);
+    bad += osjudge_case("Administrators deny-only, SYSTEM or Administrators", theirs, both, 2, -1);
+    bad += osjudge_case("Administrators deny-only, the 18 SIDs", theirs, many, 18, 0);
+    for (int i = 0; i < 17; i++)
+        LocalFree(many[i]);
+    LocalFree(admins);
+    LocalFree(system);
+    CloseHandle(theirs);
+    CloseHandle(rtok);
+    CloseHandle(mine);
+    CloseHandle(self);
+    return bad == 0 ? 0 : 1;
 }
 
 static int query_config(const wchar_t *name)
@@ -687,6 +766,8 @@ int wmain(int argc, wchar_t **argv)
         return tokcache(argv[2], argv[3], argv[4]);
     if (argc == 4 && wcscmp(argv[1], L"tokcall") == 0)
         return tokcall(argv[2], argv[3]);
+    if (argc == 2 && wcscmp(argv[1], L"osjudge") == 0)
+        return osjudge();
     if (argc == 2 && wcscmp(argv[1], L"member") == 0)
         return member();
     if (argc == 3 && wcscmp(argv[1], L"handoff") == 0)
@@ -706,6 +787,6 @@ int wmain(int argc, wchar_t **argv)
     fprintf(stderr,
             "usage: svctest restricted EXE [ARGS...] | sddl PIPE | norm SDDL | touch PIPE | "
             "handoff PIPE | handoff-call PIPE DIR | tokcache PIPE PATH SID | tokcall PIPE PATH | "
-            "member | msg EXE TEXT | qc SERVICE | service NAME\n");
+            "member | osjudge | msg EXE TEXT | qc SERVICE | service NAME\n");
     return 2;
 }
