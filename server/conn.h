@@ -135,9 +135,4 @@ void cp_conn_close(cp_conn *c);
  * connection when it has output to flush, NULL when it was closed. */
 cp_conn *cp_job_complete(cp_job *job);
 
-/* A link the post callback may use to keep finished jobs on a list of its
- * own until cp_job_complete (a transport's answers waiting for its lock);
- * nothing else touches it. */
-cp_job **cp_job_link(cp_job *job);
-
 #endif

@@ -47,7 +47,6 @@ struct cp_job {
     unsigned n_at_end;
     cp_conn_post_fn post;
     void *post_ctx;
-    cp_job *link; /* cp_job_link: the post callback's */
     int32_t stream_id;
     const cp_service *svc;
     const cp_method *method;

@@ -166,11 +166,6 @@ void cp_job_free(cp_job *job)
     free(job);
 }
 
-cp_job **cp_job_link(cp_job *job)
-{
-    return &job->link;
-}
-
 cp_conn *cp_job_complete(cp_job *job)
 {
     cp_conn *c = job->conn;

@@ -92,93 +92,58 @@ void cp_pc_flush(pipe_conn *pc)
         cp_pc_close(pc);
 }
 
-/* With the lock held: every finished job on t->done is completed on its
- * connection, then each connection that got answers writes them, once. */
-void cp_pipe_answer(cp_transport *t)
+/* Worker side, the call's handler has run: the worker itself hands the
+ * answer to the connection and writes it, under the transport's lock,
+ * rather than posting the job to the I/O thread. Under Wine that post
+ * cost a request to queue the packet and three for the I/O thread to
+ * wake for it (a look at the port, the wait, the packet); the write is
+ * the same either way. A write that cannot complete at once goes on
+ * through the port (cp_pc_on_write, on the I/O thread): this thread only
+ * starts it ("When an asynchronous I/O operation on one of these file
+ * handles completes, an I/O completion packet is queued ... to the
+ * associated I/O completion port", Microsoft Learn, "I/O Completion
+ * Ports": whichever thread started it; the workers outlive the transport's
+ * I/O). Wine 8 completes pipe writes at once whatever the reader does
+ * (test/wine/pipecheck.c -flood shows it), so that path runs only on
+ * Windows. Calls that finish together still leave in one write per
+ * connection: a worker that sees others waiting for the lock to answer
+ * (t->answering) leaves its connection on the dirty list, and the last of
+ * them writes the list out; they have all finished their calls already,
+ * so no answer waits for a call still running. While the transport stops,
+ * the I/O thread is woken so that it sees the call gone (tick); usually
+ * the drained connection's close (its cancelled read) wakes it as well. */
+static void post_job(void *ctx, cp_job *job)
 {
-    cp_job *list = InterlockedExchangePointer((PVOID volatile *)&t->done, NULL);
-    cp_job *fifo = NULL; /* pushed last first: put back in order */
-    while (list != NULL) {
-        cp_job *next = *cp_job_link(list);
-        *cp_job_link(list) = fifo;
-        fifo = list;
-        list = next;
-    }
-    int64_t now = fifo != NULL ? cp_now_ms() : 0;
-    while (fifo != NULL) {
-        cp_job *job = fifo;
-        fifo = *cp_job_link(job);
-        if (t->jobs > 0)
-            t->jobs--;
-        cp_conn *c = cp_job_complete(job);
-        if (c == NULL)
-            continue;
+    cp_transport *t = ctx;
+    InterlockedIncrement(&t->answering);
+    AcquireSRWLockExclusive(&t->lock);
+    if (t->jobs > 0)
+        t->jobs--;
+    cp_conn *c = cp_job_complete(job);
+    if (c != NULL) {
         pipe_conn *pc = cp_conn_user(c);
-        pc->active_at = now;
+        pc->active_at = cp_now_ms();
         if (!pc->dirty) {
             pc->dirty = true;
             pc->dirty_next = t->dirty;
             t->dirty = pc;
         }
     }
-    while (t->dirty != NULL) {
-        pipe_conn *pc = t->dirty;
-        t->dirty = pc->dirty_next;
-        pc->dirty = false;
-        if (pc->h == INVALID_HANDLE_VALUE)
-            cp_pc_maybe_free(pc); /* closed meanwhile */
-        else
-            cp_pc_flush(pc); /* may close pc */
+    if (InterlockedDecrement(&t->answering) == 0) { /* the last one: write them out */
+        while (t->dirty != NULL) {
+            pipe_conn *pc = t->dirty;
+            t->dirty = pc->dirty_next;
+            pc->dirty = false;
+            if (pc->h == INVALID_HANDLE_VALUE)
+                cp_pc_maybe_free(pc); /* closed meanwhile */
+            else
+                cp_pc_flush(pc); /* may close pc */
+        }
     }
-}
-
-bool cp_pipe_answers_waiting(cp_transport *t)
-{
-    return InterlockedCompareExchangePointer((PVOID volatile *)&t->done, NULL, NULL) != NULL;
-}
-
-/* Worker side, the call's handler has run. The job goes on t->done (a
- * lock-free push), and the worker answers it itself if the transport's
- * lock is free: it completes the job on its connection and writes the
- * answer (cp_pipe_answer), rather than posting the job to the I/O thread.
- * Under Wine that post cost a request to queue the packet and three for
- * the I/O thread to wake for it (a look at the port, the wait, the
- * packet); the write is the same either way. If the lock is taken (the
- * I/O thread at work, or another worker answering), the worker does not
- * wait for it: whoever holds it answers the job before it lets go, or
- * right after (each holder looks at t->done once more after releasing the
- * lock; a push it missed was made while it held the lock, so the pusher's
- * try failed after it, and the holder's look comes later). So a worker
- * never sleeps on the lock (a futex wait and a wake, two context switches,
- * for each answer that met the I/O thread at work), and answers that
- * finish together leave in one write per connection. A write that cannot
- * complete at once goes on through the port (cp_pc_on_write, on the I/O
- * thread): this thread only starts it ("When an asynchronous I/O
- * operation on one of these file handles completes, an I/O completion
- * packet is queued ... to the associated I/O completion port", Microsoft
- * Learn, "I/O Completion Ports": whichever thread started it; the workers
- * outlive the transport's I/O). Wine 8 completes pipe writes at once
- * whatever the reader does (test/wine/pipecheck.c -flood shows it), so
- * that path runs only on Windows. While the transport stops, the I/O
- * thread is woken so that it sees the call gone (tick); usually the
- * drained connection's close (its cancelled read) wakes it as well. */
-static void post_job(void *ctx, cp_job *job)
-{
-    cp_transport *t = ctx;
-    cp_job *head;
-    do {
-        head = t->done;
-        *cp_job_link(job) = head;
-    } while (InterlockedCompareExchangePointer((PVOID volatile *)&t->done, job, head) != head);
-    while (TryAcquireSRWLockExclusive(&t->lock)) {
-        cp_pipe_answer(t);
-        bool wake = t->phase != RUNNING;
-        ReleaseSRWLockExclusive(&t->lock);
-        if (wake)
-            PostQueuedCompletionStatus(t->iocp, 0, KEY_WAKE, NULL);
-        if (!cp_pipe_answers_waiting(t))
-            break; /* else: pushed while this thread held the lock */
-    }
+    bool wake = t->phase != RUNNING;
+    ReleaseSRWLockExclusive(&t->lock);
+    if (wake)
+        PostQueuedCompletionStatus(t->iocp, 0, KEY_WAKE, NULL);
 }
 
 static void before_call(void *ctx);

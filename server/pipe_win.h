@@ -50,7 +50,7 @@ struct pipe_conn {
     unsigned ops;  /* overlapped operations owned by the kernel */
     bool reading, writing;
     bool skip;  /* FILE_SKIP_COMPLETION_PORT_ON_SUCCESS is set */
-    bool dirty; /* on t->dirty: answers to write (cp_pipe_answer) */
+    bool dirty; /* on t->dirty: answers a later worker writes (post_job) */
     pipe_conn *dirty_next;
     bool closing;         /* close as soon as the output is written */
     bool connected;       /* the connect completed (counted in t->nconns) */
@@ -85,16 +85,14 @@ struct cp_transport {
     listener *ls;
     size_t nls;
     /* Held by the I/O thread except while it waits on the port, and by a
-     * worker answering calls (post_job): every pipe_conn and cp_conn is
-     * used under it. */
+     * worker answering its call (post_job): every pipe_conn and cp_conn
+     * is used under it. */
     SRWLOCK lock;
-    /* Finished jobs not yet answered (cp_job_link), pushed by workers
-     * without the lock: whoever holds it answers them (cp_pipe_answer). */
-    cp_job *volatile done;
-    pipe_conn *dirty; /* connections with answers not yet written (cp_pipe_answer) */
-    pipe_conn *all;   /* every pipe_conn not yet freed */
-    size_t nconns;    /* connected pipe_conns not yet closed */
-    size_t jobs;      /* calls handed to the pool and not yet answered */
+    volatile LONG answering; /* workers in post_job, waiting for the lock or holding it */
+    pipe_conn *dirty;        /* connections with answers not yet written (post_job) */
+    pipe_conn *all;          /* every pipe_conn not yet freed */
+    size_t nconns;           /* connected pipe_conns not yet closed */
+    size_t jobs;             /* calls handed to the pool and not yet answered */
     volatile LONG stop_requested;
     volatile LONG64 stop_drain_ms;
     int phase;
@@ -121,11 +119,5 @@ void cp_pc_on_write(pipe_conn *pc, bool ok, DWORD n);
 /* Writes the connection's output, refreshes its deadline, closes it when
  * it is finished. Last thing a caller does with pc: it may be freed. */
 void cp_pc_flush(pipe_conn *pc);
-/* With the lock held: answers the finished jobs on t->done, one write per
- * connection. */
-void cp_pipe_answer(cp_transport *t);
-/* Without the lock: whether t->done holds jobs (a holder that releases
- * the lock looks, see post_job). */
-bool cp_pipe_answers_waiting(cp_transport *t);
 
 #endif

@@ -264,7 +264,6 @@ int cp_transport_run(cp_transport *t)
     OVERLAPPED_ENTRY ev[BATCH];
     AcquireSRWLockExclusive(&t->lock);
     for (;;) {
-        cp_pipe_answer(t); /* what workers finished while this thread held the lock */
         int64_t now = cp_now_ms();
         int64_t wait = tick(t, now);
         if (t->phase == CLOSING && t->all == NULL)
@@ -280,10 +279,6 @@ int cp_transport_run(cp_transport *t)
         ULONG want = t->jobs < 1 ? 1 : (t->jobs > BATCH ? BATCH : (ULONG)t->jobs);
         ULONG got = 0;
         ReleaseSRWLockExclusive(&t->lock);
-        if (cp_pipe_answers_waiting(t)) { /* pushed after cp_pipe_answer: see post_job */
-            AcquireSRWLockExclusive(&t->lock);
-            continue;
-        }
         BOOL ok = GetQueuedCompletionStatusEx(t->iocp, ev, want, &got, ms, FALSE);
         DWORD err = ok ? 0 : GetLastError();
         AcquireSRWLockExclusive(&t->lock);
@@ -318,7 +313,6 @@ void cp_transport_free(cp_transport *t)
      * worker answers any more). Whatever the kernel still owns after
      * FREE_WAIT_MS is leaked, never freed under it. */
     t->phase = CLOSING;
-    cp_pipe_answer(t); /* calls finished after the loop ended */
     for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
         next = pc->next;
         cp_pc_close(pc);
