@@ -199,14 +199,17 @@ unsigned cp_pool_threads(cp_pool *p)
  * starting). Returns with p->mu released. */
 static void kick(cp_pool *p)
 {
-    cp_cond_signal(p->cv);
     bool grow = p->running + runnable(p) > p->n + p->starting && p->n + p->starting < p->max;
-    if (!grow) {
-        cp_mutex_unlock(p->mu);
-        return;
-    }
-    p->starting++;
+    if (grow)
+        p->starting++;
     cp_mutex_unlock(p->mu);
+    /* After the unlock: a worker woken while this thread still held the
+     * mutex would at once wait again, for the mutex (under Wine two more
+     * futex calls and a context switch per call). The task is queued
+     * already: a worker about to wait looks under the mutex first. */
+    cp_cond_signal(p->cv);
+    if (!grow)
+        return;
     cp_thread *th = cp_thread_start(worker, p); /* NULL: the running workers carry on */
     cp_mutex_lock(p->mu);
     p->starting--;
