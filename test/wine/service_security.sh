@@ -129,7 +129,7 @@ check "a restricted child is not: $OUT" "$([ "$OUT" = "not admin" ] && echo 0 ||
 # The gate's second judge, one AccessCheck for a group's SIDs
 # (service/osjudge_win.h), answers as CheckTokenMembership SID by SID.
 svctest osjudge
-check "the system judge (AccessCheck) agrees with CheckTokenMembership on 9 token/SID-list cases" \
+check "the system judge (AccessCheck) agrees with CheckTokenMembership on 13 token/SID-list cases" \
     "$RC" "$(grep 'not ok' <<<"$OUT")"
 
 expect "an admin client is served (Mkdir)" 0 'status: OK' cli filesystem v1 Mkdir "{\"path\":\"$K\\\\pods\\\\admin\"}"

@@ -53,7 +53,8 @@
  *       the gate's second judge (service/osjudge_win.h: any of a list of
  *       SIDs enabled, in one AccessCheck) against CheckTokenMembership SID
  *       by SID, on this process's token and on one with Administrators
- *       deny-only, for lists of 0, 1, 2 and 18 SIDs (the last across two
+ *       deny-only, and on two with restricting SIDs (which Wine ignores),
+ *       for lists of 0, 1, 2 and 18 SIDs (the last across two
  *       AccessChecks). One "ok - ..." / "not ok - ..." line each; exit 0
  *       when all agree and the answers known beforehand hold.
  *   svctest msg EXE TEXT
@@ -281,6 +282,32 @@ static int osjudge(void)
     bad += osjudge_case("Administrators deny-only, Administrators", theirs, one, 1, 0);
     bad += osjudge_case("Administrators deny-only, SYSTEM or Administrators", theirs, both, 2, -1);
     bad += osjudge_case("Administrators deny-only, the 18 SIDs", theirs, many, 18, 0);
+    /* Restricting SIDs: Wine 8 ignores them (CreateRestrictedToken keeps
+     * none), Windows checks them in a second pass; either way the judge must
+     * answer as CheckTokenMembership (test/windows/osjudge.ps1 runs this
+     * on Windows). */
+    PSID everyone = NULL;
+    HANDLE r1 = NULL, r2 = NULL, i1 = NULL, i2 = NULL;
+    if (!ConvertStringSidToSidW(L"S-1-1-0", &everyone))
+        return fail("ConvertStringSidToSidW"), 100;
+    SID_AND_ATTRIBUTES only_everyone[] = {{everyone, 0}},
+                       with_admins[] = {{everyone, 0}, {admins, 0}};
+    if (!CreateRestrictedToken(self, 0, 0, NULL, 0, NULL, 1, only_everyone, &r1) ||
+        !CreateRestrictedToken(self, 0, 0, NULL, 0, NULL, 2, with_admins, &r2) ||
+        !DuplicateToken(r1, SecurityIdentification, &i1) ||
+        !DuplicateToken(r2, SecurityIdentification, &i2))
+        return fail("restricting-SID tokens"), 100;
+    bad += osjudge_case("restricting SIDs {Everyone}, Administrators", i1, one, 1, -1);
+    bad += osjudge_case("restricting SIDs {Everyone}, SYSTEM or Administrators", i1, both, 2, -1);
+    bad +=
+        osjudge_case("restricting SIDs {Everyone, Administrators}, Administrators", i2, one, 1, 1);
+    bad +=
+        osjudge_case("restricting SIDs {Everyone, Administrators}, the 18 SIDs", i2, many, 18, 1);
+    CloseHandle(i1);
+    CloseHandle(i2);
+    CloseHandle(r1);
+    CloseHandle(r2);
+    LocalFree(everyone);
     for (int i = 0; i < 17; i++)
         LocalFree(many[i]);
     LocalFree(admins);

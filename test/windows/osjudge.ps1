@@ -1,0 +1,33 @@
+<#
+.SYNOPSIS
+  The gate's system judge (service/osjudge_win.c: one AccessCheck, one
+  access bit per allowed SID) against CheckTokenMembership, on a real
+  Windows node: the restricted-token half Wine cannot show.
+  Status: written, NOT RUN by the team (CI is Linux + Wine).
+
+.DESCRIPTION
+  Runs "svctest osjudge" (build/win/svctest.exe, in -Dir): 13 cases of a
+  token and a list of SIDs, each answered by the judge and by
+  CheckTokenMembership SID by SID; they must agree. Under Wine 8 they do,
+  but Wine ignores restricting SIDs, so the two tokens made by
+  CreateRestrictedToken with SidsToRestrict behave there as unrestricted.
+  On Windows, per Microsoft's "Restricted Tokens" page, the restricted
+  token whose restricting SIDs are only Everyone must NOT be a member for
+  Administrators (both answers "not member"), and the one whose restricting
+  SIDs include Administrators must be. Run from an elevated PowerShell (the
+  first cases expect an admin token). Exits with svctest's code (0: all
+  agree). Record the result (date, Windows build, output) in README.md.
+#>
+param([Parameter(Mandatory = $true)] [string] $Dir)
+$ErrorActionPreference = 'Stop'
+Set-StrictMode -Version 3
+
+$out = & (Join-Path $Dir 'svctest.exe') osjudge
+$code = $LASTEXITCODE
+$out | Write-Output
+$restricted = $out | Where-Object { $_ -like '*restricting SIDs {Everyone}, Administrators:*' }
+if ($restricted -and $restricted -notlike '*: not member (CheckTokenMembership: not member)*') {
+    Write-Output 'not ok - on Windows a token restricted to {Everyone} is not a member of Administrators'
+    exit 1
+}
+exit $code
