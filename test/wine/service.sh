@@ -81,11 +81,15 @@ expect "a second instance is refused while the service serves" 1 "already exists
 expect "... and the service keeps serving" 0 '"exists":true' cli filesystem v1 PathExists "{\"path\":\"C:\\\\csi-work\\\\svc\"}"
 
 # Big trees, so that Rmdir calls are still running when the stop comes.
+# Each tree holds TREE_FILES files: enough that removing it outlasts the
+# stop's arrival (sc.exe's own start-up included) on a fast machine too; at
+# 3000 the calls had once finished before the stop came.
+TREE_FILES=6000
 mk_trees() {
-    local i
+    local i half=$((TREE_FILES / 2))
     for i in $(seq 1 "$1"); do
         mkdir -p "$C/var/lib/kubelet/pods/t$i/a" "$C/var/lib/kubelet/pods/t$i/b"
-        (cd "$C/var/lib/kubelet/pods/t$i" && touch a/f{1..1500} b/f{1..1500})
+        (cd "$C/var/lib/kubelet/pods/t$i" && eval "touch a/f{1..$half} b/f{1..$half}")
     done
 }
 # start_rmdirs N: N clients, each removing its tree; their pids in RM.
@@ -132,7 +136,7 @@ wait_deleting() {
     for i in $(seq 1 150); do
         local all=1
         for t in $(seq 1 "$1"); do
-            [ "$(find "$C/var/lib/kubelet/pods/t$t" -type f 2>/dev/null | wc -l)" -lt 3000 ] || all=0
+            [ "$(find "$C/var/lib/kubelet/pods/t$t" -type f 2>/dev/null | wc -l)" -lt "$TREE_FILES" ] || all=0
         done
         [ $all = 1 ] && return 0
         sleep 0.05
