@@ -335,11 +335,17 @@ if [ "$MODE" = bench ]; then
         fact "{\"kind\":\"go-idle\",\"build\":\"$b\",\"round\":$k,\"rss_kb\":$(vm "$G_PID" VmRSS),\"hwm_kb\":$(vm "$G_PID" VmHWM),\"cpu_ms\":$(cpu_ns_ms "$G_PID")}"
         for row in "${GO_ROWS[@]}"; do
             label=${row%%|*} args=${row#*|}
-            c0=$(cpu_ms "$G_PID") n0=$(cpu_ns_ms "$G_PID")
+            # CPU both ways: clock ticks of the whole process (steps of
+            # 10 ms), and the scheduler's ns counters of its threads, exact
+            # but blind to a thread that exits: used only when the same
+            # threads are there before and after (tasks_same).
+            c0=$(cpu_ms "$G_PID") n0=$(cpu_ns_ms "$G_PID") tasks0=$(ls "/proc/$G_PID/task" | tr '\n' ,)
             # shellcheck disable=SC2086 # args split on purpose
             out=$(goc $args -label "$label") || die "$b $label failed: $out"
-            c1=$(cpu_ms "$G_PID") n1=$(cpu_ns_ms "$G_PID")
-            fact "{\"build\":\"$b\",\"round\":$k,\"server_cpu_ms\":$((c1 - c0)),\"server_cpu_ns_ms\":$(awk -v a="$n0" -v b="$n1" 'BEGIN {printf "%.2f", b - a}'),${out#\{}"
+            c1=$(cpu_ms "$G_PID") n1=$(cpu_ns_ms "$G_PID") tasks1=$(ls "/proc/$G_PID/task" | tr '\n' ,)
+            same=false
+            [ "$tasks0" = "$tasks1" ] && same=true
+            fact "{\"build\":\"$b\",\"round\":$k,\"server_cpu_ms\":$((c1 - c0)),\"server_cpu_ns_ms\":$(awk -v a="$n0" -v b="$n1" 'BEGIN {printf "%.2f", b - a}'),\"tasks_same\":$same,${out#\{}"
             say "$b round $k: $out; server CPU $((c1 - c0)) ms"
         done
         fact "{\"kind\":\"go-after\",\"build\":\"$b\",\"round\":$k,\"rss_kb\":$(vm "$G_PID" VmRSS),\"hwm_kb\":$(vm "$G_PID" VmHWM)}"

@@ -124,6 +124,14 @@ def ratio(a, b):
     return a / b if (a is not None and b) else None
 
 
+def cpu_of(x):
+    """A row's server CPU in ms: the scheduler's ns counters when the same
+    threads ran before and after (exact), else clock ticks (10 ms steps)."""
+    if x.get("tasks_same") and x.get("server_cpu_ns_ms") is not None:
+        return x["server_cpu_ns_ms"]
+    return x["server_cpu_ms"]
+
+
 def go_build(lines, build):
     """Medians over the rounds of one build's real-client facts."""
     rows = [x for x in lines if x.get("kind") == "go" and x.get("build") == build]
@@ -139,14 +147,14 @@ def go_build(lines, build):
             "calls_per_s": median([x["calls_per_s"] for x in rs]),
             "p50_us": median([x["p50_us"] for x in rs]),
             "p99_us": median([x["p99_us"] for x in rs]),
-            "server_cpu_ms": median([x["server_cpu_ms"] for x in rs]),
-            "server_cpu_us_per_call": median([x["server_cpu_ms"] * 1000.0 / x["total_calls"] for x in rs]),
+            "server_cpu_ms": median([cpu_of(x) for x in rs]),
+            "server_cpu_us_per_call": median([cpu_of(x) * 1000.0 / x["total_calls"] for x in rs]),
             "total_calls": rs[0]["total_calls"],
             "errors": sum(x["errors"] for x in rs),
         }
     for k in rounds:
         rr = [x for x in rows if x["round"] == k]
-        cpu = sum(x["server_cpu_ms"] for x in rr)
+        cpu = sum(cpu_of(x) for x in rr)
         calls = sum(x["total_calls"] for x in rr)
         st = [x for x in lines if x.get("kind") == "go-start" and x.get("build") == build and x["round"] == k]
         idle = [x for x in lines if x.get("kind") == "go-idle" and x.get("build") == build and x["round"] == k]
@@ -283,7 +291,8 @@ def print_go(go, floor, mem):
               f"sequential p50 of the real client = {go.get('seq_p50_vs_floor') or 0:.1f}x the floor")
     if mem.get("empty_cpu_ms") is not None:
         print(f"  (an empty Wine process has used {mem['empty_cpu_ms']:.0f} ms of CPU by the time it idles: "
-              f"part of every start-up CPU figure; CPU rows are the server process only, not wineserver)")
+              f"part of every start-up CPU figure; CPU rows are the server process only, not wineserver, "
+              f"from the scheduler's ns counters of its threads, or clock ticks when a thread came or went)")
     for b in ("ours", "base"):
         g = go.get(b)
         if not g:
