@@ -18,12 +18,17 @@ struct cp_osjudge {
 
 static bool chunk_build(chunk *c, PSID const *sids, size_t n)
 {
+    /* "To calculate the initial size of an ACL, add the following together,
+     * and then align the result to the nearest DWORD": the ACL structure,
+     * each ACE structure less its SidStart member (a DWORD), each ACE's
+     * SID (Microsoft Learn, "InitializeAcl function (securitybaseapi.h)"). */
     DWORD size = sizeof(ACL);
     for (size_t k = 0; k < n; k++) {
         if (!IsValidSid(sids[k]))
             return false;
         size += (DWORD)(sizeof(ACCESS_ALLOWED_ACE) - sizeof(DWORD) + GetLengthSid(sids[k]));
     }
+    size = (size + sizeof(DWORD) - 1) & ~(DWORD)(sizeof(DWORD) - 1);
     c->dacl = malloc(size);
     if (c->dacl == NULL || !InitializeAcl(c->dacl, size, ACL_REVISION))
         return false;

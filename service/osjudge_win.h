@@ -23,7 +23,10 @@
  * Under Wine 8 one AccessCheck is one wineserver request, where
  * CheckTokenMembership makes three per SID (the token's type, its groups
  * twice); on Windows one system call instead of one per SID.
- * test/wine/svctest.c "osjudge" compares the two on several tokens. */
+ * test/wine/svctest.c "osjudge" compares the two on several tokens. Wine 8
+ * keeps no restricting SIDs and no integrity levels, so those two rules are
+ * taken from Microsoft's pages and not verified here
+ * (test/windows/osjudge.ps1, not run, is where they can be seen). */
 #ifndef CP_OSJUDGE_WIN_H
 #define CP_OSJUDGE_WIN_H
 

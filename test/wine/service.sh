@@ -89,7 +89,7 @@ mk_trees() {
     local i half=$((TREE_FILES / 2))
     for i in $(seq 1 "$1"); do
         mkdir -p "$C/var/lib/kubelet/pods/t$i/a" "$C/var/lib/kubelet/pods/t$i/b"
-        (cd "$C/var/lib/kubelet/pods/t$i" && eval "touch a/f{1..$half} b/f{1..$half}")
+        (cd "$C/var/lib/kubelet/pods/t$i" && for d in a b; do seq -f "$d/f%.0f" 1 "$half"; done | xargs touch)
     done
 }
 # start_rmdirs N: N clients, each removing its tree; their pids in RM.
