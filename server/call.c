@@ -21,6 +21,7 @@ cp_call *cp_call_new(void *ctx, const char *path, uint32_t peer_pid)
     call->path = cp_arena_strdup(a, path != NULL ? path : "");
     call->peer_pid = peer_pid;
     call->waiter = NULL;
+    call->req_msg = NULL;
     cp_error_clear(&call->err);
     return call;
 }

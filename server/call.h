@@ -16,6 +16,9 @@ struct cp_call {
     const char *path;
     uint32_t peer_pid;
     cp_waiter *waiter; /* set by the worker pool's job; NULL otherwise */
+    /* The request as dispatch decoded it (a ProtobufCMessage in arena),
+     * for the audit record; NULL before. */
+    const void *req_msg;
     cp_error err;
 };
 

@@ -51,6 +51,9 @@ typedef struct cp_call_record {
     int status;          /* CP_OK or the call's error status */
     const char *message; /* the error message; "" on success */
     int64_t duration_ms;
+    /* req as the call decoded it (a ProtobufCMessage of method->req_desc,
+     * valid during the audit hook), or NULL: the hook decodes req. */
+    const void *req_msg;
 } cp_call_record;
 
 typedef void (*cp_audit_fn)(void *ctx, const cp_call_record *r);

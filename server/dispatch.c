@@ -3,12 +3,20 @@
 
 #include "wirecheck.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 int cp_dispatch_run(const cp_service *svc, const cp_method *m, cp_call *call, const uint8_t *req,
                     size_t len, uint8_t **out, size_t *out_len)
+{
+    return cp_dispatch_run_room(svc, m, call, req, len, 0, out, out_len);
+}
+
+int cp_dispatch_run_room(const cp_service *svc, const cp_method *m, cp_call *call,
+                         const uint8_t *req, size_t len, size_t room, uint8_t **out,
+                         size_t *out_len)
 {
     const cp_service_def *def = svc->def;
     *out = NULL;
@@ -20,6 +28,7 @@ int cp_dispatch_run(const cp_service *svc, const cp_method *m, cp_call *call, co
         return cp_call_fail(call, CP_E_INTERNAL,
                             "grpc: error unmarshalling request: %s is not a valid %s message",
                             call->path, m->req_desc->name);
+    call->req_msg = in;
 
     char field[160];
     int wc = cp_wire_check_strings(m->req_desc, req, len, field, sizeof(field));
@@ -68,13 +77,13 @@ int cp_dispatch_run(const cp_service *svc, const cp_method *m, cp_call *call, co
     }
 
     size_t n = protobuf_c_message_get_packed_size(resp);
-    uint8_t *buf = malloc(n > 0 ? n : 1);
+    uint8_t *buf = n < SIZE_MAX - room ? malloc(room + n > 0 ? room + n : 1) : NULL;
     if (buf == NULL)
         return cp_call_fail(call, CP_E_NOMEM, "%s: out of memory encoding the response",
                             call->path);
-    protobuf_c_message_pack(resp, buf);
+    protobuf_c_message_pack(resp, buf + room);
     *out = buf;
-    *out_len = n;
+    *out_len = room + n;
     return CP_OK;
 }
 

@@ -18,6 +18,14 @@
 int cp_dispatch_run(const cp_service *svc, const cp_method *m, cp_call *call, const uint8_t *req,
                     size_t len, uint8_t **out, size_t *out_len);
 
+/* The same, with room free bytes before the encoded response: *out holds
+ * room + the response, *out_len counts both. The worker puts the 5-byte
+ * gRPC prefix there (job.c), so the response is encoded once, in place,
+ * not copied into a second buffer. */
+int cp_dispatch_run_room(const cp_service *svc, const cp_method *m, cp_call *call,
+                         const uint8_t *req, size_t len, size_t room, uint8_t **out,
+                         size_t *out_len);
+
 /* Self-test of a service table: every field map matches its descriptors
  * and every method has a handler. 0 or -1 with a reason in err. */
 int cp_service_check(const cp_service_def *def, char *err, size_t errlen);

@@ -78,7 +78,8 @@ static cp_task_result job_run(cp_task *t)
     uint8_t *body = NULL;
     size_t body_len = 0;
     int64_t t0 = cp_now_ms();
-    int rc = cp_dispatch_run(job->svc, job->method, call, job->req, job->req_len, &body, &body_len);
+    int rc = cp_dispatch_run_room(job->svc, job->method, call, job->req, job->req_len,
+                                  CP_GRPC_PREFIX, &body, &body_len);
     if (rc == CP_PARKED) { /* queued behind a lock: runs again from the start when woken */
         free(body);
         cp_call_free(call);
@@ -89,21 +90,22 @@ static cp_task_result job_run(cp_task *t)
         cp_call_record r = {job->svc,        job->method,  job->path,
                             job->peer_pid,   job->peer_id, job->req,
                             job->req_len,    rc,           rc != CP_OK ? ce->msg : "",
-                            cp_now_ms() - t0};
+                            cp_now_ms() - t0, call->req_msg};
         job->audit(job->audit_ctx, &r);
     }
     if (rc != CP_OK) {
         job->err = *cp_call_error(call);
         if (job->err.status == CP_OK)
             cp_error_set(&job->err, rc, "%s failed", job->path);
-    } else if (body_len > UINT32_MAX - CP_GRPC_PREFIX ||
-               (job->resp = malloc(body_len + CP_GRPC_PREFIX)) == NULL) {
-        cp_error_set(&job->err, CP_E_NOMEM, "%s: out of memory for the response", job->path);
+    } else if (body_len - CP_GRPC_PREFIX > UINT32_MAX) {
+        cp_error_set(&job->err, CP_E_RESOURCE_EXHAUSTED, "%s: the response is over 4 GiB",
+                     job->path);
     } else {
-        cp_grpc_put_prefix(job->resp, false, (uint32_t)body_len);
-        if (body_len > 0)
-            memcpy(job->resp + CP_GRPC_PREFIX, body, body_len);
-        job->resp_len = body_len + CP_GRPC_PREFIX;
+        /* the prefix goes in the room left for it: the response is not copied */
+        cp_grpc_put_prefix(body, false, (uint32_t)(body_len - CP_GRPC_PREFIX));
+        job->resp = body;
+        job->resp_len = body_len;
+        body = NULL;
     }
     free(body);
     cp_call_free(call);

@@ -73,9 +73,12 @@ size_t cp_audit_make_utf8(char *line)
 const char *cp_audit_format_call(const cp_call_record *r, char *line, size_t cap)
 {
     char args[2048];
-    ProtobufCMessage *req = NULL;
-    if (r->method != NULL && r->method->req_desc != NULL)
-        req = protobuf_c_message_unpack(r->method->req_desc, NULL, r->req_len, r->req);
+    /* The call's own decoding when it has one (not decoded twice), else
+     * decoded here. */
+    const ProtobufCMessage *req = r->req_msg;
+    ProtobufCMessage *own = NULL;
+    if (req == NULL && r->method != NULL && r->method->req_desc != NULL)
+        req = own = protobuf_c_message_unpack(r->method->req_desc, NULL, r->req_len, r->req);
     if (req != NULL)
         cp_redact_render(req, args, sizeof(args));
     else
@@ -91,10 +94,10 @@ const char *cp_audit_format_call(const cp_call_record *r, char *line, size_t cap
                  r->message != NULL ? r->message : "", (long long)r->duration_ms);
     /* The rendering hid the secret fields; this hides their values anywhere
      * else (an error message, a secret pasted into a non-secret field). */
-    if (req != NULL) {
+    if (req != NULL)
         cp_redact_scrub(req, line, cap);
-        protobuf_c_message_free_unpacked(req, NULL);
-    }
+    if (own != NULL)
+        protobuf_c_message_free_unpacked(own, NULL);
     /* A request's strings are not checked for UTF-8, and a cut at cap may
      * fall inside a character: the Event Log's UTF-16 conversion must not
      * fail on the record. */
