@@ -87,9 +87,9 @@ static cp_task_result job_run(cp_task *t)
     }
     if (job->audit != NULL && (job->method->flags & CP_METHOD_MUTATES)) {
         const cp_error *ce = cp_call_error(call);
-        cp_call_record r = {job->svc,        job->method,  job->path,
-                            job->peer_pid,   job->peer_id, job->req,
-                            job->req_len,    rc,           rc != CP_OK ? ce->msg : "",
+        cp_call_record r = {job->svc,         job->method,  job->path,
+                            job->peer_pid,    job->peer_id, job->req,
+                            job->req_len,     rc,           rc != CP_OK ? ce->msg : "",
                             cp_now_ms() - t0, call->req_msg};
         job->audit(job->audit_ctx, &r);
     }
