@@ -71,14 +71,15 @@ function Wait-PipesGone([int]$TimeoutMs = 10000) {
     }
 }
 
-function Start-Server([string]$Exe) {
+function Start-Server([string]$Exe, [string]$Log) {
     if ((Get-CsiPipes).Count -gt 0) { throw 'csi-proxy pipes exist already: stop the csi-proxy service first' }
     $sw = [Diagnostics.Stopwatch]::StartNew()
     $p = Start-Process -FilePath $Exe -PassThru -NoNewWindow `
-        -ArgumentList @('-kubelet-path', $Kubelet, '-working-dir', $WorkDir)
+        -ArgumentList @('-kubelet-path', $Kubelet, '-working-dir', $WorkDir) `
+        -RedirectStandardOutput "$Log.out" -RedirectStandardError "$Log.err"
     while ((Get-CsiPipes).Count -lt 23) {
         if ($p.HasExited) { throw "$Exe exited (code $($p.ExitCode)) before its pipes came up" }
-        if ($sw.ElapsedMilliseconds -gt 10000) { throw "$Exe: not all 23 pipes after 10 s" }
+        if ($sw.ElapsedMilliseconds -gt 10000) { throw "${Exe}: not all 23 pipes after 10 s" }
         Start-Sleep -Milliseconds 1
     }
     $ms = $sw.Elapsed.TotalMilliseconds
@@ -121,14 +122,14 @@ for ($k = 1; $k -le $Rounds; $k++) {
     $order = if ($k % 2 -eq 0) { @('base', 'ours') } else { @('ours', 'base') }
     foreach ($b in $order) {
         $exe = if ($b -eq 'ours') { $Ours } else { $Base }
-        $s = Start-Server $exe
+        $s = Start-Server $exe (Join-Path $env:TEMP "csi-proxy-bench-$b-$k")
         Start-Sleep -Seconds 1
         $s.Process.Refresh()
         $idle = $s.Process.WorkingSet64
         $rec = [ordered]@{ build = $b; round = $k; start_ms = $s.StartMs; start_cpu_ms = $s.StartCpuMs; idle_ws_bytes = $idle; rows = @() }
         foreach ($name in $rows.Keys) {
             $r = Invoke-Row $name $rows[$name] $s.Process
-            $rec.rows += $r
+            $rec['rows'] += $r
             Write-Host ("{0} round {1} {2}: {3:N0} calls/s, p50 {4:N0} us, server CPU {5:N1} us/call" -f `
                     $b, $k, $name, $r.calls_per_s, $r.p50_us, ($r.server_cpu_ms * 1000 / $r.total_calls))
         }
@@ -156,8 +157,10 @@ function MixCpuPerCall($r) {
 $table = [ordered]@{}
 $table['server CPU per call (mix), us'] = Ratio { param($r) MixCpuPerCall $r }
 foreach ($name in $rows.Keys) {
-    $table["$name calls/s"] = Ratio { param($r) ($r.rows | Where-Object row -eq $name).calls_per_s }.GetNewClosure()
-    $table["$name server CPU per call"] = Ratio { param($r) $x = $r.rows | Where-Object row -eq $name; $x.server_cpu_ms / $x.total_calls }.GetNewClosure()
+    $rate = { param($r) ($r.rows | Where-Object row -eq $name).calls_per_s }.GetNewClosure()
+    $cpu = { param($r) $x = $r.rows | Where-Object row -eq $name; $x.server_cpu_ms / $x.total_calls }.GetNewClosure()
+    $table["$name calls/s"] = Ratio $rate
+    $table["$name server CPU per call"] = Ratio $cpu
 }
 $table['go-seq p50'] = Ratio { param($r) ($r.rows | Where-Object row -eq 'go-seq').p50_us }
 $table['start to 23 pipes'] = Ratio { param($r) $r.start_ms }
