@@ -247,6 +247,44 @@ static void before_call(void *ctx)
     cp_conn_deny(pc->conn, msg, revoked_call, pc);
 }
 
+/* The hand-off check (before_call) of several reads at once. Under load
+ * one port wait returns the reads of several connections; each read would
+ * ask for its opener with its own zero-timeout wait (a system call, a
+ * wineserver request under Wine). One WaitForMultipleObjects on all their
+ * openers, made after every one of those reads completed, answers for the
+ * bytes of each: with bWaitAll FALSE and a zero timeout it returns at
+ * once, WAIT_TIMEOUT when none of the objects is signaled (a process
+ * object is signaled once it has exited) and WAIT_OBJECT_0 + i for the
+ * lowest index i that is ("WaitForMultipleObjects function (synchapi.h)",
+ * Microsoft Learn). So only WAIT_TIMEOUT spares a read its own look
+ * (opener_fresh, for its first round in cp_pc_on_read); an exited opener
+ * among them, or a failed wait, leaves each read to ask for itself, so
+ * the one that was handed on is refused exactly as before.
+ * test/wine/precheck.c checks it against this object. */
+void cp_pc_precheck(const OVERLAPPED_ENTRY *ev, ULONG got)
+{
+    HANDLE hs[MAXIMUM_WAIT_OBJECTS];
+    pipe_conn *pcs[MAXIMUM_WAIT_OBJECTS];
+    DWORD n = 0;
+    for (ULONG i = 0; i < got && n < MAXIMUM_WAIT_OBJECTS; i++) {
+        if (ev[i].lpCompletionKey != KEY_IO || ev[i].lpOverlapped == NULL)
+            continue;
+        pipe_op *op = CONTAINING_RECORD(ev[i].lpOverlapped, pipe_op, ov);
+        pipe_conn *pc = op->pc;
+        if (op != &pc->rd || !pc->connected || pc->h == INVALID_HANDLE_VALUE ||
+            pc->opener == NULL || pc->conn == NULL || (LONG)op->ov.Internal < 0)
+            continue;
+        hs[n] = pc->opener;
+        pcs[n++] = pc;
+    }
+    if (n < 2)
+        return; /* one read: its own look costs the same */
+    if (WaitForMultipleObjects(n, hs, FALSE, 0) != WAIT_TIMEOUT)
+        return; /* one has exited (or no answer): each read asks for itself */
+    for (DWORD k = 0; k < n; k++)
+        pcs[k]->opener_fresh = true;
+}
+
 /* Whether the n bytes are whole HTTP/2 frames (RFC 9113 section 4.1:
  * 24-bit length, type, flags, stream id) of the kinds a client sends
  * between calls, SETTINGS, WINDOW_UPDATE and PING, at least one of them a
@@ -287,7 +325,10 @@ void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
             cp_pc_close(pc);
             return;
         }
-        pc->opener_checked = false; /* new bytes: before_call asks the system again */
+        /* new bytes: before_call asks the system again, unless the
+         * batch's look after this read completed answered already */
+        pc->opener_checked = round == 1 && pc->opener_fresh;
+        pc->opener_fresh = false;
         size_t jobs = n > 0 ? cp_conn_inflight(pc->conn) : 0;
         if (n > 0 && cp_conn_recv(pc->conn, pc->rbuf, n) != CP_OK)
             pc->closing = true; /* protocol error: send the GOAWAY, then close */

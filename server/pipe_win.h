@@ -61,6 +61,7 @@ struct pipe_conn {
     HANDLE opener;        /* the allowed client process (authorize hook), or NULL */
     uint32_t pid;         /* its id, for the revoke hook */
     bool opener_checked;  /* before_call asked the system for the bytes of this read */
+    bool opener_fresh;    /* asked after this read completed (cp_pc_precheck) */
     uint8_t *rbuf;        /* READ_BUF, then WRITE_BUF for wbuf */
     uint8_t *wbuf;
     size_t wlen;
@@ -116,6 +117,9 @@ void cp_pipe_relisten(cp_transport *t, listener *l, int64_t now);
 void cp_pc_on_connect(pipe_conn *pc, bool ok, int64_t now);
 void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now);
 void cp_pc_on_write(pipe_conn *pc, bool ok, DWORD n);
+/* Before the packets of one port wait are handled: asks once for the
+ * openers of all the reads among them (pipe_conn_win.c). */
+void cp_pc_precheck(const OVERLAPPED_ENTRY *ev, ULONG got);
 /* Writes the connection's output, refreshes its deadline, closes it when
  * it is finished. Last thing a caller does with pc: it may be freed. */
 void cp_pc_flush(pipe_conn *pc);

@@ -29,7 +29,9 @@
  * connection was handed on); then that call and every later one is
  * PERMISSION_DENIED, and opts.revoke audits each. The check is made once
  * per read that carries the start of a call (cp_conn_opts.before_call),
- * not for reads of control frames only (WINDOW_UPDATE, PING).
+ * not for reads of control frames only (WINDOW_UPDATE, PING); the reads
+ * that one port wait returns share one WaitForMultipleObjects on their
+ * openers when none of them has exited (cp_pc_precheck).
  *
  * Limits: at most opts.max_conns open connections (a client beyond that is
  * disconnected at once: UNAVAILABLE, and it retries); connections with no
@@ -290,6 +292,7 @@ int cp_transport_run(cp_transport *t)
             got = 0;
         }
         now = cp_now_ms();
+        cp_pc_precheck(ev, got);
         for (ULONG i = 0; i < got; i++)
             on_packet(&ev[i], now);
     }

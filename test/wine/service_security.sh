@@ -217,6 +217,14 @@ SL=${ST[-1]:-none} # the parent's state after the child ran
 [[ "$OUT" == *"call after-child: status 0 "* ]] && [ "$(allowed_as "$SL" "$how")" -ge 1 ]
 check "... while the allowed token is still allowed (token $SL, $how)" $? "$OUT"
 
+cp build/win/precheck.exe "$C/csi/"
+run 'C:\csi\precheck.exe'
+PC=$OUT
+if grep -q '^[0-9]* passed, 0 failed$' <<<"$PC"; then
+    ok "the hand-off check of the reads one port wait returns: one look for all only when no opener among them has exited ($(tail -1 <<<"$PC"))"
+else
+    bad "the batched hand-off check (precheck.exe)" "$(grep '^not ok' <<<"$PC" | head -5)"
+fi
 svctest handoff csi-proxy-filesystem-v1
 for _ in $(seq 1 100); do # the audit line, within 10 s
     grep -qE 'audit: denied caller=unknown pid=[0-9]+ group=filesystem pipe=csi-proxy-filesystem-v1: (OpenProcess|the client process [0-9]+ has exited)' "$LOG" && break
