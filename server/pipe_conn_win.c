@@ -107,32 +107,32 @@ void cp_pc_flush(pipe_conn *pc)
  * (test/wine/pipecheck.c -flood shows it), so that path runs only on
  * Windows. Calls that finish together still leave in one write per
  * connection: a worker that sees others waiting for the lock to answer
- * (t->answering) leaves its connection on the dirty list, and the last of
+ * (lp->answering) leaves its connection on the dirty list, and the last of
  * them writes the list out; they have all finished their calls already,
  * so no answer waits for a call still running. While the transport stops,
  * the I/O thread is woken so that it sees the call gone (tick); usually
  * the drained connection's close (its cancelled read) wakes it as well. */
 static void post_job(void *ctx, cp_job *job)
 {
-    cp_transport *t = ctx;
-    InterlockedIncrement(&t->answering);
-    AcquireSRWLockExclusive(&t->lock);
-    if (t->jobs > 0)
-        t->jobs--;
+    pipe_loop *lp = ctx;
+    InterlockedIncrement(&lp->answering);
+    AcquireSRWLockExclusive(&lp->lock);
+    if (lp->jobs > 0)
+        lp->jobs--;
     cp_conn *c = cp_job_complete(job);
     if (c != NULL) {
         pipe_conn *pc = cp_conn_user(c);
         pc->active_at = cp_now_ms();
         if (!pc->dirty) {
             pc->dirty = true;
-            pc->dirty_next = t->dirty;
-            t->dirty = pc;
+            pc->dirty_next = lp->dirty;
+            lp->dirty = pc;
         }
     }
-    if (InterlockedDecrement(&t->answering) == 0) { /* the last one: write them out */
-        while (t->dirty != NULL) {
-            pipe_conn *pc = t->dirty;
-            t->dirty = pc->dirty_next;
+    if (InterlockedDecrement(&lp->answering) == 0) { /* the last one: write them out */
+        while (lp->dirty != NULL) {
+            pipe_conn *pc = lp->dirty;
+            lp->dirty = pc->dirty_next;
             pc->dirty = false;
             if (pc->h == INVALID_HANDLE_VALUE)
                 cp_pc_maybe_free(pc); /* closed meanwhile */
@@ -140,33 +140,35 @@ static void post_job(void *ctx, cp_job *job)
                 cp_pc_flush(pc); /* may close pc */
         }
     }
-    bool wake = t->phase != RUNNING;
-    ReleaseSRWLockExclusive(&t->lock);
+    bool wake = lp->phase != RUNNING;
+    ReleaseSRWLockExclusive(&lp->lock);
     if (wake)
-        PostQueuedCompletionStatus(t->iocp, 0, KEY_WAKE, NULL);
+        PostQueuedCompletionStatus(lp->iocp, 0, KEY_WAKE, NULL);
 }
 
 static void before_call(void *ctx);
 
 void cp_pc_on_connect(pipe_conn *pc, bool ok, int64_t now)
 {
-    cp_transport *t = pc->t;
+    pipe_loop *lp = pc->lp;
     listener *l = pc->l;
     if (l->inst == pc)
         l->inst = NULL;
-    if (t->phase == RUNNING)
-        cp_pipe_relisten(t, l, now); /* the next instance first: never a moment with none */
-    if (!ok || t->phase != RUNNING) {
+    if (lp->phase == RUNNING)
+        cp_pipe_relisten(lp, l, now); /* the next instance first: never a moment with none */
+    if (!ok || lp->phase != RUNNING) {
         cp_pc_close(pc);
         return;
     }
-    if (t->opts.max_conns > 0 && t->nconns >= t->opts.max_conns) {
+    size_t max = lp->t->opts.max_conns;
+    if ((size_t)InterlockedIncrement(&lp->t->nconns) > max && max > 0) { /* over all loops */
+        InterlockedDecrement(&lp->t->nconns);
         cp_pc_close(pc); /* the client sees the pipe break and retries */
         return;
     }
-    pc->connected = true;
+    pc->connected = true; /* counted: cp_pc_close takes it off nconns */
     pc->connected_at = cp_win_filetime_now();
-    t->nconns++;
+    cp_pipe_loops_start(lp->t); /* the first client: the other loops start listening */
     pc->active_at = now;
     pc->rbuf = malloc(READ_BUF + WRITE_BUF);
     if (pc->rbuf == NULL) {
@@ -188,27 +190,27 @@ void cp_pc_on_connect(pipe_conn *pc, bool ok, int64_t now)
  * still holds the connection open. */
 static bool open_conn(pipe_conn *pc)
 {
-    cp_transport *t = pc->t;
+    pipe_loop *lp = pc->lp;
     ULONG pid = 0;
     if (!GetNamedPipeClientProcessId(pc->h, &pid))
         pid = 0;
-    cp_conn_opts o = t->opts.conn;
+    cp_conn_opts o = lp->t->opts.conn;
     o.peer_pid = pid;
     o.deny_message = NULL;
     o.peer_id[0] = '\0';
     o.before_call = before_call;
     o.before_call_ctx = pc;
     cp_pipe_client client = {pc->h, pc->connected_at, NULL};
-    if (t->opts.authorize != NULL)
-        o.deny_message = t->opts.authorize(t->opts.authorize_ctx, pc->l->svc, pid, &client,
-                                           o.peer_id, sizeof(o.peer_id));
+    if (lp->t->opts.authorize != NULL)
+        o.deny_message = lp->t->opts.authorize(lp->t->opts.authorize_ctx, pc->l->svc, pid, &client,
+                                               o.peer_id, sizeof(o.peer_id));
     if (client.process != NULL && o.deny_message != NULL) {
         CloseHandle(client.process); /* refused anyway */
         client.process = NULL;
     }
     pc->opener = client.process;
     pc->pid = pid;
-    pc->conn = cp_conn_new(pc->l->svc, t->opts.pool, &o, post_job, t);
+    pc->conn = cp_conn_new(pc->l->svc, lp->t->opts.pool, &o, post_job, lp);
     if (pc->conn == NULL)
         return false;
     cp_conn_set_user(pc->conn, pc);
@@ -219,9 +221,10 @@ static bool open_conn(pipe_conn *pc)
 static void revoked_call(void *ctx, const char *path)
 {
     pipe_conn *pc = ctx;
-    cp_transport *t = pc->t;
-    if (t->opts.revoke != NULL)
-        t->opts.revoke(t->opts.authorize_ctx, pc->l->svc, pc->pid, cp_conn_peer_id(pc->conn), path);
+    pipe_loop *lp = pc->lp;
+    if (lp->t->opts.revoke != NULL)
+        lp->t->opts.revoke(lp->t->opts.authorize_ctx, pc->l->svc, pc->pid,
+                           cp_conn_peer_id(pc->conn), path);
 }
 
 /* Before a call read from an allowed connection is accepted: has the
@@ -321,7 +324,7 @@ void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
             cp_pc_close(pc);
             return;
         }
-        if (n > 0 && pc->conn == NULL && (pc->t->phase != RUNNING || !open_conn(pc))) {
+        if (n > 0 && pc->conn == NULL && (pc->lp->phase != RUNNING || !open_conn(pc))) {
             cp_pc_close(pc);
             return;
         }
@@ -333,7 +336,7 @@ void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
         if (n > 0 && cp_conn_recv(pc->conn, pc->rbuf, n) != CP_OK)
             pc->closing = true; /* protocol error: send the GOAWAY, then close */
         if (n > 0 && cp_conn_inflight(pc->conn) > jobs) { /* only cp_conn_recv starts calls */
-            pc->t->jobs += cp_conn_inflight(pc->conn) - jobs;
+            pc->lp->jobs += cp_conn_inflight(pc->conn) - jobs;
             started = true;
         } else if (n > 0 && ping_only(pc->rbuf, n)) {
             started = true; /* the next call is likely on its way: see below */
@@ -355,7 +358,7 @@ void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
             pc->reading = true;
             pc->rd.ov.Internal = 0; /* STATUS_SUCCESS */
             pc->rd.ov.InternalHigh = got;
-            if (PostQueuedCompletionStatus(pc->t->iocp, got, KEY_IO, &pc->rd.ov))
+            if (PostQueuedCompletionStatus(pc->lp->iocp, got, KEY_IO, &pc->rd.ov))
                 break;
             pc->ops--; /* could not post: carry on here */
             pc->reading = false;

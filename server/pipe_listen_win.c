@@ -15,21 +15,21 @@
 
 /* ---- pipe_conn life cycle ------------------------------------------- */
 
-pipe_conn *cp_pc_new(cp_transport *t, listener *l, HANDLE h)
+pipe_conn *cp_pc_new(pipe_loop *lp, listener *l, HANDLE h)
 {
     pipe_conn *pc = calloc(1, sizeof(*pc));
     if (pc == NULL)
         return NULL;
-    pc->t = t;
+    pc->lp = lp;
     pc->l = l;
     pc->h = h;
     pc->rd.pc = pc;
     pc->wr.pc = pc;
     pc->deadline = INT64_MAX;
-    pc->next = t->all;
-    if (t->all != NULL)
-        t->all->prev = pc;
-    t->all = pc;
+    pc->next = lp->all;
+    if (lp->all != NULL)
+        lp->all->prev = pc;
+    lp->all = pc;
     return pc;
 }
 
@@ -37,11 +37,11 @@ void cp_pc_maybe_free(pipe_conn *pc)
 {
     if (pc->h != INVALID_HANDLE_VALUE || pc->ops > 0 || pc->dirty)
         return;
-    cp_transport *t = pc->t;
+    pipe_loop *lp = pc->lp;
     if (pc->prev != NULL)
         pc->prev->next = pc->next;
     else
-        t->all = pc->next;
+        lp->all = pc->next;
     if (pc->next != NULL)
         pc->next->prev = pc->prev;
     free(pc->rbuf);
@@ -57,7 +57,7 @@ void cp_pc_close(pipe_conn *pc)
         pc->conn = NULL;
     }
     if (pc->connected && pc->h != INVALID_HANDLE_VALUE)
-        pc->t->nconns--;
+        InterlockedDecrement(&pc->lp->t->nconns);
     if (pc->l != NULL && pc->l->inst == pc)
         pc->l->inst = NULL;
     if (pc->opener != NULL) {
@@ -76,7 +76,7 @@ void cp_pc_close(pipe_conn *pc)
 /* ---- listening ------------------------------------------------------ */
 
 /* Creates the listener's next instance and starts an overlapped connect. */
-int cp_pipe_listen_next(cp_transport *t, listener *l, cp_error *e)
+int cp_pipe_listen_next(pipe_loop *lp, listener *l, cp_error *e)
 {
     char why[256];
     DWORD open_mode = PIPE_ACCESS_DUPLEX | FILE_FLAG_OVERLAPPED;
@@ -104,14 +104,14 @@ int cp_pipe_listen_next(cp_transport *t, listener *l, cp_error *e)
         return cp_error_set(e, CP_E_ALREADY_EXISTS,
                             "pipe %s already exists: is another csi-proxy running?", l->name);
     }
-    if (CreateIoCompletionPort(h, t->iocp, KEY_IO, 0) == NULL) {
+    if (CreateIoCompletionPort(h, lp->iocp, KEY_IO, 0) == NULL) {
         DWORD err = GetLastError();
         CloseHandle(h);
         return cp_error_set(e, CP_E_IO, "CreateIoCompletionPort %s: %s (error %lu)", l->name,
                             cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
     }
     l->created = true;
-    pipe_conn *pc = cp_pc_new(t, l, h);
+    pipe_conn *pc = cp_pc_new(lp, l, h);
     if (pc == NULL) {
         CloseHandle(h);
         return cp_error_set(e, CP_E_NOMEM, "pipe %s: out of memory", l->name);
@@ -132,7 +132,7 @@ int cp_pipe_listen_next(cp_transport *t, listener *l, cp_error *e)
              * ends on its first read. Failing here instead would stop the
              * service at start, or leave the pipe without a listener. */
             pc->rd.ov.Internal = 0;
-            if (PostQueuedCompletionStatus(t->iocp, 0, KEY_IO, &pc->rd.ov))
+            if (PostQueuedCompletionStatus(lp->iocp, 0, KEY_IO, &pc->rd.ov))
                 return CP_OK;
             err = GetLastError();
         }
@@ -160,22 +160,22 @@ int cp_pipe_listen_next(cp_transport *t, listener *l, cp_error *e)
  * pass by retrying, and it leaves the group one connection at a time, so
  * it is named as such (issue 9 item 6; the configuration refuses such a
  * DACL, this is the last line). */
-void cp_pipe_relisten(cp_transport *t, listener *l, int64_t now)
+void cp_pipe_relisten(pipe_loop *lp, listener *l, int64_t now)
 {
     cp_error e;
     e.msg[0] = '\0';
-    if (cp_pipe_listen_next(t, l, &e) == CP_OK) {
-        if (l->failures > 0 && t->opts.listen_error != NULL) {
+    if (cp_pipe_listen_next(lp, l, &e) == CP_OK) {
+        if (l->failures > 0 && lp->t->opts.listen_error != NULL) {
             char msg[CP_ERROR_MSG_MAX];
             snprintf(msg, sizeof(msg), "pipe %s: listening again after %u failed attempts", l->name,
                      l->failures);
-            t->opts.listen_error(t->opts.listen_error_ctx, msg);
+            lp->t->opts.listen_error(lp->t->opts.listen_error_ctx, msg);
         }
         l->failures = 0;
         return;
     }
     l->retry_at = now + RELISTEN_RETRY_MS;
-    if (l->failures++ % RELISTEN_REPORT_EVERY != 0 || t->opts.listen_error == NULL)
+    if (l->failures++ % RELISTEN_REPORT_EVERY != 0 || lp->t->opts.listen_error == NULL)
         return;
     char msg[CP_ERROR_MSG_MAX + 256];
     if (l->created && l->last_err == ERROR_ACCESS_DENIED)
@@ -190,5 +190,5 @@ void cp_pipe_relisten(cp_transport *t, listener *l, int64_t now)
                  "pipe %s: cannot create another instance: %s; no new client is accepted "
                  "until it can; retrying every %d ms (%u attempts)",
                  l->name, e.msg, RELISTEN_RETRY_MS, l->failures);
-    t->opts.listen_error(t->opts.listen_error_ctx, msg);
+    lp->t->opts.listen_error(lp->t->opts.listen_error_ctx, msg);
 }

@@ -3,9 +3,9 @@
  *   pipe_listen_win.c    - pipe_conn life cycle, pipe instances listening;
  *   pipe_conn_win.c      - one connection's reads, writes and caller checks;
  *   transport_pipe_win.c - the completion loop, timers, stop, transport.h.
- * Everything here runs under the transport's lock: on its one I/O thread,
- * or on a worker answering its call (see transport_pipe_win.c for the
- * design). Windows build only. */
+ * Everything here about one connection runs under its loop's lock: on the
+ * loop's thread, or on a worker answering its call (see
+ * transport_pipe_win.c for the design). Windows build only. */
 #ifndef CP_PIPE_WIN_H
 #define CP_PIPE_WIN_H
 
@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "thread.h"
 #include "transport.h"
 
 #define PIPE_PREFIX "\\\\.\\pipe\\"
@@ -34,6 +35,7 @@ enum { RUNNING, DRAINING, CLOSING };
 
 typedef struct pipe_conn pipe_conn;
 typedef struct listener listener;
+typedef struct pipe_loop pipe_loop;
 
 typedef struct pipe_op {
     OVERLAPPED ov;
@@ -41,7 +43,7 @@ typedef struct pipe_op {
 } pipe_op;
 
 struct pipe_conn {
-    cp_transport *t;
+    pipe_loop *lp;
     listener *l;
     HANDLE h;      /* INVALID_HANDLE_VALUE once closed */
     cp_conn *conn; /* NULL while listening and once closed */
@@ -50,7 +52,7 @@ struct pipe_conn {
     unsigned ops;  /* overlapped operations owned by the kernel */
     bool reading, writing;
     bool skip;  /* FILE_SKIP_COMPLETION_PORT_ON_SUCCESS is set */
-    bool dirty; /* on t->dirty: answers a later worker writes (post_job) */
+    bool dirty; /* on lp->dirty: answers a later worker writes (post_job) */
     pipe_conn *dirty_next;
     bool closing;         /* close as soon as the output is written */
     bool connected;       /* the connect completed (counted in t->nconns) */
@@ -65,9 +67,11 @@ struct pipe_conn {
     uint8_t *rbuf;        /* READ_BUF, then WRITE_BUF for wbuf */
     uint8_t *wbuf;
     size_t wlen;
-    pipe_conn *prev, *next; /* t->all */
+    pipe_conn *prev, *next; /* lp->all */
 };
 
+/* One pipe as one loop listens on it: svc, name, wpath and sa are the
+ * first loop's (it frees them), the rest is the loop's own. */
 struct listener {
     const cp_service *svc;
     char *name; /* \\.\pipe\csi-proxy-... (UTF-8, for messages) */
@@ -80,37 +84,56 @@ struct listener {
     unsigned failures;       /* failed attempts in a row to create the next instance */
 };
 
-struct cp_transport {
-    cp_transport_opts opts;
+/* One completion loop: a port, the thread that waits on it, the pipe
+ * instances associated with it and the connections they became. Loops
+ * share nothing but the transport's options and counters: each has its
+ * own listening instance of every pipe (a client gets the one that has
+ * listened longest, so clients alternate between the loops), its own
+ * lock, lists and timers. */
+struct pipe_loop {
+    cp_transport *t;
     HANDLE iocp;
-    listener *ls;
+    listener *ls; /* one per pipe; the strings are the transport's */
     size_t nls;
-    /* Held by the I/O thread except while it waits on the port, and by a
-     * worker answering its call (post_job): every pipe_conn and cp_conn
-     * is used under it. */
+    /* Held by the loop's thread except while it waits on the port, and by
+     * a worker answering a call of one of its connections (post_job):
+     * every pipe_conn and cp_conn of the loop is used under it. */
     SRWLOCK lock;
     volatile LONG answering; /* workers in post_job, waiting for the lock or holding it */
     pipe_conn *dirty;        /* connections with answers not yet written (post_job) */
-    pipe_conn *all;          /* every pipe_conn not yet freed */
-    size_t nconns;           /* connected pipe_conns not yet closed */
+    pipe_conn *all;          /* every pipe_conn of the loop not yet freed */
     size_t jobs;             /* calls handed to the pool and not yet answered */
-    volatile LONG stop_requested;
-    volatile LONG64 stop_drain_ms;
     int phase;
     int64_t drain_until, close_until;
+    cp_thread *thread; /* loops after the first: their thread, once started */
+};
+
+#define LOOPS 2
+
+struct cp_transport {
+    cp_transport_opts opts;
+    pipe_loop loops[LOOPS];
+    volatile LONG nconns;  /* connected pipe_conns not yet closed, all loops */
+    volatile LONG started; /* the loops after the first were started */
+    volatile LONG stop_requested;
+    volatile LONG64 stop_drain_ms;
 };
 
 /* pipe_listen_win.c */
-pipe_conn *cp_pc_new(cp_transport *t, listener *l, HANDLE h);
+pipe_conn *cp_pc_new(pipe_loop *lp, listener *l, HANDLE h);
 /* Frees pc once it is closed, owns no operation and is off the dirty list. */
 void cp_pc_maybe_free(pipe_conn *pc);
 /* Releases the connection and the handle; the memory goes once the port
  * has returned every pending operation. pc may be freed on return. */
 void cp_pc_close(pipe_conn *pc);
 /* Creates the listener's next instance and starts an overlapped connect. */
-int cp_pipe_listen_next(cp_transport *t, listener *l, cp_error *e);
+int cp_pipe_listen_next(pipe_loop *lp, listener *l, cp_error *e);
 /* The same at run time: on failure retries later and reports it. */
-void cp_pipe_relisten(cp_transport *t, listener *l, int64_t now);
+void cp_pipe_relisten(pipe_loop *lp, listener *l, int64_t now);
+
+/* transport_pipe_win.c: starts the loops after the first (once; the first
+ * client's connect calls it). */
+void cp_pipe_loops_start(cp_transport *t);
 
 /* pipe_conn_win.c: what happens when a packet of the port is about pc.
  * Each may close (and free) pc. */

@@ -3,14 +3,31 @@
  * here; its pieces are in pipe_win.h (listening: pipe_listen_win.c; one
  * connection's I/O and caller checks: pipe_conn_win.c).
  *
- * Threading: one I/O completion port, one I/O thread (the caller of
- * cp_transport_run), which reads, accepts and times out. A worker thread
- * that finished a call answers it itself: it completes the job on its
- * connection and writes the output (post_job). One lock (t->lock) keeps
- * them apart: the I/O thread holds it except while it waits on the port,
- * a worker while it answers; every pipe_conn and cp_conn is used under it.
- * cp_transport_stop posts KEY_STOP; a worker answering while the
- * transport stops posts KEY_WAKE so that the loop sees the call gone.
+ * Threading: LOOPS completion loops (pipe_win.h: pipe_loop), each an I/O
+ * completion port and the one thread that waits on it, which reads,
+ * accepts and times out for the connections of that loop. The first loop
+ * runs on the caller of cp_transport_run; the others start with the first
+ * client (cp_pipe_loops_start), so an idle service holds one thread. Each
+ * loop listens on every pipe with an instance of its own, so a client may
+ * land on either. Which listening instance a client gets is not
+ * documented; Wine gives it the one that has listened longest (a FIFO of
+ * listeners, server/named_pipe.c), so there the clients of one pipe
+ * alternate between the loops. Whichever loop a connection lands on
+ * serves it to the end. Why more than one: under load a loop is busy all the time with
+ * the system calls of its reads (under Wine each is a wineserver round
+ * trip: the read, the system APC that hands its data over, its result,
+ * the port's packet), and the clients wait for it; a second loop doubles
+ * that capacity. One port for several threads does not do it under Wine,
+ * which hands a read's data to the thread that started it but a packet to
+ * the port's longest waiter: two wake-ups per read. A worker thread that
+ * finished a call answers it itself: it completes the job on its
+ * connection and writes the output (post_job). The loop's lock keeps the
+ * loop's thread and the workers apart: the loop's thread holds it except
+ * while it waits on the port, a worker while it answers; every pipe_conn
+ * and cp_conn of the loop is used under it. Loops share only the options,
+ * the count of connections (max_conns, interlocked) and the stop request.
+ * cp_transport_stop posts KEY_STOP to every loop; a worker answering while
+ * the transport stops posts KEY_WAKE so that the loop sees the call gone.
  *
  * Per listener one instance is always listening (overlapped
  * ConnectNamedPipe). When a client connects, the next instance is created
@@ -89,15 +106,15 @@ static void on_packet(const OVERLAPPED_ENTRY *ev, int64_t now)
 
 /* ---- stop ----------------------------------------------------------- */
 
-static void begin_drain(cp_transport *t, int64_t now)
+static void begin_drain(pipe_loop *lp, int64_t now)
 {
-    int64_t drain = InterlockedCompareExchange64(&t->stop_drain_ms, 0, 0);
-    t->phase = DRAINING;
-    t->drain_until = now + (drain > 0 ? drain : 0);
-    for (size_t i = 0; i < t->nls; i++)
-        if (t->ls[i].inst != NULL)
-            cp_pc_close(t->ls[i].inst);
-    for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
+    int64_t drain = InterlockedCompareExchange64(&lp->t->stop_drain_ms, 0, 0);
+    lp->phase = DRAINING;
+    lp->drain_until = now + (drain > 0 ? drain : 0);
+    for (size_t i = 0; i < lp->nls; i++)
+        if (lp->ls[i].inst != NULL)
+            cp_pc_close(lp->ls[i].inst);
+    for (pipe_conn *pc = lp->all, *next; pc != NULL; pc = next) {
         next = pc->next;
         if (pc->conn != NULL) {
             cp_conn_shutdown(pc->conn);
@@ -108,11 +125,11 @@ static void begin_drain(cp_transport *t, int64_t now)
     }
 }
 
-static void begin_close(cp_transport *t, int64_t now)
+static void begin_close(pipe_loop *lp, int64_t now)
 {
-    t->phase = CLOSING;
-    t->close_until = now + CLOSE_GRACE_MS;
-    for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
+    lp->phase = CLOSING;
+    lp->close_until = now + CLOSE_GRACE_MS;
+    for (pipe_conn *pc = lp->all, *next; pc != NULL; pc = next) {
         next = pc->next;
         if (pc->conn != NULL) {
             cp_conn_abort_calls(pc->conn, "csi-proxy is stopping");
@@ -122,10 +139,10 @@ static void begin_close(cp_transport *t, int64_t now)
     }
 }
 
-static size_t inflight(cp_transport *t)
+static size_t inflight(pipe_loop *lp)
 {
     size_t n = 0;
-    for (pipe_conn *pc = t->all; pc != NULL; pc = pc->next)
+    for (pipe_conn *pc = lp->all; pc != NULL; pc = pc->next)
         if (pc->conn != NULL)
             n += cp_conn_inflight(pc->conn);
     return n;
@@ -141,52 +158,52 @@ static void min_wait(int64_t *wait, int64_t at, int64_t now)
 /* Advances the stop phases, re-creates missing listening instances,
  * expires deadlines. Returns how long the loop may sleep (INT64_MAX: no
  * timer). */
-static int64_t tick(cp_transport *t, int64_t now)
+static int64_t tick(pipe_loop *lp, int64_t now)
 {
     int64_t wait = INT64_MAX;
-    if (t->phase == RUNNING && InterlockedCompareExchange(&t->stop_requested, 0, 0))
-        begin_drain(t, now);
-    if (t->phase == DRAINING && (inflight(t) == 0 || now >= t->drain_until))
-        begin_close(t, now);
-    if (t->phase == CLOSING && now >= t->close_until) {
+    if (lp->phase == RUNNING && InterlockedCompareExchange(&lp->t->stop_requested, 0, 0))
+        begin_drain(lp, now);
+    if (lp->phase == DRAINING && (inflight(lp) == 0 || now >= lp->drain_until))
+        begin_close(lp, now);
+    if (lp->phase == CLOSING && now >= lp->close_until) {
         /* Clients that do not read their last bytes: cancel and close. */
-        for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
+        for (pipe_conn *pc = lp->all, *next; pc != NULL; pc = next) {
             next = pc->next;
             if (pc->h != INVALID_HANDLE_VALUE)
                 cp_pc_close(pc);
         }
     }
-    if (t->phase == RUNNING) {
-        for (size_t i = 0; i < t->nls; i++) {
-            listener *l = &t->ls[i];
+    if (lp->phase == RUNNING) {
+        for (size_t i = 0; i < lp->nls; i++) {
+            listener *l = &lp->ls[i];
             if (l->inst == NULL && now >= l->retry_at)
-                cp_pipe_relisten(t, l, now);
+                cp_pipe_relisten(lp, l, now);
             if (l->inst == NULL)
                 min_wait(&wait, l->retry_at, now);
         }
-    } else if (t->phase == DRAINING) {
-        min_wait(&wait, t->drain_until, now);
-    } else if (now < t->close_until) {
-        min_wait(&wait, t->close_until, now);
+    } else if (lp->phase == DRAINING) {
+        min_wait(&wait, lp->drain_until, now);
+    } else if (now < lp->close_until) {
+        min_wait(&wait, lp->close_until, now);
     } /* else: only cancelled operations are left, and those always complete */
-    if (t->phase == RUNNING && t->opts.idle_ms > 0) {
-        for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
+    if (lp->phase == RUNNING && lp->t->opts.idle_ms > 0) {
+        for (pipe_conn *pc = lp->all, *next; pc != NULL; pc = next) {
             next = pc->next;
             if (!pc->connected || pc->h == INVALID_HANDLE_VALUE || pc->closing ||
                 (pc->conn != NULL && cp_conn_inflight(pc->conn) > 0))
                 continue;
-            if (now - pc->active_at >= t->opts.idle_ms && pc->conn == NULL) {
+            if (now - pc->active_at >= lp->t->opts.idle_ms && pc->conn == NULL) {
                 cp_pc_close(pc);
-            } else if (now - pc->active_at >= t->opts.idle_ms) {
+            } else if (now - pc->active_at >= lp->t->opts.idle_ms) {
                 cp_conn_shutdown(pc->conn); /* GOAWAY: the client reconnects when it needs to */
                 pc->closing = true;
                 cp_pc_flush(pc);
             } else {
-                min_wait(&wait, pc->active_at + t->opts.idle_ms, now);
+                min_wait(&wait, pc->active_at + lp->t->opts.idle_ms, now);
             }
         }
     }
-    for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
+    for (pipe_conn *pc = lp->all, *next; pc != NULL; pc = next) {
         next = pc->next;
         if (pc->hold_until != 0 && pc->h != INVALID_HANDLE_VALUE) {
             if (now >= pc->hold_until) {
@@ -208,6 +225,110 @@ static int64_t tick(cp_transport *t, int64_t now)
     return wait;
 }
 
+/* ---- one loop ------------------------------------------------------ */
+
+static int loop_init(cp_transport *t, pipe_loop *lp, size_t nls, cp_error *e)
+{
+    lp->t = t;
+    InitializeSRWLock(&lp->lock);
+    lp->iocp = CreateIoCompletionPort(INVALID_HANDLE_VALUE, NULL, 0, 1);
+    if (lp->iocp == NULL) {
+        DWORD err = GetLastError();
+        char why[256];
+        return cp_error_set(e, CP_E_IO, "CreateIoCompletionPort: %s (error %lu)",
+                            cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
+    }
+    lp->ls = calloc(nls > 0 ? nls : 1, sizeof(*lp->ls));
+    if (lp->ls == NULL)
+        return cp_error_set(e, CP_E_NOMEM, "transport: out of memory");
+    lp->nls = nls;
+    return CP_OK;
+}
+
+/* Serves the loop until it has closed every connection after a stop. */
+static int loop_run(pipe_loop *lp)
+{
+    OVERLAPPED_ENTRY ev[BATCH];
+    AcquireSRWLockExclusive(&lp->lock);
+    for (;;) {
+        int64_t now = cp_now_ms();
+        int64_t wait = tick(lp, now);
+        if (lp->phase == CLOSING && lp->all == NULL)
+            break;
+        DWORD ms = wait == INT64_MAX ? INFINITE : (wait > 0x7ffffffe ? 0x7ffffffe : (DWORD)wait);
+        /* As many packets as calls are out on the pool (at least one):
+         * GetQueuedCompletionStatusEx ends a batch that is not full with
+         * one more look at the port, which finds it empty (a system call,
+         * a wineserver request under Wine); with one call out, or none,
+         * the packet awaited is the only one, and a full batch of one ends
+         * without that look. Each call out is a client's next request
+         * to come. Workers answer their calls meanwhile (post_job). */
+        ULONG want = lp->jobs < 1 ? 1 : (lp->jobs > BATCH ? BATCH : (ULONG)lp->jobs);
+        ULONG got = 0;
+        ReleaseSRWLockExclusive(&lp->lock);
+        BOOL ok = GetQueuedCompletionStatusEx(lp->iocp, ev, want, &got, ms, FALSE);
+        DWORD err = ok ? 0 : GetLastError();
+        AcquireSRWLockExclusive(&lp->lock);
+        if (!ok) {
+            if (err != WAIT_TIMEOUT) {
+                ReleaseSRWLockExclusive(&lp->lock);
+                return CP_E_IO; /* the port itself is broken; free() cleans up */
+            }
+            got = 0;
+        }
+        now = cp_now_ms();
+        cp_pc_precheck(ev, got);
+        for (ULONG i = 0; i < got; i++)
+            on_packet(&ev[i], now);
+    }
+    ReleaseSRWLockExclusive(&lp->lock);
+    return CP_OK;
+}
+
+/* A loop after the first: it makes its own listening instances (a failure
+ * is retried and reported as at run time), then serves. */
+static void loop_thread(void *arg)
+{
+    pipe_loop *lp = arg;
+    AcquireSRWLockExclusive(&lp->lock);
+    int64_t now = cp_now_ms();
+    for (size_t i = 0; i < lp->nls; i++)
+        cp_pipe_relisten(lp, &lp->ls[i], now);
+    ReleaseSRWLockExclusive(&lp->lock);
+    if (loop_run(lp) != CP_OK)
+        cp_transport_stop(lp->t, 0); /* a broken port: stop the whole transport */
+}
+
+/* Closes what is left of a loop after run, then lets the port return
+ * every cancelled operation before any OVERLAPPED is freed (the pool is
+ * gone: no worker answers any more). Whatever the kernel still owns after
+ * FREE_WAIT_MS is leaked, never freed under it. Returns whether the loop
+ * owns nothing any more (its port is closed then). */
+static bool loop_free(pipe_loop *lp, int64_t until)
+{
+    lp->phase = CLOSING;
+    for (pipe_conn *pc = lp->all, *next; pc != NULL; pc = next) {
+        next = pc->next;
+        cp_pc_close(pc);
+    }
+    OVERLAPPED_ENTRY ev[BATCH];
+    while (lp->iocp != NULL) {
+        int64_t now = cp_now_ms();
+        DWORD ms = lp->all == NULL || now >= until ? 0 : (DWORD)(until - now);
+        ULONG got = 0;
+        if (!GetQueuedCompletionStatusEx(lp->iocp, ev, BATCH, &got, ms, FALSE) || got == 0)
+            break;
+        for (ULONG i = 0; i < got; i++)
+            on_packet(&ev[i], now);
+    }
+    if (lp->all != NULL) /* the kernel may still complete into them */
+        return false;
+    if (lp->iocp != NULL)
+        CloseHandle(lp->iocp);
+    lp->iocp = NULL;
+    return true;
+}
+
 /* ---- transport.h ---------------------------------------------------- */
 
 cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_spec *specs, size_t n,
@@ -219,40 +340,36 @@ cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_sp
         return NULL;
     }
     t->opts = *opts;
-    InitializeSRWLock(&t->lock);
-    t->iocp = CreateIoCompletionPort(INVALID_HANDLE_VALUE, NULL, 0, 1);
-    if (t->iocp == NULL) {
-        DWORD err = GetLastError();
-        char why[256];
-        cp_error_set(e, CP_E_IO, "CreateIoCompletionPort: %s (error %lu)",
-                     cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
-        free(t);
-        return NULL;
-    }
-    t->ls = calloc(n > 0 ? n : 1, sizeof(*t->ls));
-    if (t->ls == NULL) {
-        cp_error_set(e, CP_E_NOMEM, "transport: out of memory");
-        goto fail;
-    }
-    for (; t->nls < n; t->nls++) {
-        listener *l = &t->ls[t->nls];
-        l->svc = specs[t->nls].svc;
-        l->sa = (SECURITY_ATTRIBUTES *)(specs[t->nls].security != NULL ? specs[t->nls].security
-                                                                       : opts->security);
-        size_t len = strlen(PIPE_PREFIX) + strlen(specs[t->nls].name) + 1;
+    for (size_t k = 0; k < LOOPS; k++)
+        if (loop_init(t, &t->loops[k], n, e) != CP_OK)
+            goto fail;
+    /* The first loop's listeners own the names; the others point to them
+     * and listen once they start (cp_pipe_loops_start). */
+    pipe_loop *first = &t->loops[0];
+    for (size_t i = 0; i < n; i++) {
+        listener *l = &first->ls[i];
+        l->svc = specs[i].svc;
+        l->sa =
+            (SECURITY_ATTRIBUTES *)(specs[i].security != NULL ? specs[i].security : opts->security);
+        size_t len = strlen(PIPE_PREFIX) + strlen(specs[i].name) + 1;
         l->name = malloc(len);
         if (l->name != NULL) {
-            snprintf(l->name, len, "%s%s", PIPE_PREFIX, specs[t->nls].name);
+            snprintf(l->name, len, "%s%s", PIPE_PREFIX, specs[i].name);
             l->wpath = cp_win_utf8_to_wide(l->name);
         }
         if (l->wpath == NULL) {
-            cp_error_set(e, CP_E_NOMEM, "pipe %s: out of memory", specs[t->nls].name);
-            t->nls++; /* so that free releases l->name */
+            cp_error_set(e, CP_E_NOMEM, "pipe %s: out of memory", specs[i].name);
             goto fail;
         }
-        if (cp_pipe_listen_next(t, l, e) != CP_OK) {
-            t->nls++;
+        if (cp_pipe_listen_next(first, l, e) != CP_OK)
             goto fail;
+        for (size_t k = 1; k < LOOPS; k++) {
+            listener *o = &t->loops[k].ls[i];
+            o->svc = l->svc;
+            o->sa = l->sa;
+            o->name = l->name;
+            o->wpath = l->wpath;
+            o->created = true; /* the first instance is the first loop's */
         }
     }
     return t;
@@ -261,84 +378,57 @@ fail:
     return NULL;
 }
 
+/* The other loops start with the first client rather than with the
+ * service, so that a service never called holds one thread and one
+ * instance per pipe, as before there were several loops. */
+void cp_pipe_loops_start(cp_transport *t)
+{
+    if (t->started || InterlockedCompareExchange(&t->started, 1, 0) != 0)
+        return;
+    for (size_t k = 1; k < LOOPS; k++) /* NULL: that loop never serves; the others do */
+        t->loops[k].thread = cp_thread_start(loop_thread, &t->loops[k]);
+}
+
 int cp_transport_run(cp_transport *t)
 {
-    OVERLAPPED_ENTRY ev[BATCH];
-    AcquireSRWLockExclusive(&t->lock);
-    for (;;) {
-        int64_t now = cp_now_ms();
-        int64_t wait = tick(t, now);
-        if (t->phase == CLOSING && t->all == NULL)
-            break;
-        DWORD ms = wait == INT64_MAX ? INFINITE : (wait > 0x7ffffffe ? 0x7ffffffe : (DWORD)wait);
-        /* As many packets as calls are out on the pool (at least one):
-         * GetQueuedCompletionStatusEx ends a batch that is not full with
-         * one more look at the port, which finds it empty (a system call,
-         * a wineserver request under Wine); with one call out, or none,
-         * the packet awaited is the only one, and a full batch of one ends
-         * without that look. Each call out is a client's next request
-         * to come. Workers answer their calls meanwhile (post_job). */
-        ULONG want = t->jobs < 1 ? 1 : (t->jobs > BATCH ? BATCH : (ULONG)t->jobs);
-        ULONG got = 0;
-        ReleaseSRWLockExclusive(&t->lock);
-        BOOL ok = GetQueuedCompletionStatusEx(t->iocp, ev, want, &got, ms, FALSE);
-        DWORD err = ok ? 0 : GetLastError();
-        AcquireSRWLockExclusive(&t->lock);
-        if (!ok) {
-            if (err != WAIT_TIMEOUT) {
-                ReleaseSRWLockExclusive(&t->lock);
-                return CP_E_IO; /* the port itself is broken; free() cleans up */
-            }
-            got = 0;
+    int rc = loop_run(&t->loops[0]);
+    if (rc != CP_OK)
+        cp_transport_stop(t, 0);
+    /* The others end once stopped (cp_transport_stop reached their ports). */
+    for (size_t k = 1; k < LOOPS; k++)
+        if (t->loops[k].thread != NULL) {
+            cp_thread_join(t->loops[k].thread);
+            t->loops[k].thread = NULL;
         }
-        now = cp_now_ms();
-        cp_pc_precheck(ev, got);
-        for (ULONG i = 0; i < got; i++)
-            on_packet(&ev[i], now);
-    }
-    ReleaseSRWLockExclusive(&t->lock);
-    return CP_OK;
+    return rc;
 }
 
 void cp_transport_stop(cp_transport *t, int64_t drain_ms)
 {
     InterlockedExchange64(&t->stop_drain_ms, drain_ms);
     InterlockedExchange(&t->stop_requested, 1);
-    PostQueuedCompletionStatus(t->iocp, 0, KEY_STOP, NULL);
+    for (size_t k = 0; k < LOOPS; k++)
+        if (t->loops[k].iocp != NULL)
+            PostQueuedCompletionStatus(t->loops[k].iocp, 0, KEY_STOP, NULL);
 }
 
 void cp_transport_free(cp_transport *t)
 {
     if (t == NULL)
         return;
-    /* Close what is left, then let the port return every cancelled
-     * operation before any OVERLAPPED is freed (the pool is gone: no
-     * worker answers any more). Whatever the kernel still owns after
-     * FREE_WAIT_MS is leaked, never freed under it. */
-    t->phase = CLOSING;
-    for (pipe_conn *pc = t->all, *next; pc != NULL; pc = next) {
-        next = pc->next;
-        cp_pc_close(pc);
-    }
     int64_t until = cp_now_ms() + FREE_WAIT_MS;
-    OVERLAPPED_ENTRY ev[BATCH];
-    for (;;) {
-        int64_t now = cp_now_ms();
-        DWORD ms = t->all == NULL || now >= until ? 0 : (DWORD)(until - now);
-        ULONG got = 0;
-        if (!GetQueuedCompletionStatusEx(t->iocp, ev, BATCH, &got, ms, FALSE) || got == 0)
-            break;
-        for (ULONG i = 0; i < got; i++)
-            on_packet(&ev[i], now);
+    bool done = true;
+    for (size_t k = 0; k < LOOPS; k++)
+        if (!loop_free(&t->loops[k], until))
+            done = false;
+    if (!done) /* listeners and names included: connections still point to them */
+        return;
+    listener *ls0 = t->loops[0].ls;
+    for (size_t i = 0; ls0 != NULL && i < t->loops[0].nls; i++) {
+        free(ls0[i].name);
+        free(ls0[i].wpath);
     }
-    if (t->all == NULL) /* else the kernel may still complete into them */
-        CloseHandle(t->iocp);
-    for (size_t i = 0; i < t->nls; i++) {
-        free(t->ls[i].name);
-        free(t->ls[i].wpath);
-    }
-    if (t->all == NULL) {
-        free(t->ls);
-        free(t);
-    }
+    for (size_t k = 0; k < LOOPS; k++)
+        free(t->loops[k].ls);
+    free(t);
 }

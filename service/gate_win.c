@@ -53,8 +53,9 @@ typedef struct gate_seen {
 struct cp_gate {
     gate_group g[CP_CONFIG_N_GROUPS];
     cp_audit *audit;
-    /* Used by cp_gate_authorize only, which the transport calls on its one
-     * I/O thread (pipe_conn_win.c, open_conn): no lock. */
+    /* Used by cp_gate_authorize only, under lock: the transport's loops
+     * (pipe_conn_win.c, open_conn) call it from their threads. */
+    SRWLOCK lock;
     gate_seen seen[GATE_SEEN];
     unsigned seen_next; /* the slot replaced next (round robin) */
 };
@@ -65,6 +66,7 @@ cp_gate *cp_gate_new(const cp_config *c, cp_audit *audit, cp_error *e)
     if (gt == NULL)
         goto nomem;
     gt->audit = audit;
+    InitializeSRWLock(&gt->lock);
     for (int i = 0; i < GATE_SEEN; i++)
         gt->seen[i].group = -1;
     for (int i = 0; i < CP_CONFIG_N_GROUPS; i++) {
@@ -316,11 +318,24 @@ static bool impersonation_token(HANDLE pipe, HANDLE *out, char *why, size_t cap)
     return true;
 }
 
+static const char *authorize(cp_gate *gt, const cp_service *svc, uint32_t pid,
+                             cp_pipe_client *client, char *peer_id, size_t peer_id_cap);
+
+/* One connection at a time: the cache of judged tokens (seen) and the
+ * judges are shared by the transport's loops. */
 const char *cp_gate_authorize(void *ctx, const cp_service *svc, uint32_t pid, void *os_handle,
                               char *peer_id, size_t peer_id_cap)
 {
     cp_gate *gt = ctx;
-    cp_pipe_client *client = os_handle;
+    AcquireSRWLockExclusive(&gt->lock);
+    const char *deny = authorize(gt, svc, pid, os_handle, peer_id, peer_id_cap);
+    ReleaseSRWLockExclusive(&gt->lock);
+    return deny;
+}
+
+static const char *authorize(cp_gate *gt, const cp_service *svc, uint32_t pid,
+                             cp_pipe_client *client, char *peer_id, size_t peer_id_cap)
+{
     HANDLE pipe = client->pipe;
     const char *group = svc->def->group;
     char pipe_name[96], why[768] = "", caller[CP_SID_STR_MAX] = "";
