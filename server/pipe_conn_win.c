@@ -168,7 +168,6 @@ void cp_pc_on_connect(pipe_conn *pc, bool ok, int64_t now)
     }
     pc->connected = true; /* counted: cp_pc_close takes it off nconns */
     pc->connected_at = cp_win_filetime_now();
-    cp_pipe_loops_start(lp->t); /* the first client: the other loops start listening */
     pc->active_at = now;
     pc->rbuf = malloc(READ_BUF + WRITE_BUF);
     if (pc->rbuf == NULL) {

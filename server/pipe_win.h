@@ -113,8 +113,7 @@ struct pipe_loop {
 struct cp_transport {
     cp_transport_opts opts;
     pipe_loop loops[LOOPS];
-    volatile LONG nconns;  /* connected pipe_conns not yet closed, all loops */
-    volatile LONG started; /* the loops after the first were started */
+    volatile LONG nconns; /* connected pipe_conns not yet closed, all loops */
     volatile LONG stop_requested;
     volatile LONG64 stop_drain_ms;
 };
@@ -130,10 +129,6 @@ void cp_pc_close(pipe_conn *pc);
 int cp_pipe_listen_next(pipe_loop *lp, listener *l, cp_error *e);
 /* The same at run time: on failure retries later and reports it. */
 void cp_pipe_relisten(pipe_loop *lp, listener *l, int64_t now);
-
-/* transport_pipe_win.c: starts the loops after the first (once; the first
- * client's connect calls it). */
-void cp_pipe_loops_start(cp_transport *t);
 
 /* pipe_conn_win.c: what happens when a packet of the port is about pc.
  * Each may close (and free) pc. */

@@ -6,8 +6,9 @@
  * Threading: LOOPS completion loops (pipe_win.h: pipe_loop), each an I/O
  * completion port and the one thread that waits on it, which reads,
  * accepts and times out for the connections of that loop. The first loop
- * runs on the caller of cp_transport_run; the others start with the first
- * client (cp_pipe_loops_start), so an idle service holds one thread. Each
+ * runs on the caller of cp_transport_run, the others on threads it starts;
+ * the first loop's instances are made by cp_transport_new, so the pipes
+ * are there before run, the others' by their own threads. Each
  * loop listens on every pipe with an instance of its own, so a client may
  * land on either. Which listening instance a client gets is not
  * documented; Wine gives it the one that has listened longest (a FIFO of
@@ -344,7 +345,7 @@ cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_sp
         if (loop_init(t, &t->loops[k], n, e) != CP_OK)
             goto fail;
     /* The first loop's listeners own the names; the others point to them
-     * and listen once they start (cp_pipe_loops_start). */
+     * and listen once their threads start (cp_transport_run). */
     pipe_loop *first = &t->loops[0];
     for (size_t i = 0; i < n; i++) {
         listener *l = &first->ls[i];
@@ -378,19 +379,13 @@ fail:
     return NULL;
 }
 
-/* The other loops start with the first client rather than with the
- * service, so that a service never called holds one thread and one
- * instance per pipe, as before there were several loops. */
-void cp_pipe_loops_start(cp_transport *t)
-{
-    if (t->started || InterlockedCompareExchange(&t->started, 1, 0) != 0)
-        return;
-    for (size_t k = 1; k < LOOPS; k++) /* NULL: that loop never serves; the others do */
-        t->loops[k].thread = cp_thread_start(loop_thread, &t->loops[k]);
-}
-
 int cp_transport_run(cp_transport *t)
 {
+    /* The first loop's instances listen already (cp_transport_new); the
+     * others make theirs on their own threads. A loop whose thread cannot
+     * start makes no instance and serves nobody; the others serve. */
+    for (size_t k = 1; k < LOOPS; k++)
+        t->loops[k].thread = cp_thread_start(loop_thread, &t->loops[k]);
     int rc = loop_run(&t->loops[0]);
     if (rc != CP_OK)
         cp_transport_stop(t, 0);
