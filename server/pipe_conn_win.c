@@ -93,12 +93,12 @@ void cp_pc_flush(pipe_conn *pc)
 }
 
 /* Worker side, the call's handler has run: the worker itself hands the
- * answer to the connection and writes it, under the transport's lock,
- * rather than posting the job to the I/O thread. Under Wine that post
- * cost a request to queue the packet and three for the I/O thread to
- * wake for it (a look at the port, the wait, the packet); the write is
- * the same either way. A write that cannot complete at once goes on
- * through the port (cp_pc_on_write, on the I/O thread): this thread only
+ * answer to the connection and writes it, under its loop's lock (ctx is
+ * the loop), rather than posting the job to the loop's thread. Under Wine
+ * that post cost a request to queue the packet and three for the loop's
+ * thread to wake for it (a look at the port, the wait, the packet); the
+ * write is the same either way. A write that cannot complete at once goes
+ * on through the port (cp_pc_on_write, on the loop's thread): this thread only
  * starts it ("When an asynchronous I/O operation on one of these file
  * handles completes, an I/O completion packet is queued ... to the
  * associated I/O completion port", Microsoft Learn, "I/O Completion
@@ -110,7 +110,7 @@ void cp_pc_flush(pipe_conn *pc)
  * (lp->answering) leaves its connection on the dirty list, and the last of
  * them writes the list out; they have all finished their calls already,
  * so no answer waits for a call still running. While the transport stops,
- * the I/O thread is woken so that it sees the call gone (tick); usually
+ * the loop's thread is woken so that it sees the call gone (tick); usually
  * the drained connection's close (its cancelled read) wakes it as well. */
 static void post_job(void *ctx, cp_job *job)
 {

@@ -30,7 +30,9 @@ typedef struct cp_listen_spec {
  * message that outlives the transport. pid is the client process id (0 if
  * unknown); os_handle is the platform's connection (windows: a
  * cp_pipe_client*, pipe_client_win.h; posix: int* fd). It may write the caller's identity into
- * peer_id (peer_id_cap bytes, for the audit). May be NULL: allow all. */
+ * peer_id (peer_id_cap bytes, for the audit). May be NULL: allow all.
+ * Windows: called from the threads of the transport's completion loops,
+ * possibly at once (the hook locks what it shares). */
 typedef const char *(*cp_authorize_fn)(void *ctx, const cp_service *svc, uint32_t pid,
                                        void *os_handle, char *peer_id, size_t peer_id_cap);
 
@@ -38,7 +40,7 @@ typedef const char *(*cp_authorize_fn)(void *ctx, const cp_service *svc, uint32_
  * (cp_pipe_client.process) had exited when the connection's next bytes
  * arrived, so whoever writes them holds a handle it was given (or the
  * opener's last words arrive late): every call read from then on is
- * refused, PERMISSION_DENIED. Called on the I/O thread for each such call,
+ * refused, PERMISSION_DENIED. Called on the connection's loop thread for each such call,
  * with its :path, to audit it (trailing frames that start no call are not
  * reported). ctx is authorize_ctx. May be NULL. */
 typedef void (*cp_revoke_fn)(void *ctx, const cp_service *svc, uint32_t pid, const char *peer_id,
@@ -56,8 +58,8 @@ typedef struct cp_transport_opts {
     int64_t idle_ms;      /* windows: close connections idle this long (0: never) */
     /* windows: a listener could not create its next pipe instance (it
      * retries), or listens again; msg names the pipe and the cause. Called
-     * on the I/O thread, at the first failure, then once a minute, and on
-     * recovery. May be NULL. */
+     * on the listening loop's thread (each loop has its own instances), at
+     * the first failure, then once a minute, and on recovery. May be NULL. */
     void (*listen_error)(void *ctx, const char *msg);
     void *listen_error_ctx;
 } cp_transport_opts;
