@@ -391,8 +391,9 @@ if [ "$MODE" = bench ]; then
         tmark started "$b"
         sleep 2
         tmark idle-end "$b"
+        # go-conc8 is traced for its own figure, outside the mix (srvtrace.py)
         for row in "go-seq|seq -warm 10 -calls 100" "go-clients8|clients -n 8 -warm 40 -calls 200" \
-            "go-churn|churn -warm 2 -calls 20"; do
+            "go-churn|churn -warm 2 -calls 20" "go-conc8|conc -n 8 -warm 40 -calls 200"; do
             label=${row%%|*} args=${row#*|}
             tmark "$label" "$b"
             # shellcheck disable=SC2086

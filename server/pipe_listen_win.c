@@ -58,6 +58,10 @@ void cp_pc_close(pipe_conn *pc)
     }
     if (pc->connected && pc->h != INVALID_HANDLE_VALUE)
         InterlockedDecrement(&pc->lp->t->nconns);
+    if (pc->calls_out) {
+        pc->calls_out = false;
+        pc->lp->busy--;
+    }
     if (pc->l != NULL && pc->l->inst == pc)
         pc->l->inst = NULL;
     if (pc->opener != NULL) {

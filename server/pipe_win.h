@@ -54,6 +54,7 @@ struct pipe_conn {
     bool skip;  /* FILE_SKIP_COMPLETION_PORT_ON_SUCCESS is set */
     bool dirty; /* on lp->dirty: answers a later worker writes (post_job) */
     pipe_conn *dirty_next;
+    bool calls_out;       /* has calls on the pool (counted in lp->busy) */
     bool closing;         /* close as soon as the output is written */
     bool connected;       /* the connect completed (counted in t->nconns) */
     int64_t deadline;     /* cached cp_conn_next_deadline() */
@@ -103,6 +104,7 @@ struct pipe_loop {
     pipe_conn *dirty;        /* connections with answers not yet written (post_job) */
     pipe_conn *all;          /* every pipe_conn of the loop not yet freed */
     size_t jobs;             /* calls handed to the pool and not yet answered */
+    size_t busy;             /* connections with calls among them (calls_out) */
     int phase;
     int64_t drain_until, close_until;
     cp_thread *thread; /* loops after the first: their thread, once started */

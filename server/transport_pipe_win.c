@@ -65,7 +65,7 @@
  * output of a read that started a call (or carried a PING alone) is held
  * up to HOLD_MS for that call's answer, so that the PING ACK and the
  * answer leave in one write (on_read). A port wait asks for as many
- * packets as calls are out on the pool (cp_transport_run).
+ * packets as connections have calls out on the pool (loop_run).
  *
  * Lifetime: each pipe_conn counts the overlapped operations the kernel owns
  * (ops). Closing a pipe_conn closes its handle (which cancels its I/O) but
@@ -257,14 +257,18 @@ static int loop_run(pipe_loop *lp)
         if (lp->phase == CLOSING && lp->all == NULL)
             break;
         DWORD ms = wait == INT64_MAX ? INFINITE : (wait > 0x7ffffffe ? 0x7ffffffe : (DWORD)wait);
-        /* As many packets as calls are out on the pool (at least one):
-         * GetQueuedCompletionStatusEx ends a batch that is not full with
-         * one more look at the port, which finds it empty (a system call,
-         * a wineserver request under Wine); with one call out, or none,
-         * the packet awaited is the only one, and a full batch of one ends
-         * without that look. Each call out is a client's next request
-         * to come. Workers answer their calls meanwhile (post_job). */
-        ULONG want = lp->jobs < 1 ? 1 : (lp->jobs > BATCH ? BATCH : (ULONG)lp->jobs);
+        /* As many packets as connections have calls out on the pool
+         * (at least one): under Wine GetQueuedCompletionStatusEx ends a
+         * batch that is not full with one more look at the port, which
+         * finds it empty (a wineserver request; on Windows the batch is
+         * one system call whatever its size); a full batch ends without
+         * that look. Each such connection's read is a client's next
+         * request to come, and a connection has one read at a time: 8
+         * calls at once on one connection are one packet, not 8 (counting
+         * calls, lp->jobs, asked for 8, and every wake paid the empty
+         * look). Workers answer their calls meanwhile (post_job). */
+        size_t next = lp->busy < lp->jobs ? lp->busy : lp->jobs;
+        ULONG want = next < 1 ? 1 : (next > BATCH ? BATCH : (ULONG)next);
         ULONG got = 0;
         ReleaseSRWLockExclusive(&lp->lock);
         BOOL ok = GetQueuedCompletionStatusEx(lp->iocp, ev, want, &got, ms, FALSE);

@@ -299,7 +299,9 @@ def print_go(go, floor, mem):
             continue
         tr = g.get("trace")
         if tr:
-            rows = ", ".join(f"{r['label']} {r['per_call']}" for r in tr["rows"])
+            mix = set(tr.get("mix_rows", [r["label"] for r in tr["rows"]]))
+            rows = ", ".join(f"{r['label']} {r['per_call']}" + ("" if r["label"] in mix else " (not in the mix)")
+                             for r in tr["rows"])
             top = ", ".join(f"{n} {v}" for n, v in (tr["rows"][0]["top"] if tr["rows"] else [])[:6])
             print(f"  {b}: wineserver requests per call {rows}; at start-up {tr['start_requests']}; "
                   f"idle {tr['idle_per_s']}/s; sequential call's top: {top}")
