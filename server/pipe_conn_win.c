@@ -158,8 +158,8 @@ void cp_pc_on_connect(pipe_conn *pc, bool ok, int64_t now)
     listener *l = pc->l;
     if (l->inst == pc)
         l->inst = NULL;
-    if (lp->phase == RUNNING)
-        cp_pipe_relisten(lp, l, now); /* the next instance first: never a moment with none */
+    if (lp->phase == RUNNING) /* the next instance first: never a moment with none */
+        cp_pipe_place(lp, l, ok, now);
     if (!ok || lp->phase != RUNNING) {
         cp_pc_close(pc);
         return;
@@ -171,6 +171,7 @@ void cp_pc_on_connect(pipe_conn *pc, bool ok, int64_t now)
         return;
     }
     pc->connected = true; /* counted: cp_pc_close takes it off nconns */
+    InterlockedIncrement(&lp->nconn);
     pc->connected_at = cp_win_filetime_now();
     pc->active_at = now;
     pc->rbuf = malloc(READ_BUF + WRITE_BUF);

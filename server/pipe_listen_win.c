@@ -56,8 +56,10 @@ void cp_pc_close(pipe_conn *pc)
         cp_conn_close(pc->conn);
         pc->conn = NULL;
     }
-    if (pc->connected && pc->h != INVALID_HANDLE_VALUE)
+    if (pc->connected && pc->h != INVALID_HANDLE_VALUE) {
         InterlockedDecrement(&pc->lp->t->nconns);
+        InterlockedDecrement(&pc->lp->nconn);
+    }
     if (pc->calls_out) {
         pc->calls_out = false;
         pc->lp->busy--;
@@ -195,4 +197,70 @@ void cp_pipe_relisten(pipe_loop *lp, listener *l, int64_t now)
                  "until it can; retrying every %d ms (%u attempts)",
                  l->name, e.msg, RELISTEN_RETRY_MS, l->failures);
     lp->t->opts.listen_error(lp->t->opts.listen_error_ctx, msg);
+}
+
+/* ---- which loop takes the next client --------------------------------- */
+
+/* Each pipe has one listening instance at a time, on one loop, and the
+ * loop whose instance a client gets serves it to the end. The first loop
+ * keeps the instances while it serves fewer than SPREAD connections: one
+ * client at a time (a driver that connects for each lookup, EBS) stays on
+ * one loop, whose waits then take its connect, call and close together
+ * (with an instance listening on every loop the clients alternated
+ * between them, and each loop woke for its part: connect + call + close
+ * cost 61 wineserver requests against 52). Past that the instance goes to
+ * the loop serving the fewest (the first on a tie), so that 8 clients are
+ * served 4 and 4. Placing by count, rather than by which of several
+ * listening instances the system hands a client, does not depend on a
+ * choice Windows does not document (Wine hands out the one that has
+ * listened longest). A loop is a candidate once its thread serves
+ * (lp->serving). */
+static pipe_loop *place(pipe_loop *lp, bool connected)
+{
+    cp_transport *t = lp->t;
+    LONG n[LOOPS];
+    size_t best = 0;
+    for (size_t k = 0; k < LOOPS; k++) {
+        pipe_loop *o = &t->loops[k];
+        n[k] = InterlockedCompareExchange(&o->nconn, 0, 0) + (o == lp && connected ? 1 : 0);
+        if (k > 0 && !InterlockedCompareExchange(&o->serving, 0, 0))
+            continue;
+        if (n[k] < n[best])
+            best = k;
+    }
+    return n[0] < SPREAD ? &t->loops[0] : &t->loops[best];
+}
+
+/* Makes the instance on another loop, under that loop's lock: waited for
+ * when its index is higher, only tried when lower (so that two loops
+ * placing on each other cannot wait for each other). False: lp makes it. */
+static bool place_on(pipe_loop *lp, pipe_loop *to, size_t i)
+{
+    if (to > lp)
+        AcquireSRWLockExclusive(&to->lock);
+    else if (!TryAcquireSRWLockExclusive(&to->lock))
+        return false;
+    listener *tl = &to->ls[i];
+    bool ok = false;
+    if (to->phase == RUNNING) {
+        cp_error e;
+        ok = tl->inst != NULL || cp_pipe_listen_next(to, tl, &e) == CP_OK;
+        if (ok) {
+            tl->owned = true;
+            tl->failures = 0;
+        }
+    }
+    ReleaseSRWLockExclusive(&to->lock);
+    return ok;
+}
+
+void cp_pipe_place(pipe_loop *lp, listener *l, bool connected, int64_t now)
+{
+    pipe_loop *to = place(lp, connected);
+    if (to != lp && place_on(lp, to, (size_t)(l - lp->ls))) {
+        l->owned = false;
+        return;
+    }
+    l->owned = true; /* here: as before, retried and reported on failure */
+    cp_pipe_relisten(lp, l, now);
 }

@@ -72,7 +72,8 @@ struct pipe_conn {
 };
 
 /* One pipe as one loop listens on it: svc, name, wpath and sa are the
- * first loop's (it frees them), the rest is the loop's own. */
+ * first loop's (it frees them), the rest is the loop's own; only the loop
+ * that owns the pipe's listening instance (owned) makes it again. */
 struct listener {
     const cp_service *svc;
     char *name; /* \\.\pipe\csi-proxy-... (UTF-8, for messages) */
@@ -83,14 +84,14 @@ struct listener {
     int64_t retry_at;        /* when inst is NULL: next attempt */
     DWORD last_err;          /* of the last failed CreateNamedPipeW (0: none) */
     unsigned failures;       /* failed attempts in a row to create the next instance */
+    bool owned;              /* this loop keeps the pipe's listening instance (cp_pipe_place) */
 };
 
 /* One completion loop: a port, the thread that waits on it, the pipe
  * instances associated with it and the connections they became. Loops
  * share nothing but the transport's options and counters: each has its
- * own listening instance of every pipe (a client gets the one that has
- * listened longest, so clients alternate between the loops), its own
- * lock, lists and timers. */
+ * own lock, lists and timers, and the listening instances placed on it
+ * (cp_pipe_place: one per pipe over all loops). */
 struct pipe_loop {
     cp_transport *t;
     HANDLE iocp;
@@ -107,10 +108,15 @@ struct pipe_loop {
     size_t busy;             /* connections with calls among them (calls_out) */
     int phase;
     int64_t drain_until, close_until;
-    cp_thread *thread; /* loops after the first: their thread, once started */
+    cp_thread *thread;     /* loops after the first: their thread, once started */
+    volatile LONG serving; /* its thread waits on the port: instances may be placed here */
+    volatile LONG nconn;   /* its connected pipe_conns not yet closed (cp_pipe_place) */
 };
 
 #define LOOPS 2
+/* Connections the first loop takes before the pipes' next instances go
+ * to the least loaded loop (cp_pipe_place). */
+#define SPREAD 3
 
 struct cp_transport {
     cp_transport_opts opts;
@@ -131,6 +137,10 @@ void cp_pc_close(pipe_conn *pc);
 int cp_pipe_listen_next(pipe_loop *lp, listener *l, cp_error *e);
 /* The same at run time: on failure retries later and reports it. */
 void cp_pipe_relisten(pipe_loop *lp, listener *l, int64_t now);
+/* After a connect on lp's instance of l (connected: a client came; else
+ * the connect failed): makes the pipe's next listening instance on the
+ * loop that is to take the next client, lp or another (pipe_listen_win.c). */
+void cp_pipe_place(pipe_loop *lp, listener *l, bool connected, int64_t now);
 
 /* pipe_conn_win.c: what happens when a packet of the port is about pc.
  * Each may close (and free) pc. */

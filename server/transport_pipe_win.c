@@ -6,14 +6,13 @@
  * Threading: LOOPS completion loops (pipe_win.h: pipe_loop), each an I/O
  * completion port and the one thread that waits on it, which reads,
  * accepts and times out for the connections of that loop. The first loop
- * runs on the caller of cp_transport_run, the others on threads it starts;
- * the first loop's instances are made by cp_transport_new, so the pipes
- * are there before run, the others' by their own threads. Each
- * loop listens on every pipe with an instance of its own, so a client may
- * land on either. Which listening instance a client gets is not
- * documented; Wine gives it the one that has listened longest (a FIFO of
- * listeners, server/named_pipe.c), so there the clients of one pipe
- * alternate between the loops. Whichever loop a connection lands on
+ * runs on the caller of cp_transport_run, the others on threads it starts.
+ * The pipes' first instances are the first loop's, made by
+ * cp_transport_new, so the pipes are there before run. Each pipe has one
+ * listening instance at a time; when a client takes it, the next one is
+ * made at once on the loop that is to take the next client
+ * (cp_pipe_place, pipe_listen_win.c: the first loop up to SPREAD
+ * connections, then the least loaded), and the loop a connection lands on
  * serves it to the end. Why more than one: under load a loop is busy all the time with
  * the system calls of its reads (under Wine each is a wineserver round
  * trip: the read, the system APC that hands its data over, its result,
@@ -177,9 +176,9 @@ static int64_t tick(pipe_loop *lp, int64_t now)
     if (lp->phase == RUNNING) {
         for (size_t i = 0; i < lp->nls; i++) {
             listener *l = &lp->ls[i];
-            if (l->inst == NULL && now >= l->retry_at)
+            if (l->owned && l->inst == NULL && now >= l->retry_at)
                 cp_pipe_relisten(lp, l, now);
-            if (l->inst == NULL)
+            if (l->owned && l->inst == NULL)
                 min_wait(&wait, l->retry_at, now);
         }
     } else if (lp->phase == DRAINING) {
@@ -290,17 +289,15 @@ static int loop_run(pipe_loop *lp)
     return CP_OK;
 }
 
-/* A loop after the first: it makes its own listening instances (a failure
- * is retried and reported as at run time), then serves. */
+/* A loop after the first: it serves the instances cp_pipe_place puts on
+ * it, from when its thread runs until it stops. */
 static void loop_thread(void *arg)
 {
     pipe_loop *lp = arg;
-    AcquireSRWLockExclusive(&lp->lock);
-    int64_t now = cp_now_ms();
-    for (size_t i = 0; i < lp->nls; i++)
-        cp_pipe_relisten(lp, &lp->ls[i], now);
-    ReleaseSRWLockExclusive(&lp->lock);
-    if (loop_run(lp) != CP_OK)
+    InterlockedExchange(&lp->serving, 1);
+    int rc = loop_run(lp);
+    InterlockedExchange(&lp->serving, 0);
+    if (rc != CP_OK)
         cp_transport_stop(lp->t, 0); /* a broken port: stop the whole transport */
 }
 
@@ -368,6 +365,7 @@ cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_sp
         }
         if (cp_pipe_listen_next(first, l, e) != CP_OK)
             goto fail;
+        l->owned = true;
         for (size_t k = 1; k < LOOPS; k++) {
             listener *o = &t->loops[k].ls[i];
             o->svc = l->svc;

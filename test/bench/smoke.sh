@@ -2,7 +2,8 @@
 # bench-smoke (make test): the real grpc-go client of `make bench` builds and
 # talks to build/win/csi-proxy.exe under Wine: one probe, 50 sequential calls
 # on a long-lived client (with its idle client on the disk pipe), 50 calls
-# from 8 goroutines on one connection, 5 connect+call+close. Private prefix;
+# from 8 goroutines on one connection, 5 connect+call+close, 48 calls from
+# 8 clients on 8 connections. Private prefix;
 # stops only what it started, by pid, and waits until the pipes are gone.
 # The first build of the client compiles Go's standard library for Windows
 # into build/go/cache (about a minute of CPU); later runs reuse it.
@@ -58,6 +59,9 @@ check probe '"exists":true' probe
 check seq50 '"calls":50,' seq -warm 0 -calls 50
 check conc8 '"calls":50,' conc -n 8 -warm 0 -calls 50
 check churn5 '"calls":5,' churn -warm 0 -calls 5
+# 8 clients at once: past SPREAD connections the next instances go to the
+# second loop (cp_pipe_place), so its clients are served only if it serves
+check clients8 '"calls":48,' clients -n 8 -warm 0 -calls 48
 check missing-pipe 'File not found\|cannot find' probe -pipe '\\.\pipe\csi-proxy-nonexistent'
 
 kill "$SERVER_PID"
