@@ -123,10 +123,8 @@ static void post_job(void *ctx, cp_job *job)
     if (c != NULL) {
         pipe_conn *pc = cp_conn_user(c);
         pc->active_at = cp_now_ms();
-        if (pc->calls_out && cp_conn_inflight(c) == 0) {
-            pc->calls_out = false;
-            lp->busy--;
-        }
+        if (cp_conn_inflight(c) == 0)
+            cp_pc_calls_out(pc, false);
         if (!pc->dirty) {
             pc->dirty = true;
             pc->dirty_next = lp->dirty;
@@ -341,10 +339,7 @@ void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
             pc->closing = true; /* protocol error: send the GOAWAY, then close */
         if (n > 0 && cp_conn_inflight(pc->conn) > jobs) { /* only cp_conn_recv starts calls */
             pc->lp->jobs += cp_conn_inflight(pc->conn) - jobs;
-            if (!pc->calls_out) {
-                pc->calls_out = true;
-                pc->lp->busy++;
-            }
+            cp_pc_calls_out(pc, true);
             started = true;
         } else if (n > 0 && ping_only(pc->rbuf, n)) {
             started = true; /* the next call is likely on its way: see below */

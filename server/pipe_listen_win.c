@@ -60,10 +60,7 @@ void cp_pc_close(pipe_conn *pc)
         InterlockedDecrement(&pc->lp->t->nconns);
         InterlockedDecrement(&pc->lp->nconn);
     }
-    if (pc->calls_out) {
-        pc->calls_out = false;
-        pc->lp->busy--;
-    }
+    cp_pc_calls_out(pc, false);
     if (pc->l != NULL && pc->l->inst == pc)
         pc->l->inst = NULL;
     if (pc->opener != NULL) {
@@ -77,6 +74,17 @@ void cp_pc_close(pipe_conn *pc)
         pc->h = INVALID_HANDLE_VALUE;
     }
     cp_pc_maybe_free(pc);
+}
+
+void cp_pc_calls_out(pipe_conn *pc, bool out)
+{
+    if (pc->calls_out == out)
+        return;
+    pc->calls_out = out;
+    if (out)
+        pc->lp->busy++;
+    else
+        pc->lp->busy--;
 }
 
 /* ---- listening ------------------------------------------------------ */
@@ -233,7 +241,11 @@ static pipe_loop *place(pipe_loop *lp, bool connected)
 
 /* Makes the instance on another loop, under that loop's lock: waited for
  * when its index is higher, only tried when lower (so that two loops
- * placing on each other cannot wait for each other). False: lp makes it. */
+ * placing on each other cannot wait for each other; TryAcquireSRWLockExclusive
+ * "If the lock is successfully acquired, the return value is nonzero",
+ * without waiting: "TryAcquireSRWLockExclusive function (synchapi.h)",
+ * Microsoft Learn; Wine implements SRW locks for real). False: lp makes
+ * it. */
 static bool place_on(pipe_loop *lp, pipe_loop *to, size_t i)
 {
     if (to > lp)

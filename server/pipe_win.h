@@ -137,6 +137,9 @@ void cp_pc_close(pipe_conn *pc);
 int cp_pipe_listen_next(pipe_loop *lp, listener *l, cp_error *e);
 /* The same at run time: on failure retries later and reports it. */
 void cp_pipe_relisten(pipe_loop *lp, listener *l, int64_t now);
+/* Marks whether pc has calls out on the pool, keeping lp->busy (the
+ * connections that have) in step. */
+void cp_pc_calls_out(pipe_conn *pc, bool out);
 /* After a connect on lp's instance of l (connected: a client came; else
  * the connect failed): makes the pipe's next listening instance on the
  * loop that is to take the next client, lp or another (pipe_listen_win.c). */

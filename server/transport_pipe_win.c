@@ -13,11 +13,11 @@
  * made at once on the loop that is to take the next client
  * (cp_pipe_place, pipe_listen_win.c: the first loop up to SPREAD
  * connections, then the least loaded), and the loop a connection lands on
- * serves it to the end. Why more than one: under load a loop is busy all the time with
- * the system calls of its reads (under Wine each is a wineserver round
- * trip: the read, the system APC that hands its data over, its result,
- * the port's packet), and the clients wait for it; a second loop doubles
- * that capacity. One port for several threads does not do it under Wine,
+ * serves it to the end. Why more than one: under load a loop is busy all
+ * the time with the system calls of its reads (under Wine each is a
+ * wineserver round trip: the read, the system APC that hands its data
+ * over, its result, the port's packet), and the clients wait for it; a
+ * second loop doubles that capacity. One port for several threads does not do it under Wine,
  * which hands a read's data to the thread that started it but a packet to
  * the port's longest waiter: two wake-ups per read. A worker thread that
  * finished a call answers it itself: it completes the job on its
