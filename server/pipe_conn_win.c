@@ -18,27 +18,22 @@
 
 enum { IO_FAILED = -1, IO_PENDING, IO_DONE };
 
-/* Starts the connection's read. IO_DONE: it completed at once and the port
- * gets no packet (pc->skip); *got bytes are in rbuf. IO_PENDING: the port
- * will deliver it. */
+/* Starts the connection's read. IO_DONE: it completed at once; *got bytes
+ * are in rbuf. IO_PENDING: its event is set when it completes (the loop
+ * waits for it). */
 static int start_read(pipe_conn *pc, DWORD *got)
 {
     memset(&pc->rd.ov, 0, sizeof(pc->rd.ov));
-    pc->ops++;
-    pc->reading = true;
+    pc->rd.ov.Internal = STATUS_PENDING;
+    pc->rd.ov.hEvent = pc->rd.ev;
     if (ReadFile(pc->h, pc->rbuf, READ_BUF, NULL, &pc->rd.ov)) {
-        if (!pc->skip)
-            return IO_PENDING; /* without the skip mode the port gets a packet anyway */
-        pc->ops--;
-        pc->reading = false;
         *got = (DWORD)pc->rd.ov.InternalHigh;
         return IO_DONE;
     }
-    if (GetLastError() == ERROR_IO_PENDING)
-        return IO_PENDING;
-    pc->ops--;
-    pc->reading = false;
-    return IO_FAILED;
+    if (GetLastError() != ERROR_IO_PENDING)
+        return IO_FAILED;
+    pc->rd.out = true;
+    return IO_PENDING;
 }
 
 /* After anything happened on a connection: writes its output, refreshes its
@@ -62,17 +57,21 @@ void cp_pc_flush(pipe_conn *pc)
         }
         if (pc->wlen > 0) {
             memset(&pc->wr.ov, 0, sizeof(pc->wr.ov));
-            pc->ops++;
+            pc->wr.ov.Internal = STATUS_PENDING;
+            pc->wr.ov.hEvent = pc->wr.ev;
             pc->writing = true;
             BOOL done = WriteFile(pc->h, pc->wbuf, (DWORD)pc->wlen, NULL, &pc->wr.ov);
             if (!done && GetLastError() != ERROR_IO_PENDING) {
-                pc->ops--;
                 pc->writing = false;
                 cp_pc_close(pc);
                 return;
             }
-            if (done && pc->skip) { /* written at once, no packet: go on here */
-                pc->ops--;
+            if (!done) { /* the loop waits for its event (cp_pc_on_write) */
+                pc->wr.out = true;
+                SetEvent(pc->lp->wake); /* the loop's wait does not know it yet */
+                break;
+            }
+            { /* written at once: go on here */
                 pc->writing = false;
                 DWORD n = (DWORD)pc->wr.ov.InternalHigh;
                 if (n == 0 || n > pc->wlen) {
@@ -94,16 +93,15 @@ void cp_pc_flush(pipe_conn *pc)
 
 /* Worker side, the call's handler has run: the worker itself hands the
  * answer to the connection and writes it, under its loop's lock (ctx is
- * the loop), rather than posting the job to the loop's thread. Under Wine
- * that post cost a request to queue the packet and three for the loop's
- * thread to wake for it (a look at the port, the wait, the packet); the
- * write is the same either way. A write that cannot complete at once goes
- * on through the port (cp_pc_on_write, on the loop's thread): this thread only
- * starts it ("When an asynchronous I/O operation on one of these file
- * handles completes, an I/O completion packet is queued ... to the
- * associated I/O completion port", Microsoft Learn, "I/O Completion
- * Ports": whichever thread started it; the workers outlive the transport's
- * I/O). Wine 8 completes pipe writes at once whatever the reader does
+ * the loop), rather than handing the job to the loop's thread, which
+ * would have to wake for it (under Wine a request to signal it and more
+ * for the loop's wake-up); the write is the same either way. A write that
+ * cannot complete at once goes on on the loop's thread (cp_pc_on_write):
+ * this thread only starts it and sets the loop's wake event, so that the
+ * loop's next wait takes the write's event ("the system sets the event to
+ * a signaled state" when the operation completes, whichever thread
+ * started it: "OVERLAPPED structure (minwinbase.h)", Microsoft Learn; the
+ * workers outlive the transport's I/O). Wine 8 completes pipe writes at once whatever the reader does
  * (test/wine/pipecheck.c -flood shows it), so that path runs only on
  * Windows. Calls that finish together still leave in one write per
  * connection: a worker that sees others waiting for the lock to answer
@@ -117,14 +115,10 @@ static void post_job(void *ctx, cp_job *job)
     pipe_loop *lp = ctx;
     InterlockedIncrement(&lp->answering);
     AcquireSRWLockExclusive(&lp->lock);
-    if (lp->jobs > 0)
-        lp->jobs--;
     cp_conn *c = cp_job_complete(job);
     if (c != NULL) {
         pipe_conn *pc = cp_conn_user(c);
         pc->active_at = cp_now_ms();
-        if (cp_conn_inflight(c) == 0)
-            cp_pc_calls_out(pc, false);
         if (!pc->dirty) {
             pc->dirty = true;
             pc->dirty_next = lp->dirty;
@@ -145,7 +139,7 @@ static void post_job(void *ctx, cp_job *job)
     bool wake = lp->phase != RUNNING;
     ReleaseSRWLockExclusive(&lp->lock);
     if (wake)
-        PostQueuedCompletionStatus(lp->iocp, 0, KEY_WAKE, NULL);
+        SetEvent(lp->wake);
 }
 
 static void before_call(void *ctx);
@@ -178,6 +172,11 @@ void cp_pc_on_connect(pipe_conn *pc, bool ok, int64_t now)
         return;
     }
     pc->wbuf = pc->rbuf + READ_BUF;
+    pc->wr.ev = cp_loop_event(lp);
+    if (pc->wr.ev == NULL) {
+        cp_pc_close(pc);
+        return;
+    }
     DWORD got = 0;
     int r = start_read(pc, &got);
     if (r == IO_FAILED)
@@ -253,7 +252,7 @@ static void before_call(void *ctx)
 }
 
 /* The hand-off check (before_call) of several reads at once. Under load
- * one port wait returns the reads of several connections; each read would
+ * one look of the loop finds the reads of several connections done; each read would
  * ask for its opener with its own zero-timeout wait (a system call, a
  * wineserver request under Wine). One WaitForMultipleObjects on all their
  * openers, made after every one of those reads completed, answers for the
@@ -266,18 +265,15 @@ static void before_call(void *ctx)
  * among them, or a failed wait, leaves each read to ask for itself, so
  * the one that was handed on is refused exactly as before.
  * test/wine/precheck.c checks it against this object. */
-void cp_pc_precheck(const OVERLAPPED_ENTRY *ev, ULONG got)
+void cp_pc_precheck(pipe_conn *const *done, size_t got)
 {
     HANDLE hs[MAXIMUM_WAIT_OBJECTS];
     pipe_conn *pcs[MAXIMUM_WAIT_OBJECTS];
     DWORD n = 0;
-    for (ULONG i = 0; i < got && n < MAXIMUM_WAIT_OBJECTS; i++) {
-        if (ev[i].lpCompletionKey != KEY_IO || ev[i].lpOverlapped == NULL)
-            continue;
-        pipe_op *op = CONTAINING_RECORD(ev[i].lpOverlapped, pipe_op, ov);
-        pipe_conn *pc = op->pc;
-        if (op != &pc->rd || !pc->connected || pc->h == INVALID_HANDLE_VALUE ||
-            pc->opener == NULL || pc->conn == NULL || (LONG)op->ov.Internal < 0)
+    for (size_t i = 0; i < got && n < MAXIMUM_WAIT_OBJECTS; i++) {
+        pipe_conn *pc = done[i];
+        if (!pc->connected || pc->h == INVALID_HANDLE_VALUE || pc->opener == NULL ||
+            pc->conn == NULL || (LONG)pc->rd.ov.Internal < 0)
             continue;
         hs[n] = pc->opener;
         pcs[n++] = pc;
@@ -320,7 +316,6 @@ void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
 {
     bool started = false; /* a call was handed to the pool */
     for (int round = 1;; round++) {
-        pc->reading = false;
         pc->active_at = now;
         if (!ok) { /* ERROR_BROKEN_PIPE and friends: the client is gone */
             cp_pc_close(pc);
@@ -338,8 +333,6 @@ void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
         if (n > 0 && cp_conn_recv(pc->conn, pc->rbuf, n) != CP_OK)
             pc->closing = true; /* protocol error: send the GOAWAY, then close */
         if (n > 0 && cp_conn_inflight(pc->conn) > jobs) { /* only cp_conn_recv starts calls */
-            pc->lp->jobs += cp_conn_inflight(pc->conn) - jobs;
-            cp_pc_calls_out(pc, true);
             started = true;
         } else if (n > 0 && ping_only(pc->rbuf, n)) {
             started = true; /* the next call is likely on its way: see below */
@@ -355,16 +348,14 @@ void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
         if (r == IO_PENDING)
             break;
         if (round >= SYNC_READS) {
-            /* Enough for one turn: hand the finished read to the port as
-             * if it had queued it, and let other connections in. */
-            pc->ops++;
-            pc->reading = true;
+            /* Enough for one turn: leave the finished read for the loop's
+             * next look, as if it had completed later, and let other
+             * connections in. */
+            pc->rd.out = true;
             pc->rd.ov.Internal = 0; /* STATUS_SUCCESS */
             pc->rd.ov.InternalHigh = got;
-            if (PostQueuedCompletionStatus(pc->lp->iocp, got, KEY_IO, &pc->rd.ov))
-                break;
-            pc->ops--; /* could not post: carry on here */
-            pc->reading = false;
+            pc->lp->again = true;
+            break;
         }
         n = got;
     }

@@ -15,16 +15,40 @@
 
 /* ---- pipe_conn life cycle ------------------------------------------- */
 
+/* An event for one of a connection's operations: a freed one's, else a
+ * new one (manual-reset, as an OVERLAPPED's must be: the system resets it
+ * when the operation starts and sets it when it completes, "OVERLAPPED
+ * structure (minwinbase.h)", Microsoft Learn). NULL: none to be had. */
+HANDLE cp_loop_event(pipe_loop *lp)
+{
+    if (lp->nspare > 0)
+        return lp->spare[--lp->nspare];
+    return CreateEventW(NULL, TRUE, FALSE, NULL);
+}
+
+static void event_put(pipe_loop *lp, HANDLE ev)
+{
+    if (ev == NULL)
+        return;
+    if (lp->nspare < SPARE_EVENTS)
+        lp->spare[lp->nspare++] = ev;
+    else
+        CloseHandle(ev);
+}
+
 pipe_conn *cp_pc_new(pipe_loop *lp, listener *l, HANDLE h)
 {
     pipe_conn *pc = calloc(1, sizeof(*pc));
     if (pc == NULL)
         return NULL;
+    pc->rd.ev = cp_loop_event(lp);
+    if (pc->rd.ev == NULL) {
+        free(pc);
+        return NULL;
+    }
     pc->lp = lp;
     pc->l = l;
     pc->h = h;
-    pc->rd.pc = pc;
-    pc->wr.pc = pc;
     pc->deadline = INT64_MAX;
     pc->next = lp->all;
     if (lp->all != NULL)
@@ -35,7 +59,7 @@ pipe_conn *cp_pc_new(pipe_loop *lp, listener *l, HANDLE h)
 
 void cp_pc_maybe_free(pipe_conn *pc)
 {
-    if (pc->h != INVALID_HANDLE_VALUE || pc->ops > 0 || pc->dirty)
+    if (pc->h != INVALID_HANDLE_VALUE || pc->rd.out || pc->wr.out || pc->dirty)
         return;
     pipe_loop *lp = pc->lp;
     if (pc->prev != NULL)
@@ -44,12 +68,14 @@ void cp_pc_maybe_free(pipe_conn *pc)
         lp->all = pc->next;
     if (pc->next != NULL)
         pc->next->prev = pc->prev;
+    event_put(lp, pc->rd.ev);
+    event_put(lp, pc->wr.ev);
     free(pc->rbuf);
     free(pc);
 }
 
-/* Releases the connection and the handle; the memory goes once the port
- * has returned every pending operation. pc may be freed on return. */
+/* Releases the connection and the handle; the memory goes once the
+ * system has finished every operation it had. pc may be freed on return. */
 void cp_pc_close(pipe_conn *pc)
 {
     if (pc->conn != NULL) {
@@ -60,7 +86,6 @@ void cp_pc_close(pipe_conn *pc)
         InterlockedDecrement(&pc->lp->t->nconns);
         InterlockedDecrement(&pc->lp->nconn);
     }
-    cp_pc_calls_out(pc, false);
     if (pc->l != NULL && pc->l->inst == pc)
         pc->l->inst = NULL;
     if (pc->opener != NULL) {
@@ -68,23 +93,12 @@ void cp_pc_close(pipe_conn *pc)
         pc->opener = NULL;
     }
     if (pc->h != INVALID_HANDLE_VALUE) {
-        if (pc->ops > 0)
+        if (pc->rd.out || pc->wr.out)
             CancelIoEx(pc->h, NULL);
         CloseHandle(pc->h);
         pc->h = INVALID_HANDLE_VALUE;
     }
     cp_pc_maybe_free(pc);
-}
-
-void cp_pc_calls_out(pipe_conn *pc, bool out)
-{
-    if (pc->calls_out == out)
-        return;
-    pc->calls_out = out;
-    if (out)
-        pc->lp->busy++;
-    else
-        pc->lp->busy--;
 }
 
 /* ---- listening ------------------------------------------------------ */
@@ -118,12 +132,6 @@ int cp_pipe_listen_next(pipe_loop *lp, listener *l, cp_error *e)
         return cp_error_set(e, CP_E_ALREADY_EXISTS,
                             "pipe %s already exists: is another csi-proxy running?", l->name);
     }
-    if (CreateIoCompletionPort(h, lp->iocp, KEY_IO, 0) == NULL) {
-        DWORD err = GetLastError();
-        CloseHandle(h);
-        return cp_error_set(e, CP_E_IO, "CreateIoCompletionPort %s: %s (error %lu)", l->name,
-                            cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
-    }
     l->created = true;
     pipe_conn *pc = cp_pc_new(lp, l, h);
     if (pc == NULL) {
@@ -131,31 +139,32 @@ int cp_pipe_listen_next(pipe_loop *lp, listener *l, cp_error *e)
         return cp_error_set(e, CP_E_NOMEM, "pipe %s: out of memory", l->name);
     }
     l->inst = pc;
-    pc->skip = SetFileCompletionNotificationModes(h, FILE_SKIP_COMPLETION_PORT_ON_SUCCESS |
-                                                         FILE_SKIP_SET_EVENT_ON_HANDLE) != FALSE;
-    pc->ops++;
-    BOOL connected = ConnectNamedPipe(h, &pc->rd.ov);
-    if (!connected || pc->skip) {
-        DWORD err = connected ? ERROR_PIPE_CONNECTED : GetLastError();
+    pc->rd.ov.Internal = STATUS_PENDING;
+    pc->rd.ov.hEvent = pc->rd.ev;
+    pc->rd.out = true;
+    if (!ConnectNamedPipe(h, &pc->rd.ov)) {
+        DWORD err = GetLastError();
         if (err == ERROR_PIPE_CONNECTED || err == ERROR_NO_DATA) {
             /* A client came between create and connect (ERROR_NO_DATA: and
-             * already closed its end; or the connect completed at once in
-             * the skip mode): no packet will be queued for this,
-             * so queue the completion ourselves. The connection then gets
-             * the next instance listening and, for a client already gone,
-             * ends on its first read. Failing here instead would stop the
-             * service at start, or leave the pipe without a listener. */
+             * already closed its end): the call failed, so nothing
+             * completes later and the event says nothing; the loop takes
+             * it as done at its next look (again). The connection then gets the next instance
+             * listening and, for a client already gone, ends on its first
+             * read. Failing here instead would stop the service at start,
+             * or leave the pipe without a listener. */
             pc->rd.ov.Internal = 0;
-            if (PostQueuedCompletionStatus(lp->iocp, 0, KEY_IO, &pc->rd.ov))
-                return CP_OK;
-            err = GetLastError();
+            lp->again = true;
+            return CP_OK;
         }
         if (err != ERROR_IO_PENDING) {
-            pc->ops--;
+            pc->rd.out = false;
             cp_pc_close(pc);
             return cp_error_set(e, CP_E_IO, "ConnectNamedPipe %s: %s (error %lu)", l->name,
                                 cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
         }
+    } else {
+        pc->rd.ov.Internal = 0; /* connected at once */
+        lp->again = true;
     }
     return CP_OK;
 }
@@ -221,22 +230,31 @@ void cp_pipe_relisten(pipe_loop *lp, listener *l, int64_t now)
  * served 4 and 4. Placing by count, rather than by which of several
  * listening instances the system hands a client, does not depend on a
  * choice Windows does not document (Wine hands out the one that has
- * listened longest). A loop is a candidate once its thread serves
- * (lp->serving). */
+ * listened longest). The loops started are the candidates (t->nloops);
+ * when even the least loaded serves t->room connections, as many as its
+ * wait takes besides the pipes' listening instances (wait_set), the next
+ * loop starts and takes the instance (cp_loop_start); with LOOPS_MAX
+ * loops started, the least loaded takes it all the same, and its wait
+ * looks at what it cannot take every POLL_MS. */
 static pipe_loop *place(pipe_loop *lp, bool connected)
 {
     cp_transport *t = lp->t;
-    LONG n[LOOPS];
+    LONG nl = InterlockedCompareExchange(&t->nloops, 0, 0);
+    LONG n0 = 0, least = 0;
     size_t best = 0;
-    for (size_t k = 0; k < LOOPS; k++) {
+    for (LONG k = 0; k < nl; k++) {
         pipe_loop *o = &t->loops[k];
-        n[k] = InterlockedCompareExchange(&o->nconn, 0, 0) + (o == lp && connected ? 1 : 0);
-        if (k > 0 && !InterlockedCompareExchange(&o->serving, 0, 0))
-            continue;
-        if (n[k] < n[best])
-            best = k;
+        LONG n = InterlockedCompareExchange(&o->nconn, 0, 0) + (o == lp && connected ? 1 : 0);
+        if (k == 0)
+            n0 = least = n;
+        else if (n < least)
+            least = n, best = (size_t)k;
     }
-    return n[0] < SPREAD ? &t->loops[0] : &t->loops[best];
+    if (n0 < SPREAD)
+        return &t->loops[0];
+    if (least >= t->room && cp_loop_start(t, nl))
+        return &t->loops[nl];
+    return &t->loops[best];
 }
 
 /* Makes the instance on another loop, under that loop's lock: waited for
@@ -263,6 +281,8 @@ static bool place_on(pipe_loop *lp, pipe_loop *to, size_t i)
         }
     }
     ReleaseSRWLockExclusive(&to->lock);
+    if (ok) /* its thread waits for the events it knew of: the new one is not among them */
+        SetEvent(to->wake);
     return ok;
 }
 

@@ -1,33 +1,53 @@
 /* transport_pipe_win.c - transport.h on named pipes \\.\pipe\<name>: the
- * completion loop, timers and stop. The design of the whole transport is
- * here; its pieces are in pipe_win.h (listening: pipe_listen_win.c; one
- * connection's I/O and caller checks: pipe_conn_win.c).
+ * loops that wait for the pipes' I/O, timers and stop. The design of the
+ * whole transport is here; its pieces are in pipe_win.h (listening:
+ * pipe_listen_win.c; one connection's I/O and caller checks:
+ * pipe_conn_win.c).
  *
- * Threading: LOOPS completion loops (pipe_win.h: pipe_loop), each an I/O
- * completion port and the one thread that waits on it, which reads,
- * accepts and times out for the connections of that loop. The first loop
- * runs on the caller of cp_transport_run, the others on threads it starts.
- * The pipes' first instances are the first loop's, made by
- * cp_transport_new, so the pipes are there before run. Each pipe has one
- * listening instance at a time; when a client takes it, the next one is
- * made at once on the loop that is to take the next client
+ * Threading: loops (pipe_win.h: pipe_loop), each one thread that starts
+ * the overlapped operations of its pipe instances and waits for them in
+ * one WaitForMultipleObjects on their events (wait_set): the connects of
+ * the listening instances placed on it, the reads of its connections,
+ * their pending writes, and its wake event. When the wait returns, the
+ * loop takes every operation the system has finished
+ * (HasOverlappedIoCompleted: take_done), not only the one whose event
+ * answered. The first loop runs on the caller of cp_transport_run, the
+ * second on a thread it starts, more (up to LOOPS_MAX) as connections need
+ * them: one wait takes at most MAXIMUM_WAIT_OBJECTS (64) events, so a
+ * loop takes t->room connections (64 less the wake event and the pipes'
+ * listening instances) before the next loop starts (cp_pipe_place);
+ * operations beyond what one wait takes (past LOOPS_MAX loops) are looked
+ * at every POLL_MS. The pipes' first instances are the first loop's, made
+ * by cp_transport_new, so the pipes are there before run. Each pipe has
+ * one listening instance at a time; when a client takes it, the next one
+ * is made at once on the loop that is to take the next client
  * (cp_pipe_place, pipe_listen_win.c: the first loop up to SPREAD
  * connections, then the least loaded), and the loop a connection lands on
- * serves it to the end. Why more than one: under load a loop is busy all
- * the time with the system calls of its reads (under Wine each is a
- * wineserver round trip: the read, the system APC that hands its data
- * over, its result, the port's packet), and the clients wait for it; a
- * second loop doubles that capacity. One port for several threads does not do it under Wine,
- * which hands a read's data to the thread that started it but a packet to
- * the port's longest waiter: two wake-ups per read. A worker thread that
- * finished a call answers it itself: it completes the job on its
- * connection and writes the output (post_job). The loop's lock keeps the
- * loop's thread and the workers apart: the loop's thread holds it except
- * while it waits on the port, a worker while it answers; every pipe_conn
- * and cp_conn of the loop is used under it. Loops share only the options,
- * the count of connections (max_conns, interlocked) and the stop request.
- * cp_transport_stop posts KEY_STOP to every loop; a worker answering while
- * the transport stops posts KEY_WAKE so that the loop sees the call gone.
+ * serves it to the end. Why more than one loop with few connections:
+ * under load a loop is busy all the time with the system calls of its
+ * reads (under Wine each is a wineserver round trip: the read, the system
+ * APC that hands its data over, its result), and the clients wait for it;
+ * a second loop doubles that capacity.
+ *
+ * Why events and not an I/O completion port (as before): under Wine a
+ * port costs each wait two wineserver requests more, a look at the port
+ * before sleeping (GetQueuedCompletionStatusEx finds it empty) and one to
+ * take the packet after waking, where a wait on events returns its answer
+ * with the wake-up (Wine 8's NtRemoveIoCompletionEx: remove_completion,
+ * then a wait on the port, then remove_completion again); measured with
+ * the real grpc-go client (make bench): a sequential call 11.7 -> 9.0
+ * wineserver requests. On Windows both are one system call per wait.
+ *
+ * A worker thread that finished a call answers it itself: it completes
+ * the job on its connection and writes the output (post_job). The loop's
+ * lock keeps the loop's thread and the workers apart: the loop's thread
+ * holds it except while it waits, a worker while it answers; every
+ * pipe_conn and cp_conn of the loop is used under it. Loops share only the
+ * options, the count of connections (max_conns, interlocked) and the stop
+ * request. cp_transport_stop sets every loop's wake event; a worker
+ * answering while the transport stops sets it too, so that the loop sees
+ * the call gone; so does a worker whose write did not complete at once
+ * (the loop's wait then takes its event).
  *
  * Per listener one instance is always listening (overlapped
  * ConnectNamedPipe). When a client connects, the next instance is created
@@ -47,29 +67,27 @@
  * PERMISSION_DENIED, and opts.revoke audits each. The check is made once
  * per read that carries the start of a call (cp_conn_opts.before_call),
  * not for reads of control frames only (WINDOW_UPDATE, PING); the reads
- * that one port wait returns share one WaitForMultipleObjects on their
- * openers when none of them has exited (cp_pc_precheck).
+ * that one look of the loop finds done share one WaitForMultipleObjects
+ * on their openers when none of them has exited (cp_pc_precheck).
  *
  * Limits: at most opts.max_conns open connections (a client beyond that is
  * disconnected at once: UNAVAILABLE, and it retries); connections with no
  * call in flight and no traffic for opts.idle_ms get a GOAWAY and close.
  *
- * Completions: each instance is set to FILE_SKIP_COMPLETION_PORT_ON_SUCCESS
- * (SetFileCompletionNotificationModes, winbase.h) when the system allows,
- * so a ReadFile or WriteFile that completes at once is handled on the spot
- * instead of by a trip through the port: a response usually fits the pipe
- * buffer, and a client's next frames are often already there. At most
- * SYNC_READS reads in a row are handled so; then the read goes through the
- * port, and other connections get their turn. The
- * output of a read that started a call (or carried a PING alone) is held
- * up to HOLD_MS for that call's answer, so that the PING ACK and the
- * answer leave in one write (on_read). A port wait asks for as many
- * packets as connections have calls out on the pool (loop_run).
+ * Completions at once: a ReadFile or WriteFile that completes at once is
+ * handled on the spot: a response usually fits the pipe buffer, and a
+ * client's next frames are often already there. At most SYNC_READS reads
+ * in a row are handled so; then the finished read is left for the loop's
+ * next look (lp->again), and other connections get their turn. The output
+ * of a read that started a call (or carried a PING alone) is held up to
+ * HOLD_MS for that call's answer, so that the PING ACK and the answer
+ * leave in one write (on_read).
  *
- * Lifetime: each pipe_conn counts the overlapped operations the kernel owns
- * (ops). Closing a pipe_conn closes its handle (which cancels its I/O) but
- * frees the memory holding the OVERLAPPEDs only when ops is back to zero,
- * i.e. after the port delivered every completion, cancelled ones included.
+ * Lifetime: each pipe_op says whether the system has it (out). Closing a
+ * pipe_conn closes its handle (which cancels its I/O) but frees the
+ * memory holding the OVERLAPPEDs only when no operation is out, i.e. after
+ * the loop took every completion, cancelled ones included. Events of
+ * freed pipe_conns are kept for the next ones (lp->spare).
  */
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
@@ -84,24 +102,61 @@
 #include "pipe_win.h"
 #include "thread.h"
 
-static void on_packet(const OVERLAPPED_ENTRY *ev, int64_t now)
+/* Whether the system has finished op ("HasOverlappedIoCompleted macro
+ * (winbase.h)", Microsoft Learn: Internal stops being STATUS_PENDING; for
+ * an operation that reported ERROR_IO_PENDING, or one left for later,
+ * again). */
+static bool op_done(const pipe_op *op)
 {
-    if (ev->lpCompletionKey != KEY_IO || ev->lpOverlapped == NULL)
-        return; /* KEY_STOP, KEY_WAKE: the loop looks again (tick) */
-    pipe_op *op = CONTAINING_RECORD(ev->lpOverlapped, pipe_op, ov);
-    pipe_conn *pc = op->pc;
+    return op->out && HasOverlappedIoCompleted(&op->ov);
+}
+
+/* The completed operation op of pc: hands it to what it was for. */
+static void on_done(pipe_conn *pc, pipe_op *op, int64_t now)
+{
     bool ok = (LONG)op->ov.Internal >= 0; /* NT_SUCCESS of the I/O status */
-    pc->ops--;
-    if (pc->h == INVALID_HANDLE_VALUE) { /* closed: a cancelled operation returns */
+    DWORD n = (DWORD)op->ov.InternalHigh;
+    op->out = false;
+    if (pc->h == INVALID_HANDLE_VALUE) { /* closed: a cancelled operation is done */
         cp_pc_maybe_free(pc);
         return;
     }
     if (op == &pc->wr)
-        cp_pc_on_write(pc, ok, ev->dwNumberOfBytesTransferred);
+        cp_pc_on_write(pc, ok, n);
     else if (!pc->connected)
         cp_pc_on_connect(pc, ok, now);
     else
-        cp_pc_on_read(pc, ok, ev->dwNumberOfBytesTransferred, now);
+        cp_pc_on_read(pc, ok, n, now);
+}
+
+/* Takes every operation of the loop the system has finished: writes
+ * first, then reads and connects, whose reads share one hand-off check
+ * (cp_pc_precheck). A handler may close and free its own pipe_conn and
+ * make new ones (at the list's head), never another's: the ones found are
+ * kept until handled (each holds an operation, so none is freed first). */
+static void take_done(pipe_loop *lp, int64_t now)
+{
+    pipe_conn *rd[MAXIMUM_WAIT_OBJECTS] = {NULL};
+    size_t n = 0;
+    lp->again = false;
+    for (pipe_conn *pc = lp->all, *next; pc != NULL; pc = next) {
+        next = pc->next;
+        if (op_done(&pc->wr)) {
+            bool rd_out = pc->rd.out; /* else pc may be freed now */
+            on_done(pc, &pc->wr, now);
+            if (!rd_out)
+                continue;
+        }
+        if (op_done(&pc->rd)) {
+            if (n < MAXIMUM_WAIT_OBJECTS)
+                rd[n++] = pc;
+            else
+                lp->again = true; /* the rest at the next look */
+        }
+    }
+    cp_pc_precheck(rd, n);
+    for (size_t i = 0; i < n; i++)
+        on_done(rd[i], &rd[i]->rd, now);
 }
 
 /* ---- stop ----------------------------------------------------------- */
@@ -231,11 +286,11 @@ static int loop_init(cp_transport *t, pipe_loop *lp, size_t nls, cp_error *e)
 {
     lp->t = t;
     InitializeSRWLock(&lp->lock);
-    lp->iocp = CreateIoCompletionPort(INVALID_HANDLE_VALUE, NULL, 0, 1);
-    if (lp->iocp == NULL) {
+    lp->wake = CreateEventW(NULL, FALSE, FALSE, NULL);
+    if (lp->wake == NULL) {
         DWORD err = GetLastError();
         char why[256];
-        return cp_error_set(e, CP_E_IO, "CreateIoCompletionPort: %s (error %lu)",
+        return cp_error_set(e, CP_E_IO, "CreateEvent: %s (error %lu)",
                             cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
     }
     lp->ls = calloc(nls > 0 ? nls : 1, sizeof(*lp->ls));
@@ -245,67 +300,98 @@ static int loop_init(cp_transport *t, pipe_loop *lp, size_t nls, cp_error *e)
     return CP_OK;
 }
 
+/* The events of the loop's operations the system has (listening
+ * instances' connects, reads, pending writes), after the wake event, as
+ * many as one wait takes. Returns how many; *all: none left out. */
+static DWORD wait_set(pipe_loop *lp, HANDLE *hs, bool *all)
+{
+    DWORD n = 0;
+    hs[n++] = lp->wake;
+    *all = true;
+    for (pipe_conn *pc = lp->all; pc != NULL; pc = pc->next) {
+        pipe_op *ops[2] = {&pc->rd, &pc->wr};
+        for (int k = 0; k < 2; k++) {
+            if (!ops[k]->out)
+                continue;
+            if (n == MAXIMUM_WAIT_OBJECTS)
+                *all = false;
+            else
+                hs[n++] = ops[k]->ev;
+        }
+    }
+    return n;
+}
+
 /* Serves the loop until it has closed every connection after a stop. */
 static int loop_run(pipe_loop *lp)
 {
-    OVERLAPPED_ENTRY ev[BATCH];
+    HANDLE hs[MAXIMUM_WAIT_OBJECTS];
     AcquireSRWLockExclusive(&lp->lock);
     for (;;) {
         int64_t now = cp_now_ms();
         int64_t wait = tick(lp, now);
         if (lp->phase == CLOSING && lp->all == NULL)
             break;
-        DWORD ms = wait == INT64_MAX ? INFINITE : (wait > 0x7ffffffe ? 0x7ffffffe : (DWORD)wait);
-        /* As many packets as connections have calls out on the pool
-         * (at least one): under Wine GetQueuedCompletionStatusEx ends a
-         * batch that is not full with one more look at the port, which
-         * finds it empty (a wineserver request; on Windows the batch is
-         * one system call whatever its size); a full batch ends without
-         * that look. Each such connection's read is a client's next
-         * request to come, and a connection has one read at a time: 8
-         * calls at once on one connection are one packet, not 8 (counting
-         * calls, lp->jobs, asked for 8, and every wake paid the empty
-         * look). Workers answer their calls meanwhile (post_job). */
-        size_t next = lp->busy < lp->jobs ? lp->busy : lp->jobs;
-        ULONG want = next < 1 ? 1 : (next > BATCH ? BATCH : (ULONG)next);
-        ULONG got = 0;
-        ReleaseSRWLockExclusive(&lp->lock);
-        BOOL ok = GetQueuedCompletionStatusEx(lp->iocp, ev, want, &got, ms, FALSE);
-        DWORD err = ok ? 0 : GetLastError();
-        AcquireSRWLockExclusive(&lp->lock);
-        if (!ok) {
-            if (err != WAIT_TIMEOUT) {
+        if (!lp->again) {
+            bool all;
+            DWORD n = wait_set(lp, hs, &all);
+            if (!all && wait > POLL_MS)
+                wait = POLL_MS; /* the ones left out are looked at this often */
+            DWORD ms = wait == INT64_MAX ? INFINITE
+                                         : (wait > 0x7ffffffe ? 0x7ffffffe : (DWORD)wait);
+            /* Workers answer their calls meanwhile (post_job). */
+            ReleaseSRWLockExclusive(&lp->lock);
+            DWORD r = WaitForMultipleObjects(n, hs, FALSE, ms);
+            DWORD err = r == WAIT_FAILED ? GetLastError() : 0;
+            AcquireSRWLockExclusive(&lp->lock);
+            if (r == WAIT_FAILED) {
                 ReleaseSRWLockExclusive(&lp->lock);
-                return CP_E_IO; /* the port itself is broken; free() cleans up */
+                (void)err;
+                return CP_E_IO; /* free() cleans up */
             }
-            got = 0;
         }
-        now = cp_now_ms();
-        cp_pc_precheck(ev, got);
-        for (ULONG i = 0; i < got; i++)
-            on_packet(&ev[i], now);
+        take_done(lp, cp_now_ms());
     }
     ReleaseSRWLockExclusive(&lp->lock);
     return CP_OK;
 }
 
 /* A loop after the first: it serves the instances cp_pipe_place puts on
- * it, from when its thread runs until it stops. */
+ * it until it stops. */
 static void loop_thread(void *arg)
 {
     pipe_loop *lp = arg;
-    InterlockedExchange(&lp->serving, 1);
-    int rc = loop_run(lp);
-    InterlockedExchange(&lp->serving, 0);
-    if (rc != CP_OK)
-        cp_transport_stop(lp->t, 0); /* a broken port: stop the whole transport */
+    if (loop_run(lp) != CP_OK)
+        cp_transport_stop(lp->t, 0); /* a broken wait: stop the whole transport */
 }
 
-/* Closes what is left of a loop after run, then lets the port return
- * every cancelled operation before any OVERLAPPED is freed (the pool is
- * gone: no worker answers any more). Whatever the kernel still owns after
- * FREE_WAIT_MS is leaked, never freed under it. Returns whether the loop
- * owns nothing any more (its port is closed then). */
+/* Loops start in index order, each from a loop already running (or from
+ * cp_transport_run), which stores its thread before it ends itself:
+ * cp_transport_run joins them in index order, so it reads each loop's
+ * thread after the loop that started it has ended. A thread that cannot
+ * start ends the starting for good (the loops there serve on). */
+bool cp_loop_start(cp_transport *t, LONG nl)
+{
+    if (nl >= LOOPS_MAX || InterlockedCompareExchange(&t->starting, 1, 0) != 0)
+        return false;
+    bool ok = false;
+    if (InterlockedCompareExchange(&t->nloops, 0, 0) == nl) {
+        pipe_loop *lp = &t->loops[nl];
+        lp->thread = cp_thread_start(loop_thread, lp);
+        if (lp->thread != NULL) {
+            InterlockedIncrement(&t->nloops);
+            ok = true;
+        }
+    }
+    InterlockedExchange(&t->starting, ok ? 0 : 1);
+    return ok;
+}
+
+/* Closes what is left of a loop after run, then waits for the system to
+ * finish every cancelled operation before any OVERLAPPED is freed (the
+ * pool is gone: no worker answers any more). Whatever the system still
+ * has after FREE_WAIT_MS is leaked, never freed under it. Returns whether
+ * the loop owns nothing any more (its events are closed then). */
 static bool loop_free(pipe_loop *lp, int64_t until)
 {
     lp->phase = CLOSING;
@@ -313,21 +399,27 @@ static bool loop_free(pipe_loop *lp, int64_t until)
         next = pc->next;
         cp_pc_close(pc);
     }
-    OVERLAPPED_ENTRY ev[BATCH];
-    while (lp->iocp != NULL) {
+    HANDLE hs[MAXIMUM_WAIT_OBJECTS];
+    for (;;) {
+        take_done(lp, cp_now_ms());
         int64_t now = cp_now_ms();
-        DWORD ms = lp->all == NULL || now >= until ? 0 : (DWORD)(until - now);
-        ULONG got = 0;
-        if (!GetQueuedCompletionStatusEx(lp->iocp, ev, BATCH, &got, ms, FALSE) || got == 0)
+        if (lp->all == NULL || now >= until)
             break;
-        for (ULONG i = 0; i < got; i++)
-            on_packet(&ev[i], now);
+        bool all;
+        DWORD n = wait_set(lp, hs, &all);
+        DWORD ms = (DWORD)(until - now);
+        if (!all && ms > POLL_MS)
+            ms = POLL_MS;
+        if (WaitForMultipleObjects(n, hs, FALSE, ms) == WAIT_FAILED)
+            break;
     }
-    if (lp->all != NULL) /* the kernel may still complete into them */
+    if (lp->all != NULL) /* the system may still complete into them */
         return false;
-    if (lp->iocp != NULL)
-        CloseHandle(lp->iocp);
-    lp->iocp = NULL;
+    while (lp->nspare > 0)
+        CloseHandle(lp->spare[--lp->nspare]);
+    if (lp->wake != NULL)
+        CloseHandle(lp->wake);
+    lp->wake = NULL;
     return true;
 }
 
@@ -342,7 +434,11 @@ cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_sp
         return NULL;
     }
     t->opts = *opts;
-    for (size_t k = 0; k < LOOPS; k++)
+    t->nloops = 1; /* the first runs on cp_transport_run's caller */
+    /* A wait takes the wake event, the listening instances, one read per
+     * connection (wait_set). */
+    t->room = n + 2 < MAXIMUM_WAIT_OBJECTS ? (LONG)(MAXIMUM_WAIT_OBJECTS - 1 - n) : 1;
+    for (size_t k = 0; k < LOOPS_MAX; k++)
         if (loop_init(t, &t->loops[k], n, e) != CP_OK)
             goto fail;
     /* The first loop's listeners own the names; the others point to them
@@ -366,7 +462,7 @@ cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_sp
         if (cp_pipe_listen_next(first, l, e) != CP_OK)
             goto fail;
         l->owned = true;
-        for (size_t k = 1; k < LOOPS; k++) {
+        for (size_t k = 1; k < LOOPS_MAX; k++) {
             listener *o = &t->loops[k].ls[i];
             o->svc = l->svc;
             o->sa = l->sa;
@@ -386,13 +482,12 @@ int cp_transport_run(cp_transport *t)
     /* The first loop's instances listen already (cp_transport_new); the
      * others make theirs on their own threads. A loop whose thread cannot
      * start makes no instance and serves nobody; the others serve. */
-    for (size_t k = 1; k < LOOPS; k++)
-        t->loops[k].thread = cp_thread_start(loop_thread, &t->loops[k]);
+    cp_loop_start(t, 1);
     int rc = loop_run(&t->loops[0]);
     if (rc != CP_OK)
         cp_transport_stop(t, 0);
-    /* The others end once stopped (cp_transport_stop reached their ports). */
-    for (size_t k = 1; k < LOOPS; k++)
+    /* The others end once stopped (cp_transport_stop set their wake events). */
+    for (size_t k = 1; k < LOOPS_MAX; k++)
         if (t->loops[k].thread != NULL) {
             cp_thread_join(t->loops[k].thread);
             t->loops[k].thread = NULL;
@@ -404,9 +499,9 @@ void cp_transport_stop(cp_transport *t, int64_t drain_ms)
 {
     InterlockedExchange64(&t->stop_drain_ms, drain_ms);
     InterlockedExchange(&t->stop_requested, 1);
-    for (size_t k = 0; k < LOOPS; k++)
-        if (t->loops[k].iocp != NULL)
-            PostQueuedCompletionStatus(t->loops[k].iocp, 0, KEY_STOP, NULL);
+    for (size_t k = 0; k < LOOPS_MAX; k++)
+        if (t->loops[k].wake != NULL)
+            SetEvent(t->loops[k].wake);
 }
 
 void cp_transport_free(cp_transport *t)
@@ -415,7 +510,7 @@ void cp_transport_free(cp_transport *t)
         return;
     int64_t until = cp_now_ms() + FREE_WAIT_MS;
     bool done = true;
-    for (size_t k = 0; k < LOOPS; k++)
+    for (size_t k = 0; k < LOOPS_MAX; k++)
         if (!loop_free(&t->loops[k], until))
             done = false;
     if (!done) /* listeners and names included: connections still point to them */
@@ -425,7 +520,7 @@ void cp_transport_free(cp_transport *t)
         free(ls0[i].name);
         free(ls0[i].wpath);
     }
-    for (size_t k = 0; k < LOOPS; k++)
+    for (size_t k = 0; k < LOOPS_MAX; k++)
         free(t->loops[k].ls);
     free(t);
 }

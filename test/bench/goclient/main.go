@@ -42,6 +42,7 @@ var (
 	flagN     = flag.Int("n", 1, "goroutines (conc) or clients (clients)")
 	flagPipe  = flag.String("pipe", `\\.\pipe\csi-proxy-filesystem-v1`, "pipe of the filesystem v1 API")
 	flagIdle  = flag.String("idle", `\\.\pipe\csi-proxy-disk-v1`, "seq: pipe of the extra idle client (empty: none)")
+	flagMany  = flag.Int("many", 0, "seq: this many more clients on -pipe, connected (one call each) after the measured one, then idle")
 	flagPath  = flag.String("path", `C:\csiproxy-test\dir`, "path asked about")
 	flagLabel = flag.String("label", "", "label of the JSON line")
 )
@@ -193,6 +194,22 @@ func main() {
 			c := open(*flagPipe)
 			for i := 0; i < n; i++ {
 				clients = append(clients, c)
+			}
+		}
+		if mode == "seq" && *flagMany > 0 {
+			// Connected after the measured client, each with its first
+			// call made, so that all are there before the timed calls.
+			for i := 0; i < *flagMany; i++ {
+				cc, err := dial(*flagPipe)
+				if err == nil {
+					_, err = fsv1.NewFilesystemClient(cc).PathExists(context.Background(),
+						&fsv1.PathExistsRequest{Path: *flagPath})
+				}
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "bench-goclient: idle client %d: %v\n", i, err)
+					os.Exit(1)
+				}
+				defer cc.Close()
 			}
 		}
 		run(clients, *flagWarm, &r, false)
