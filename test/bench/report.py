@@ -382,7 +382,7 @@ def bench(lines, out_path):
         "host": {k: env.get(k) for k in ("cpus", "wine", "kernel", "load_before", "load_after")},
         "method": "Wine-side C clients against the real build/win/csi-proxy.exe in a private "
                   "Wine prefix; the floor (raw named-pipe echo of the same byte counts, "
-                  "overlapped, one IOCP thread, as each of the product's two completion loops) is measured in the same run; "
+                  "overlapped, one IOCP thread) is measured in the same run; "
                   "timed runs warm up 0.5 s and measure 5 s; latencies are per call, in us.",
         "bytes_per_call": probe,
         "floor": floor,

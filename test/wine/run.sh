@@ -86,7 +86,7 @@ check "every pipe answers the HTTP/2 preface" "$RC" "$(grep -v '^ok ' <<<"$OUT")
 # A client that sends 270 calls (3 waves) before reading any answer: about
 # 90 KB of answers wait for it, more than the pipe's 64 KiB, and all come
 # once it reads. (On Windows the server's writes then wait for the reader
-# and go on through the completion port; Wine 8 completes them at once,
+# and the loop waits for their events; Wine 8 completes them at once,
 # beyond the quota: a broken cp_pc_on_write passes this test under Wine.)
 run 'C:\csi\pipecheck.exe' -flood 270 csi-proxy-filesystem-v1
 check "270 calls sent before reading: every one answered once the client reads" "$RC" "$OUT"

@@ -221,7 +221,7 @@ cp build/win/precheck.exe "$C/csi/"
 run 'C:\csi\precheck.exe'
 PC=$OUT
 if grep -q '^[0-9]* passed, 0 failed$' <<<"$PC"; then
-    ok "the hand-off check of the reads one port wait returns: one look for all only when no opener among them has exited ($(tail -1 <<<"$PC"))"
+    ok "the hand-off check of the reads one look of a loop finds done: one look for all only when no opener among them has exited ($(tail -1 <<<"$PC"))"
 else
     bad "the batched hand-off check (precheck.exe)" "$(grep '^not ok' <<<"$PC" | head -5)"
 fi
