@@ -243,6 +243,13 @@ static void before_call(void *ctx)
     pc->opener_checked = true;
     if (pc->opener == NULL || WaitForSingleObject(pc->opener, 0) != WAIT_OBJECT_0)
         return;
+    cp_pc_opener_exited(pc);
+}
+
+void cp_pc_opener_exited(pipe_conn *pc)
+{
+    if (pc->opener == NULL || pc->conn == NULL)
+        return;
     CloseHandle(pc->opener);
     pc->opener = NULL;
     static const char msg[] = "csi-proxy: the process that opened this connection has exited; "

@@ -70,6 +70,8 @@ void cp_pc_maybe_free(pipe_conn *pc)
         pc->next->prev = pc->prev;
     event_put(lp, pc->rd.ev);
     event_put(lp, pc->wr.ev);
+    if (pc->opener != NULL) /* see cp_pc_close */
+        CloseHandle(pc->opener);
     free(pc->rbuf);
     free(pc);
 }
@@ -88,10 +90,10 @@ void cp_pc_close(pipe_conn *pc)
     }
     if (pc->l != NULL && pc->l->inst == pc)
         pc->l->inst = NULL;
-    if (pc->opener != NULL) {
-        CloseHandle(pc->opener);
-        pc->opener = NULL;
-    }
+    /* The opener's handle stays until pc is freed: the loop's thread may
+     * be waiting on it right now when a worker closes pc (wait_set), and
+     * a handle closed under a wait leaves the wait undefined
+     * ("WaitForMultipleObjects function (synchapi.h)", Microsoft Learn). */
     if (pc->h != INVALID_HANDLE_VALUE) {
         if (pc->rd.out || pc->wr.out)
             CancelIoEx(pc->h, NULL);

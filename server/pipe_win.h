@@ -161,6 +161,9 @@ void cp_pc_on_write(pipe_conn *pc, bool ok, DWORD n);
  * connects and reads in done[0..n-1]): asks once for the openers of all
  * the reads among them (pipe_conn_win.c). */
 void cp_pc_precheck(pipe_conn *const *done, size_t n);
+/* pc's opener has exited: every call from here on is refused (what
+ * before_call decides when it finds it so). */
+void cp_pc_opener_exited(pipe_conn *pc);
 /* Writes the connection's output, refreshes its deadline, closes it when
  * it is finished. Last thing a caller does with pc: it may be freed. */
 void cp_pc_flush(pipe_conn *pc);

@@ -300,32 +300,83 @@ static int loop_init(cp_transport *t, pipe_loop *lp, size_t nls, cp_error *e)
     return CP_OK;
 }
 
-/* The events of the loop's operations the system has (listening
- * instances' connects, reads, pending writes), after the wake event, as
- * many as one wait takes. Returns how many; *all: none left out. */
-static DWORD wait_set(pipe_loop *lp, HANDLE *hs, bool *all)
+/* One wait of a loop (wait_set): hs[0 .. nopen-1] are the openers of
+ * allowed connections whose reads are in the wait (who[i]), then the wake
+ * event, then those reads' events (who[i]: the same connections, in the
+ * same order), then the events of the loop's other operations the system
+ * has (the listening instances' connects, other reads, pending writes;
+ * who[i] NULL). all: none left out (else they are looked at every
+ * POLL_MS). */
+typedef struct loop_wait {
+    HANDLE hs[MAXIMUM_WAIT_OBJECTS];
+    pipe_conn *who[MAXIMUM_WAIT_OBJECTS];
+    DWORD n, nopen;
+    bool all;
+} loop_wait;
+
+/* A read of an allowed connection: the wait asks for its opener too. */
+static bool watched(const pipe_conn *pc)
 {
-    DWORD n = 0;
-    hs[n++] = lp->wake;
-    *all = true;
+    return pc->rd.out && pc->connected && pc->h != INVALID_HANDLE_VALUE && pc->conn != NULL &&
+           pc->opener != NULL;
+}
+
+/* Why the openers are in the wait, before everything else: the hand-off
+ * check (before_call) asks, after a read completed, whether the process
+ * that opened the connection has exited. With bWaitAll FALSE,
+ * WaitForMultipleObjects returns "the array index of the signaled object
+ * with the smallest index value of all the signaled objects"
+ * ("WaitForMultipleObjects function (synchapi.h)", Microsoft Learn), and a
+ * process is signaled once it has exited. So when the wait returns the
+ * event of a watched read, that read had completed (its event set) and
+ * none of the openers had exited when the wait was satisfied: the check
+ * of that read is answered without a call of its own (opener_fresh). When
+ * it returns an opener, that connection refuses every call from then on
+ * (cp_pc_opener_exited, as before_call would at its next call). Reads
+ * found done besides the one that answered ask as before (cp_pc_precheck,
+ * before_call). */
+static void wait_set(pipe_loop *lp, loop_wait *w)
+{
+    DWORD pairs = 0, k = 0;
+    for (pipe_conn *pc = lp->all; pc != NULL; pc = pc->next)
+        pairs += watched(pc);
+    if (pairs > (MAXIMUM_WAIT_OBJECTS - 1) / 2)
+        pairs = (MAXIMUM_WAIT_OBJECTS - 1) / 2;
+    w->all = true;
+    for (pipe_conn *pc = lp->all; pc != NULL && k < pairs; pc = pc->next)
+        if (watched(pc)) {
+            w->hs[k] = pc->opener;
+            w->who[k++] = pc;
+        }
+    w->nopen = k;
+    w->hs[k] = lp->wake;
+    w->who[k++] = NULL;
+    for (DWORD i = 0; i < w->nopen; i++) {
+        w->hs[k] = w->who[i]->rd.ev;
+        w->who[k++] = w->who[i];
+    }
+    DWORD paired = 0; /* watched ones met so far: the first nopen are in */
     for (pipe_conn *pc = lp->all; pc != NULL; pc = pc->next) {
-        pipe_op *ops[2] = {&pc->rd, &pc->wr};
-        for (int k = 0; k < 2; k++) {
-            if (!ops[k]->out)
+        bool in = watched(pc) && paired++ < w->nopen;
+        pipe_op *ops[2] = {in ? NULL : &pc->rd, &pc->wr};
+        for (int j = 0; j < 2; j++) {
+            if (ops[j] == NULL || !ops[j]->out)
                 continue;
-            if (n == MAXIMUM_WAIT_OBJECTS)
-                *all = false;
-            else
-                hs[n++] = ops[k]->ev;
+            if (k == MAXIMUM_WAIT_OBJECTS) {
+                w->all = false;
+                continue;
+            }
+            w->hs[k] = ops[j]->ev;
+            w->who[k++] = NULL;
         }
     }
-    return n;
+    w->n = k;
 }
 
 /* Serves the loop until it has closed every connection after a stop. */
 static int loop_run(pipe_loop *lp)
 {
-    HANDLE hs[MAXIMUM_WAIT_OBJECTS];
+    loop_wait w;
     AcquireSRWLockExclusive(&lp->lock);
     for (;;) {
         int64_t now = cp_now_ms();
@@ -333,22 +384,26 @@ static int loop_run(pipe_loop *lp)
         if (lp->phase == CLOSING && lp->all == NULL)
             break;
         if (!lp->again) {
-            bool all;
-            DWORD n = wait_set(lp, hs, &all);
-            if (!all && wait > POLL_MS)
+            wait_set(lp, &w);
+            if (!w.all && wait > POLL_MS)
                 wait = POLL_MS; /* the ones left out are looked at this often */
             DWORD ms = wait == INT64_MAX ? INFINITE
                                          : (wait > 0x7ffffffe ? 0x7ffffffe : (DWORD)wait);
-            /* Workers answer their calls meanwhile (post_job). */
+            /* Workers answer their calls meanwhile (post_job); none frees
+             * a pipe_conn with an operation out, nor closes its opener
+             * (cp_pc_close), so every handle and who[] stays valid. */
             ReleaseSRWLockExclusive(&lp->lock);
-            DWORD r = WaitForMultipleObjects(n, hs, FALSE, ms);
-            DWORD err = r == WAIT_FAILED ? GetLastError() : 0;
+            DWORD r = WaitForMultipleObjects(w.n, w.hs, FALSE, ms);
             AcquireSRWLockExclusive(&lp->lock);
             if (r == WAIT_FAILED) {
                 ReleaseSRWLockExclusive(&lp->lock);
-                (void)err;
                 return CP_E_IO; /* free() cleans up */
             }
+            DWORD i = r - WAIT_OBJECT_0; /* WAIT_TIMEOUT and the like: beyond w.n */
+            if (i < w.nopen)
+                cp_pc_opener_exited(w.who[i]);
+            else if (i < w.n && w.who[i] != NULL)
+                w.who[i]->opener_fresh = true;
         }
         take_done(lp, cp_now_ms());
     }
@@ -399,18 +454,17 @@ static bool loop_free(pipe_loop *lp, int64_t until)
         next = pc->next;
         cp_pc_close(pc);
     }
-    HANDLE hs[MAXIMUM_WAIT_OBJECTS];
+    loop_wait w;
     for (;;) {
         take_done(lp, cp_now_ms());
         int64_t now = cp_now_ms();
         if (lp->all == NULL || now >= until)
             break;
-        bool all;
-        DWORD n = wait_set(lp, hs, &all);
+        wait_set(lp, &w); /* everything is closed: reads (cancelled) only */
         DWORD ms = (DWORD)(until - now);
-        if (!all && ms > POLL_MS)
+        if (!w.all && ms > POLL_MS)
             ms = POLL_MS;
-        if (WaitForMultipleObjects(n, hs, FALSE, ms) == WAIT_FAILED)
+        if (WaitForMultipleObjects(w.n, w.hs, FALSE, ms) == WAIT_FAILED)
             break;
     }
     if (lp->all != NULL) /* the system may still complete into them */
@@ -435,9 +489,9 @@ cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_sp
     }
     t->opts = *opts;
     t->nloops = 1; /* the first runs on cp_transport_run's caller */
-    /* A wait takes the wake event, the listening instances, one read per
-     * connection (wait_set). */
-    t->room = n + 2 < MAXIMUM_WAIT_OBJECTS ? (LONG)(MAXIMUM_WAIT_OBJECTS - 1 - n) : 1;
+    /* A wait takes the wake event, the listening instances, and per
+     * connection its opener and its read (wait_set). */
+    t->room = n + 3 < MAXIMUM_WAIT_OBJECTS ? (LONG)(MAXIMUM_WAIT_OBJECTS - 1 - n) / 2 : 1;
     for (size_t k = 0; k < LOOPS_MAX; k++)
         if (loop_init(t, &t->loops[k], n, e) != CP_OK)
             goto fail;

@@ -124,6 +124,18 @@ int main(int argc, char **argv)
     check(a->opener_fresh && b->opener_fresh && !x->opener_fresh,
           "a closed connection's read is not asked about");
 
+    x->h = (HANDLE)(UINT_PTR)4;
+    reset(all, 4);
+
+    /* A read the loop's wait answered already (its opener was in the wait,
+     * wait_set) stays answered whatever the batch's look finds. */
+    a->opener_fresh = true;
+    ev[0] = a, ev[1] = x;
+    cp_pc_precheck(ev, 2);
+    check(a->opener_fresh && !x->opener_fresh,
+          "a read the wait answered stays answered; the exited opener's read asks for itself");
+    reset(all, 4);
+
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }
