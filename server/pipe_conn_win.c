@@ -258,8 +258,10 @@ void cp_pc_opener_exited(pipe_conn *pc)
     cp_conn_deny(pc->conn, msg, revoked_call, pc);
 }
 
-/* The hand-off check (before_call) of several reads at once. Under load
- * one look of the loop finds the reads of several connections done; each read would
+/* The hand-off check (before_call) of several reads at once, for the
+ * reads the loop's wait did not answer (wait_set in transport_pipe_win.c
+ * answers the one whose event ended it). Under load one look of the loop
+ * finds the reads of several connections done; each read would
  * ask for its opener with its own zero-timeout wait (a system call, a
  * wineserver request under Wine). One WaitForMultipleObjects on all their
  * openers, made after every one of those reads completed, answers for the

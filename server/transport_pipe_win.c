@@ -7,15 +7,17 @@
  * Threading: loops (pipe_win.h: pipe_loop), each one thread that starts
  * the overlapped operations of its pipe instances and waits for them in
  * one WaitForMultipleObjects on their events (wait_set): the connects of
- * the listening instances placed on it, the reads of its connections,
- * their pending writes, and its wake event. When the wait returns, the
+ * the listening instances placed on it, the reads of its connections
+ * (with the processes that opened them: see Security), their pending
+ * writes, and its wake event. When the wait returns, the
  * loop takes every operation the system has finished
  * (HasOverlappedIoCompleted: take_done), not only the one whose event
  * answered. The first loop runs on the caller of cp_transport_run, the
  * second on a thread it starts, more (up to LOOPS_MAX) as connections need
- * them: one wait takes at most MAXIMUM_WAIT_OBJECTS (64) events, so a
- * loop takes t->room connections (64 less the wake event and the pipes'
- * listening instances) before the next loop starts (cp_pipe_place);
+ * them: one wait takes at most MAXIMUM_WAIT_OBJECTS (64) handles, so a
+ * loop takes t->room connections (two handles each, in what the wake
+ * event and the pipes' listening instances leave) before the next loop
+ * starts (cp_pipe_place);
  * operations beyond what one wait takes (past LOOPS_MAX loops) are looked
  * at every POLL_MS. The pipes' first instances are the first loop's, made
  * by cp_transport_new, so the pipes are there before run. Each pipe has
@@ -66,9 +68,13 @@
  * connection was handed on); then that call and every later one is
  * PERMISSION_DENIED, and opts.revoke audits each. The check is made once
  * per read that carries the start of a call (cp_conn_opts.before_call),
- * not for reads of control frames only (WINDOW_UPDATE, PING); the reads
- * that one look of the loop finds done share one WaitForMultipleObjects
- * on their openers when none of them has exited (cp_pc_precheck).
+ * not for reads of control frames only (WINDOW_UPDATE, PING). It is
+ * mostly answered by the loop's own wait, which holds the openers ahead
+ * of their reads' events (wait_set): the read whose event answers it
+ * needs no check of its own, and an opener that exits ends its
+ * connection's rights at once; the other reads that one look finds done
+ * share one WaitForMultipleObjects on their openers when none of them has
+ * exited (cp_pc_precheck).
  *
  * Limits: at most opts.max_conns open connections (a client beyond that is
  * disconnected at once: UNAVAILABLE, and it retries); connections with no
