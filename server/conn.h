@@ -138,4 +138,8 @@ void cp_conn_close(cp_conn *c);
  * connection when it has output to flush, NULL when it was closed. */
 cp_conn *cp_job_complete(cp_job *job);
 
+/* A link the transport may use to list the job, from its post callback
+ * until cp_job_complete (nothing else touches it). */
+cp_job **cp_job_link(cp_job *job);
+
 #endif

@@ -168,6 +168,11 @@ void cp_job_free(cp_job *job)
     free(job);
 }
 
+cp_job **cp_job_link(cp_job *job)
+{
+    return &job->post_next;
+}
+
 cp_conn *cp_job_complete(cp_job *job)
 {
     cp_conn *c = job->conn;

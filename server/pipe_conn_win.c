@@ -103,30 +103,53 @@ void cp_pc_flush(pipe_conn *pc)
  * started it: "OVERLAPPED structure (minwinbase.h)", Microsoft Learn; the
  * workers outlive the transport's I/O). Wine 8 completes pipe writes at once whatever the reader does
  * (test/wine/pipecheck.c -flood shows it), so that path runs only on
- * Windows. Calls that finish together still leave in one write per
- * connection: a worker that sees others waiting for the lock to answer
- * (lp->answering) leaves its connection on the dirty list, and the last of
- * them writes the list out; they have all finished their calls already,
- * so no answer waits for a call still running. While the transport stops,
+ * Windows. Calls that finish together leave in one write per connection,
+ * handed over by one worker: each finished job goes on the loop's
+ * lock-free list (lp->answered), and only the worker that finds nobody
+ * handing over (lp->draining) takes the lock and hands over the whole
+ * list; the others go back to the pool at once instead of each waiting
+ * for the lock (8 calls at once on one connection: 42 -> 37 us of server
+ * CPU per call over four alternating rounds). Every job on the list has
+ * finished, so no answer waits for a call still running; a job put on the
+ * list after the hand-over took it is seen when the hand-over ends
+ * (draining cleared, then the list looked at again). While the transport stops,
  * the loop's thread is woken so that it sees the call gone (tick); usually
  * the drained connection's close (its cancelled read) wakes it as well. */
 static void post_job(void *ctx, cp_job *job)
 {
     pipe_loop *lp = ctx;
-    InterlockedIncrement(&lp->answering);
+    cp_job *head;
+    do {
+        head = lp->answered;
+        *cp_job_link(job) = head;
+    } while (InterlockedCompareExchangePointer((PVOID volatile *)&lp->answered, job, head) != head);
+    if (InterlockedCompareExchange(&lp->draining, 1, 0) != 0)
+        return; /* the worker handing them over takes this one too (see below) */
     AcquireSRWLockExclusive(&lp->lock);
-    cp_conn *c = cp_job_complete(job);
-    if (c != NULL) {
-        pipe_conn *pc = cp_conn_user(c);
-        pc->active_at = cp_now_ms();
-        if (!pc->dirty) {
-            pc->dirty = true;
-            pc->dirty_next = lp->dirty;
-            lp->dirty = pc;
+    for (;;) {
+        cp_job *list = InterlockedExchangePointer((PVOID volatile *)&lp->answered, NULL);
+        cp_job *fifo = NULL; /* in the order they were answered */
+        while (list != NULL) {
+            cp_job *next = *cp_job_link(list);
+            *cp_job_link(list) = fifo;
+            fifo = list;
+            list = next;
         }
-    }
-    if (InterlockedDecrement(&lp->answering) == 0) { /* the last one: write them out */
-        while (lp->dirty != NULL) {
+        while (fifo != NULL) {
+            cp_job *next = *cp_job_link(fifo);
+            cp_conn *c = cp_job_complete(fifo);
+            if (c != NULL) {
+                pipe_conn *pc = cp_conn_user(c);
+                pc->active_at = cp_now_ms();
+                if (!pc->dirty) {
+                    pc->dirty = true;
+                    pc->dirty_next = lp->dirty;
+                    lp->dirty = pc;
+                }
+            }
+            fifo = next;
+        }
+        while (lp->dirty != NULL) { /* one write per connection for all of them */
             pipe_conn *pc = lp->dirty;
             lp->dirty = pc->dirty_next;
             pc->dirty = false;
@@ -135,6 +158,12 @@ static void post_job(void *ctx, cp_job *job)
             else
                 cp_pc_flush(pc); /* may close pc */
         }
+        /* Done, unless a job came after the list was taken and its worker
+         * left it to this one: then this one goes on, or that worker (or a
+         * later one) takes over if it set draining first. */
+        InterlockedExchange(&lp->draining, 0);
+        if (lp->answered == NULL || InterlockedCompareExchange(&lp->draining, 1, 0) != 0)
+            break;
     }
     bool wake = lp->phase != RUNNING;
     ReleaseSRWLockExclusive(&lp->lock);
