@@ -40,8 +40,9 @@
  * the real grpc-go client (make bench): a sequential call 11.7 -> 9.0
  * wineserver requests. On Windows both are one system call per wait.
  *
- * A worker thread that finished a call answers it itself: it completes
- * the job on its connection and writes the output (post_job). The loop's
+ * Worker threads answer the calls they finished themselves: the jobs go
+ * on the loop's lock-free list, and one worker at a time completes them
+ * on their connections and writes the output (post_job). The loop's
  * lock keeps the loop's thread and the workers apart: the loop's thread
  * holds it except while it waits, a worker while it answers; every
  * pipe_conn and cp_conn of the loop is used under it. Loops share only the
