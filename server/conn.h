@@ -18,6 +18,7 @@
 #ifndef CP_CONN_H
 #define CP_CONN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -138,8 +139,27 @@ void cp_conn_close(cp_conn *c);
  * connection when it has output to flush, NULL when it was closed. */
 cp_conn *cp_job_complete(cp_job *job);
 
-/* A link the transport may use to list the job, from its post callback
- * until cp_job_complete (nothing else touches it). */
-cp_job **cp_job_link(cp_job *job);
+/* Finished jobs handed to their connections by one thread at a time, for a
+ * transport whose post callback runs on the workers: each worker puts its
+ * job on the list; the one that finds nobody handing over takes the lock
+ * its connections need and hands over, the others go back to the pool at
+ * once instead of waiting for that lock. Zero-initialised. Lock-free: a
+ * job list pushed with compare-and-swap, taken whole by exchange. */
+typedef struct cp_handover {
+    _Atomic(cp_job *) list;
+    atomic_bool busy; /* a thread is handing over */
+} cp_handover;
+
+/* Puts job on the list. True: the caller hands over now (cp_handover_take,
+ * then cp_handover_end); false: the thread handing over takes it. */
+bool cp_handover_put(cp_handover *h, cp_job *job);
+/* Every job put so far, off the list, oldest first, linked by
+ * cp_handover_next; NULL: none. */
+cp_job *cp_handover_take(cp_handover *h);
+cp_job *cp_handover_next(const cp_job *job);
+/* After handing over what cp_handover_take returned: true when a job came
+ * meanwhile and this caller is to hand it over too (take again); false:
+ * done, and a job put from now on makes its own worker hand over. */
+bool cp_handover_end(cp_handover *h);
 
 #endif

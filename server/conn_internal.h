@@ -40,7 +40,7 @@ struct cp_job {
     /* Set on the I/O thread when the client reset the stream or the
      * connection closed: a job that has not started yet never will. */
     atomic_bool cancelled;
-    cp_job *post_next; /* cp_job_link: the transport's, from post to cp_job_complete */
+    cp_job *post_next; /* on a cp_handover list (conn.h), from post to cp_job_complete */
     struct {
         void (*fn)(void *ctx, cp_waiter *w);
         void *ctx;

@@ -71,18 +71,16 @@ void cp_pc_flush(pipe_conn *pc)
                 SetEvent(pc->lp->wake); /* the loop's wait does not know it yet */
                 break;
             }
-            { /* written at once: go on here */
-                pc->writing = false;
-                DWORD n = (DWORD)pc->wr.ov.InternalHigh;
-                if (n == 0 || n > pc->wlen) {
-                    cp_pc_close(pc);
-                    return;
-                }
-                pc->wlen -= n;
-                if (pc->wlen > 0)
-                    memmove(pc->wbuf, pc->wbuf + n, pc->wlen);
-                continue;
+            pc->writing = false; /* written at once: go on here */
+            DWORD n = (DWORD)pc->wr.ov.InternalHigh;
+            if (n == 0 || n > pc->wlen) {
+                cp_pc_close(pc);
+                return;
             }
+            pc->wlen -= n;
+            if (pc->wlen > 0)
+                memmove(pc->wbuf, pc->wbuf + n, pc->wlen);
+            continue;
         }
         break;
     }
@@ -104,50 +102,34 @@ void cp_pc_flush(pipe_conn *pc)
  * workers outlive the transport's I/O). Wine 8 completes pipe writes at once whatever the reader does
  * (test/wine/pipecheck.c -flood shows it), so that path runs only on
  * Windows. Calls that finish together leave in one write per connection,
- * handed over by one worker: each finished job goes on the loop's
- * lock-free list (lp->answered), and only the worker that finds nobody
- * handing over (lp->draining) takes the lock and hands over the whole
- * list; the others go back to the pool at once instead of each waiting
- * for the lock (8 calls at once on one connection: 42 -> 37 us of server
- * CPU per call over four alternating rounds). Every job on the list has
- * finished, so no answer waits for a call still running; a job put on the
- * list after the hand-over took it is seen when the hand-over ends
- * (draining cleared, then the list looked at again). While the transport stops,
+ * handed over by one worker (cp_handover, conn.h): each finished job goes
+ * on the loop's lock-free list (lp->answered), and only the worker that
+ * finds nobody handing over takes the lock and hands over the whole list;
+ * the others go back to the pool at once instead of each waiting for the
+ * lock (8 calls at once on one connection: 42 -> 37 us of server CPU per
+ * call over four alternating rounds). Every job on the list has finished,
+ * so no answer waits for a call still running. While the transport stops,
  * the loop's thread is woken so that it sees the call gone (tick); usually
  * the drained connection's close (its cancelled read) wakes it as well. */
 static void post_job(void *ctx, cp_job *job)
 {
     pipe_loop *lp = ctx;
-    cp_job *head;
-    do {
-        head = lp->answered;
-        *cp_job_link(job) = head;
-    } while (InterlockedCompareExchangePointer((PVOID volatile *)&lp->answered, job, head) != head);
-    if (InterlockedCompareExchange(&lp->draining, 1, 0) != 0)
-        return; /* the worker handing them over takes this one too (see below) */
+    if (!cp_handover_put(&lp->answered, job))
+        return; /* the worker handing over takes this one too */
     AcquireSRWLockExclusive(&lp->lock);
-    for (;;) {
-        cp_job *list = InterlockedExchangePointer((PVOID volatile *)&lp->answered, NULL);
-        cp_job *fifo = NULL; /* in the order they were answered */
-        while (list != NULL) {
-            cp_job *next = *cp_job_link(list);
-            *cp_job_link(list) = fifo;
-            fifo = list;
-            list = next;
-        }
-        while (fifo != NULL) {
-            cp_job *next = *cp_job_link(fifo);
-            cp_conn *c = cp_job_complete(fifo);
-            if (c != NULL) {
-                pipe_conn *pc = cp_conn_user(c);
-                pc->active_at = cp_now_ms();
-                if (!pc->dirty) {
-                    pc->dirty = true;
-                    pc->dirty_next = lp->dirty;
-                    lp->dirty = pc;
-                }
+    do {
+        for (cp_job *j = cp_handover_take(&lp->answered), *next; j != NULL; j = next) {
+            next = cp_handover_next(j);
+            cp_conn *c = cp_job_complete(j);
+            if (c == NULL)
+                continue;
+            pipe_conn *pc = cp_conn_user(c);
+            pc->active_at = cp_now_ms();
+            if (!pc->dirty) {
+                pc->dirty = true;
+                pc->dirty_next = lp->dirty;
+                lp->dirty = pc;
             }
-            fifo = next;
         }
         while (lp->dirty != NULL) { /* one write per connection for all of them */
             pipe_conn *pc = lp->dirty;
@@ -158,13 +140,7 @@ static void post_job(void *ctx, cp_job *job)
             else
                 cp_pc_flush(pc); /* may close pc */
         }
-        /* Done, unless a job came after the list was taken and its worker
-         * left it to this one: then this one goes on, or that worker (or a
-         * later one) takes over if it set draining first. */
-        InterlockedExchange(&lp->draining, 0);
-        if (lp->answered == NULL || InterlockedCompareExchange(&lp->draining, 1, 0) != 0)
-            break;
-    }
+    } while (cp_handover_end(&lp->answered));
     bool wake = lp->phase != RUNNING;
     ReleaseSRWLockExclusive(&lp->lock);
     if (wake)

@@ -148,9 +148,11 @@ int cp_pipe_listen_next(pipe_loop *lp, listener *l, cp_error *e)
         DWORD err = GetLastError();
         if (err == ERROR_PIPE_CONNECTED || err == ERROR_NO_DATA) {
             /* A client came between create and connect (ERROR_NO_DATA: and
-             * already closed its end): the call failed, so nothing
-             * completes later and the event says nothing; the loop takes
-             * it as done at its next look (again). The connection then gets the next instance
+             * already closed its end): "there is a good connection between
+             * client and server, even though the function returns zero"
+             * ("ConnectNamedPipe function (namedpipeapi.h)", Microsoft
+             * Learn); nothing completes later, so the loop takes it as
+             * done at its next look (again). The connection then gets the next instance
              * listening and, for a client already gone, ends on its first
              * read. Failing here instead would stop the service at start,
              * or leave the pipe without a listener. */
@@ -165,7 +167,7 @@ int cp_pipe_listen_next(pipe_loop *lp, listener *l, cp_error *e)
                                 cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
         }
     } else {
-        pc->rd.ov.Internal = 0; /* connected at once */
+        pc->rd.ov.Internal = 0; /* connected at once: done, like the cases above */
         lp->again = true;
     }
     return CP_OK;

@@ -103,10 +103,9 @@ struct pipe_loop {
      * a worker answering a call of one of its connections (post_job):
      * every pipe_conn and cp_conn of the loop is used under it. */
     SRWLOCK lock;
-    cp_job *volatile answered; /* finished calls not yet handed to their connections (post_job) */
-    volatile LONG draining;    /* a worker is handing them over (post_job) */
-    pipe_conn *dirty;          /* connections with answers not yet written (post_job) */
-    pipe_conn *all;            /* every pipe_conn of the loop not yet freed */
+    cp_handover answered; /* finished calls not yet handed to their connections (post_job) */
+    pipe_conn *dirty;     /* connections with answers not yet written (post_job) */
+    pipe_conn *all;       /* every pipe_conn of the loop not yet freed */
     int phase;
     int64_t drain_until, close_until;
     cp_thread *thread;   /* loops after the first: their thread, once started */

@@ -293,6 +293,10 @@ static int loop_init(cp_transport *t, pipe_loop *lp, size_t nls, cp_error *e)
 {
     lp->t = t;
     InitializeSRWLock(&lp->lock);
+    /* Auto-reset: set while the loop is not waiting, it stays set and ends
+     * the next wait, which resets it ("CreateEventW function
+     * (synchapi.h)", Microsoft Learn: an auto-reset event "remains
+     * signaled until a single waiting thread is released"). */
     lp->wake = CreateEventW(NULL, FALSE, FALSE, NULL);
     if (lp->wake == NULL) {
         DWORD err = GetLastError();
@@ -344,13 +348,10 @@ static bool watched(const pipe_conn *pc)
  * before_call). */
 static void wait_set(pipe_loop *lp, loop_wait *w)
 {
-    DWORD pairs = 0, k = 0;
-    for (pipe_conn *pc = lp->all; pc != NULL; pc = pc->next)
-        pairs += watched(pc);
-    if (pairs > (MAXIMUM_WAIT_OBJECTS - 1) / 2)
-        pairs = (MAXIMUM_WAIT_OBJECTS - 1) / 2;
+    DWORD k = 0;
     w->all = true;
-    for (pipe_conn *pc = lp->all; pc != NULL && k < pairs; pc = pc->next)
+    /* Pairs first, as many as leave room for the wake event. */
+    for (pipe_conn *pc = lp->all; pc != NULL && k < (MAXIMUM_WAIT_OBJECTS - 1) / 2; pc = pc->next)
         if (watched(pc)) {
             w->hs[k] = pc->opener;
             w->who[k++] = pc;
