@@ -125,7 +125,7 @@ clean:
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
 
 # --- Wine test tools ----------------------------------------------------
-$(WIN)/pipecheck.exe: test/wine/pipecheck.c
+$(WIN)/pipecheck.exe: test/wine/pipecheck.c | $(TOOLS_STAMP)
 	@mkdir -p $(dir $@)
 	$(WINCC) -std=c11 -O2 $(WARN) -DUNICODE -D_UNICODE -s -o $@ $< -ladvapi32
 all: $(WIN)/pipecheck.exe
