@@ -9,7 +9,7 @@ it dials, and applying the driver's own decisions to the answers: EBS's
 error-text regex, the `VolumeIds[0]` indexing, the serial / Page83 / LUN
 matching, the use of TotalBytes. A failure therefore reads like the
 driver's: "EBS NodeStageVolume: Internal: ..." or "IndexError" (the Go
-driver's panic). Sources: ../shared/api/DRIVER-CONTRACTS.md §1 (EBS), §3
+driver's panic). Sources: docs/reference/DRIVER-CONTRACTS.md §1 (EBS), §3
 (Azure Disk), §4 (GCE PD); the fact numbers are those of §9, and FACTS
 below maps each to the tests that prove it (a meta-test checks that every
 fact 1-27 is named).
