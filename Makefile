@@ -96,8 +96,10 @@ $(NAT)/csi-proxy-cli: $(call nobj,cli/main.c $(CLI_SRC) $(wildcard cli/*_posix.c
 $(WIN)/csi-proxy-cli.exe: $(call wobj,cli/main.c $(CLI_SRC) $(wildcard cli/*_win.c)) $(WIN)/libcore.a
 	$(WINCC) -s -municode -Wl,-Map=$@.map,--cref -o $@ $^ $(WLIBS)
 
-$(NAT)/test_%: $(call nobj,test/unit/test_%.c) $(NAT)/libcore.a
-	$(CC) -o $@ $^ -lcmocka $(NLIBS)
+# Every unit test binary takes a test name or glob, or --list (test/unit/runner.c).
+UNIT_WRAP := -Wl,--wrap=main -Wl,--wrap=_cmocka_run_group_tests
+$(NAT)/test_%: $(call nobj,test/unit/test_%.c test/unit/runner.c) $(NAT)/libcore.a
+	$(CC) -o $@ $^ $(UNIT_WRAP) -lcmocka $(NLIBS)
 
 # --- commands ---------------------------------------------------------
 .PHONY: all run test test-unit test-api test-conformance test-wine clean
