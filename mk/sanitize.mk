@@ -39,7 +39,7 @@ $(LOAD_BIN): $(call nobj,test/load/load_client.c cli/h2client.c cli/dial_posix.c
 
 .PHONY: asan test-asan test-faults load
 asan: $(ASAN_ALL)
-all: $(ASAN_ALL)
+everything: $(ASAN_ALL)
 
 SAN_ENV := ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1 \
            UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
