@@ -37,7 +37,8 @@ int __wrap__cmocka_run_group_tests(const char *group_name, const struct CMUnitTe
             printf("%s\n", tests[i].name);
         return 0;
     }
-    return __real__cmocka_run_group_tests(group_name, tests, num_tests, group_setup, group_teardown);
+    return __real__cmocka_run_group_tests(group_name, tests, num_tests, group_setup,
+                                          group_teardown);
 }
 
 int __wrap_main(int argc, char **argv)

@@ -23,7 +23,8 @@ static const struct {
     const char *text;
 } quoting[] = {
     {"-windows-service", "-windows-service"},
-    {"-log_file=C:\\etc\\kubernetes\\logs\\csi-proxy.log", "-log_file=C:\\etc\\kubernetes\\logs\\csi-proxy.log"},
+    {"-log_file=C:\\etc\\kubernetes\\logs\\csi-proxy.log",
+     "-log_file=C:\\etc\\kubernetes\\logs\\csi-proxy.log"},
     {"C:\\Program Files\\csi", "\"C:\\Program Files\\csi\""},
     {"", "\"\""},
     {"C:\\dir with space\\", "\"C:\\dir with space\\\\\""},
@@ -148,12 +149,9 @@ static void test_split_ours(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_quoting_literal),
-        cmocka_unit_test(test_split_documented_examples),
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_full),
-        cmocka_unit_test(test_split_upstream),
-        cmocka_unit_test(test_split_ours),
+        cmocka_unit_test(test_quoting_literal), cmocka_unit_test(test_split_documented_examples),
+        cmocka_unit_test(test_round_trip),      cmocka_unit_test(test_full),
+        cmocka_unit_test(test_split_upstream),  cmocka_unit_test(test_split_ours),
     };
     return cmocka_run_group_tests_name("cmdline", tests, NULL, NULL);
 }
