@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "../common/hostpath.h"
+#include "selfaddr.h"
 
 #define SMB_PATH_MAX 1024
 
@@ -67,17 +68,21 @@ static bool named_exactly(const cp_smb_policy *p, const char *server)
     return false;
 }
 
-/* This machine, by any name a share of it could be reached through. */
+/* This machine, by any name a share of it could be reached through: its
+ * loopback names, any address of it in any form Windows reads as one
+ * (selfaddr.h), its NetBIOS name (alone or with a domain) and DNS name. */
 static bool is_self(const cp_smb_policy *p, const char *server)
 {
-    static const char *const local[] = {"localhost", "0.0.0.0", "::1", "0--1.ipv6-literal.net",
-                                        "localhost.localdomain"};
+    static const char *const local[] = {"localhost", "localhost.localdomain"};
     for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
         if (strcasecmp(server, local[i]) == 0)
             return true;
-    if (strncmp(server, "127.", 4) == 0)
+    size_t sl = strlen(server), ll = strlen(".localhost"); /* RFC 6761 6.3 */
+    if (sl > ll && strcasecmp(server + sl - ll, ".localhost") == 0)
         return true;
-    size_t sl = strlen(server);
+    cp_smb_addr a;
+    if (cp_smb_parse_addr(server, &a) && cp_smb_addr_is_self(&a, p->local, p->n_local))
+        return true;
     if (p->self != NULL && p->self[0] != '\0') {
         size_t nl = strlen(p->self); /* "NODE" or "NODE.anything" */
         if (strncasecmp(server, p->self, nl) == 0 && (sl == nl || server[nl] == '.'))
@@ -135,6 +140,12 @@ int cp_smb_check_remote(const cp_smb_policy *p, const char *norm, cp_error *e)
     const char *share = end + 1;
     const char *share_end = strchr(share, '\\');
     size_t shl = share_end != NULL ? (size_t)(share_end - share) : strlen(share);
+    /* Windows drops a name's trailing dots and spaces: "C$. " is C$. */
+    while (shl > 0 && (share[shl - 1] == '.' || share[shl - 1] == ' '))
+        shl--;
+    if (shl == 0)
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT,
+                            "remote path %s: the share name is only dots and spaces", norm);
     bool named = named_exactly(p, server);
     if (!named && is_self(p, server))
         return cp_error_set(e, CP_E_INVALID_ARGUMENT,
@@ -164,14 +175,32 @@ static int fail(cp_call *call, const cp_error *e)
 }
 
 /* The remote path normalised (norm, SMB_PATH_MAX bytes), its \\server\share
- * root (root, SMB_PATH_MAX bytes), and the remote-path rules checked: what
- * both RPCs do first. */
+ * root (root, SMB_PATH_MAX bytes, lower-cased), and the remote-path rules
+ * checked: what both RPCs do first. A server written as an address is
+ * compared with this machine's addresses, asked of the host now: they
+ * change while the service runs. */
 static int remote_of(const cp_smb_group_ctx *ctx, const char *remote, char *norm, char *root,
                      cp_error *e)
 {
     if (cp_smb_normalize(remote, norm, SMB_PATH_MAX, root, SMB_PATH_MAX, e) != CP_OK)
         return e->status;
-    return cp_smb_check_remote(&ctx->policy, norm, e);
+    char server[CP_SMB_NAME_MAX];
+    const char *s = root + 2, *end = strchr(s, '\\');
+    snprintf(server, sizeof(server), "%.*s", (int)(end - s), s);
+    cp_smb_policy pol = ctx->policy;
+    cp_smb_addr a, local[CP_SMB_ADDRS_MAX];
+    if (cp_smb_parse_addr(server, &a)) {
+        size_t n = 0;
+        cp_error le;
+        if (ctx->host.ops->local_addresses(ctx->host.ctx, local, CP_SMB_ADDRS_MAX, &n, &le) !=
+            CP_OK)
+            return cp_error_set(e, le.status,
+                                "remote path %s: cannot tell whether %s is this machine: %s", norm,
+                                server, le.msg);
+        pol.local = local;
+        pol.n_local = n < CP_SMB_ADDRS_MAX ? n : CP_SMB_ADDRS_MAX;
+    }
+    return cp_smb_check_remote(&pol, norm, e);
 }
 
 int cp_smb_handle_new(cp_call *call, const void *req, void *resp)

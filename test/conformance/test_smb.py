@@ -59,6 +59,17 @@ BAD_REMOTES = [
     "\\\\.\\PhysicalDrive0", "\\\\localhost\\share", "\\\\127.0.0.1\\share", "\\\\::1\\share",
     "\\\\SIMNODE\\share", "\\\\simnode.sim.local\\share", "\\\\fs1\\C$", "\\\\fs1\\ADMIN$",
     "\\\\fs1\\IPC$", "fs1\\share", "C:\\x\\y", "\\\\fs1\\share\\..\\..\\x",
+    # this machine as Windows' resolver reads it (inet_addr's non-strict
+    # IPv4 forms, the ipv6-literal.net spellings), and its own addresses
+    # (the simulated machine's: 192.0.2.10, 2001:db8::10, fe80::10)
+    "\\\\0x7f.1\\share", "\\\\0x7f000001\\share", "\\\\2130706433\\share",
+    "\\\\017700000001\\share", "\\\\0177.0.0.1\\share", "\\\\0\\share", "\\\\0.0\\share",
+    "\\\\0-0-0-0-0-0-0-1.ipv6-literal.net\\share",
+    "\\\\0000-0000-0000-0000-0000-0000-0000-0001.ipv6-literal.net\\share",
+    "\\\\192.0.2.10\\share", "\\\\3221225994\\share", "\\\\2001-db8--10.ipv6-literal.net\\share",
+    "\\\\fe80--10s3.ipv6-literal.net\\share",
+    # administrative shares behind the trailing dots and spaces Windows drops
+    "\\\\fs1\\C$.", "\\\\fs1\\C$ ", "\\\\fs1\\ADMIN$.", "\\\\fs1\\IPC$.", "\\\\fs1\\print$ ",
 ]
 
 
