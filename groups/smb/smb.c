@@ -16,18 +16,10 @@ static const cp_smb_group_ctx *group_ctx(cp_call *call)
     return cp_call_ctx(call);
 }
 
-int cp_smb_normalize(const char *remote, char *norm, size_t normlen, char *root, size_t rootlen,
-                     cp_error *e)
+/* "\\server\share" from the first two non-empty components of norm, case
+ * kept, as upstream's getRootMappingPath finds them. */
+static int root_of(const char *norm, char *root, size_t rootlen, cp_error *e)
 {
-    size_t n = strlen(remote);
-    if (n == 0)
-        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "remote path is empty");
-    if (n >= normlen)
-        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "remote path of %lu bytes is too long",
-                            (unsigned long)n);
-    for (size_t i = 0; i <= n; i++)
-        norm[i] = remote[i] == '/' ? '\\' : remote[i];
-    /* The first two non-empty components, as upstream's getRootMappingPath. */
     const char *part[2] = {NULL, NULL};
     size_t plen[2] = {0, 0}, k = 0;
     for (const char *s = norm; *s != '\0' && k < 2;) {
@@ -46,6 +38,22 @@ int cp_smb_normalize(const char *remote, char *norm, size_t normlen, char *root,
     if (plen[0] + plen[1] + 4 > rootlen)
         return cp_error_set(e, CP_E_INVALID_ARGUMENT, "remote path (%s) is too long", norm);
     snprintf(root, rootlen, "\\\\%.*s\\%.*s", (int)plen[0], part[0], (int)plen[1], part[1]);
+    return CP_OK;
+}
+
+int cp_smb_normalize(const char *remote, char *norm, size_t normlen, char *root, size_t rootlen,
+                     cp_error *e)
+{
+    size_t n = strlen(remote);
+    if (n == 0)
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "remote path is empty");
+    if (n >= normlen)
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "remote path of %lu bytes is too long",
+                            (unsigned long)n);
+    for (size_t i = 0; i <= n; i++)
+        norm[i] = remote[i] == '/' ? '\\' : remote[i];
+    if (root_of(norm, root, rootlen, e) != CP_OK)
+        return e->status;
     for (char *c = root; *c != '\0'; c++)
         *c = (char)tolower((unsigned char)*c);
     return CP_OK;
@@ -176,15 +184,19 @@ static int fail(cp_call *call, const cp_error *e)
 
 /* The remote path normalised (norm, SMB_PATH_MAX bytes), its \\server\share
  * root (root, SMB_PATH_MAX bytes, lower-cased), and the remote-path rules
- * checked: what both RPCs do first. A server written as an address is
- * compared with this machine's addresses, asked of the host now: they
- * change while the service runs. */
-static int remote_of(const cp_smb_group_ctx *ctx, const char *remote, char *norm, char *root,
-                     cp_error *e)
+ * checked on the whole path (New: the link points at it) or on the root
+ * alone (Remove: only the root is unmapped, so the rest of the path is
+ * upstream's to ignore, one leading backslash or none included). A server
+ * written as an address is compared with this machine's addresses, asked
+ * of the host now: they change while the service runs. */
+static int remote_of(const cp_smb_group_ctx *ctx, const char *remote, bool whole, char *norm,
+                     char *root, cp_error *e)
 {
     if (cp_smb_normalize(remote, norm, SMB_PATH_MAX, root, SMB_PATH_MAX, e) != CP_OK)
         return e->status;
-    char server[CP_SMB_NAME_MAX];
+    char checked[SMB_PATH_MAX], server[CP_SMB_NAME_MAX];
+    if (!whole && root_of(norm, checked, sizeof(checked), e) != CP_OK)
+        return e->status;
     const char *s = root + 2, *end = strchr(s, '\\');
     snprintf(server, sizeof(server), "%.*s", (int)(end - s), s);
     cp_smb_policy pol = ctx->policy;
@@ -200,7 +212,7 @@ static int remote_of(const cp_smb_group_ctx *ctx, const char *remote, char *norm
         pol.local = local;
         pol.n_local = n < CP_SMB_ADDRS_MAX ? n : CP_SMB_ADDRS_MAX;
     }
-    return cp_smb_check_remote(&pol, norm, e);
+    return cp_smb_check_remote(&pol, whole ? norm : checked, e);
 }
 
 int cp_smb_handle_new(cp_call *call, const void *req, void *resp)
@@ -210,7 +222,7 @@ int cp_smb_handle_new(cp_call *call, const void *req, void *resp)
     const cp_smb_group_ctx *ctx = group_ctx(call);
     char norm[SMB_PATH_MAX], root[SMB_PATH_MAX];
     cp_error e;
-    if (remote_of(ctx, r->remote_path, norm, root, &e) != CP_OK)
+    if (remote_of(ctx, r->remote_path, true, norm, root, &e) != CP_OK)
         return fail(call, &e);
     /* local_path before anything is mapped: a refused link leaves no mapping. */
     const char *link = NULL;
@@ -250,9 +262,9 @@ int cp_smb_handle_remove(cp_call *call, const void *req, void *resp)
     const cp_smb_group_ctx *ctx = group_ctx(call);
     char norm[SMB_PATH_MAX], root[SMB_PATH_MAX];
     cp_error e;
-    /* The same rules as NewSmbGlobalMapping: nothing refused there can be
-     * mapped, so nothing else is ours to remove. */
-    if (remote_of(ctx, r->remote_path, norm, root, &e) != CP_OK)
+    /* The same rules as NewSmbGlobalMapping on the root: nothing refused
+     * there can be mapped, so nothing else is ours to remove. */
+    if (remote_of(ctx, r->remote_path, false, norm, root, &e) != CP_OK)
         return fail(call, &e);
     /* A mapping that is already gone is success: csi-driver-smb has dropped
      * its refcount before this call, so an error here would fail every

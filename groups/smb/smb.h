@@ -12,9 +12,13 @@
  * failed. <cause>", each with the host's status code.
  *
  * Beyond upstream (INVALID_ARGUMENT, before anything is mapped):
- * remote_path must be \\server\share[\path] with a plausible server name
- * (letters, digits, '-', '_', '.'; no '\\?\', '\\.\', device or drive
- * forms, no '.' or '..' component). A share of this machine is refused (localhost
+ * NewSmbGlobalMapping's remote_path must be \\server\share[\path] with a
+ * plausible server name (letters, digits, '-', '_', '.'; no '\\?\',
+ * '\\.\', device or drive forms, no '.' or '..' component).
+ * RemoveSmbGlobalMapping takes what upstream takes, the first two
+ * non-empty components as the root (one leading backslash, as NetApp
+ * Trident sends, or none, or any sub-path), and the rules are checked on
+ * that root alone. For both: a share of this machine is refused (localhost
  * and *.localhost, this computer's NetBIOS or DNS name, and any address
  * that reaches it in any form Windows reads as an address: loopback,
  * unspecified, or one of the addresses the host reports for it, see

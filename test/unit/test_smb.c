@@ -459,6 +459,53 @@ static int call_remove(env *t, const char *remote, char *msg, size_t msglen)
     return rc;
 }
 
+/* RemoveSmbGlobalMapping takes what upstream's root parse takes (the first
+ * two non-empty components): NetApp Trident unstages with one leading
+ * backslash, "\\" + SMBServer + SMBPath in Go (utils/filesystem/
+ * filesystem_windows.go GetUnmountPath). NewSmbGlobalMapping stays strict:
+ * its link would point at a path on the current drive. */
+static void test_remove_takes_upstream_forms(void **state)
+{
+    env *t = *state;
+    char msg[CP_ERROR_MSG_MAX];
+    static const struct {
+        const char *remote, *root;
+    } ok[] = {
+        {"\\svm1\\trident_pvc_1234", "\\\\svm1\\trident_pvc_1234"},
+        {"\\10.0.0.5\\share\\trident_pvc_1", "\\\\10.0.0.5\\share"},
+        {"/FS1/Share/sub", "\\\\fs1\\share"},
+        {"fs1\\share", "\\\\fs1\\share"},
+        {"\\\\\\fs1\\\\share\\", "\\\\fs1\\share"},
+        {"\\\\fs1\\share\\..\\..\\x", "\\\\fs1\\share"},
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        t->spy.log[0] = '\0';
+        int rc = call_remove(t, ok[i].remote, msg, sizeof(msg));
+        if (rc != CP_OK)
+            fail_msg("Remove %s: expected OK, got %d (%s)", ok[i].remote, rc, msg);
+        char want[300];
+        snprintf(want, sizeof(want), "unmap %s;", ok[i].root);
+        assert_string_equal(t->spy.log, want);
+    }
+    /* the root's server and share still pass the rules */
+    static const char *const refused[] = {
+        "\\localhost\\share", "\\fs1\\C$",    "\\0x7f.1\\share", "\\fs1\\ADMIN$.\\x",
+        "\\?\\C:\\Windows",   "\\.\\pipe\\x", "C:\\x\\y",        "\\fs1\\a*b",
+    };
+    t->spy.log[0] = '\0';
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        int rc = call_remove(t, refused[i], msg, sizeof(msg));
+        if (rc != CP_E_INVALID_ARGUMENT)
+            fail_msg("Remove %s: expected INVALID_ARGUMENT, got %d (%s)", refused[i], rc, msg);
+    }
+    assert_string_equal(t->spy.log, "");
+    /* New keeps \\server\share: one leading backslash maps nothing */
+    assert_int_equal(call_new(t, "\\svm1\\trident_pvc_1234", "", "u", "p", msg, sizeof(msg)),
+                     CP_E_INVALID_ARGUMENT);
+    assert_non_null(strstr(msg, "is not of the form"));
+    assert_string_equal(t->spy.log, "");
+}
+
 /* Through the RPCs: the host is asked for this machine's addresses when the
  * server is written as an address (and only then); when it cannot answer,
  * nothing is mapped or unmapped. */
@@ -562,6 +609,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_new_maps_and_links, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_remaps_unreachable_root, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_refusals_keep_password_out, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_remove_takes_upstream_forms, setup, teardown),
         cmocka_unit_test_setup_teardown(test_own_address_through_the_host, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
