@@ -115,6 +115,7 @@ static void test_self_bypasses(void **state)
         "\\\\0--0.ipv6-literal.net\\share",
         "\\\\0--ffff-7f00-1.ipv6-literal.net\\share",
         "\\\\0--ffff-127.0.0.1.ipv6-literal.net\\share",
+        "\\\\fs9.localhost\\share",
     };
     for (size_t i = 0; i < sizeof(self) / sizeof(self[0]); i++) {
         int rc = check(&p, self[i], &e);
