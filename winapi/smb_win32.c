@@ -25,6 +25,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "localaddr_win32.h"
 #include "winutil_win32.h"
 
 #define SMB_NS L"ROOT\\Microsoft\\Windows\\SMB"
@@ -466,6 +467,13 @@ static int w_computer_name(void *ctx, char *netbios, char *dns, size_t len, cp_e
     return CP_OK;
 }
 
+/* GetAdaptersAddresses (localaddr_win32.h). */
+static int w_local_addresses(void *ctx, cp_smb_addr *out, size_t max, size_t *n, cp_error *e)
+{
+    (void)ctx;
+    return cp_win_local_addresses(out, max, n, e);
+}
+
 static void w_destroy(void *ctx)
 {
     smbw *s = ctx;
@@ -480,6 +488,7 @@ static const cp_smb_ops win_ops = {
     .map = w_map,
     .unmap = w_unmap,
     .computer_name = w_computer_name,
+    .local_addresses = w_local_addresses,
     .destroy = w_destroy,
 };
 
