@@ -12,17 +12,22 @@
     1. AddTargetPortal (port 0 is 3260; twice: a no-op), ListTargetPortals;
     2. DiscoverTargetPortal lists both test targets; a portal not registered
        is NOT_FOUND;
-    3. ConnectTarget without authentication (twice), a persistent login
-       (Get-IscsiSession IsPersistent), GetTargetDisks = Get-Disk's numbers
-       of the session's disks, as decimal strings;
+    3. ConnectTarget without authentication (twice), a session that is
+       NOT persistent (Get-IscsiSession IsPersistent false, no
+       MSiSCSIInitiator_PersistentLoginClass entry: as upstream, the login
+       does not come back at boot), GetTargetDisks = Get-Disk's numbers of
+       the session's disks, as decimal strings;
     4. ConnectTarget with one-way CHAP: a wrong secret is PERMISSION_DENIED
        (ISDSC_AUTHENTICATION_FAILURE) and leaves no persistent login, the
        right one connects; SetMutualChapSecret: 9 bytes refused, 16 set;
     5. the disk of the plain target through the disk and volume groups:
        online, PartitionDisk, FormatVolume, MountVolume under the kubelet
        directory, a file written and read back, UnmountVolume;
-    6. DisconnectTarget (twice: a no-op), no session and no persistent login
-       left, GetTargetDisks empty; RemoveTargetPortal (twice: NOT_FOUND);
+    6. the plain target's session made persistent as an older csi-proxy
+       left it (Register-IscsiSession; the initiator instance Windows then
+       reports is printed), then DisconnectTarget (twice: a no-op) removes
+       it: no session and no persistent login left, GetTargetDisks empty;
+       RemoveTargetPortal (twice: NOT_FOUND);
     7. with MSiSCSI stopped: FAILED_PRECONDITION naming the service (and the
        code the API really gives, printed: iscsidsc_win32.c guesses
        ISDSC_SERVICE_NOT_RUNNING or RPC_S_SERVER_UNAVAILABLE);
@@ -144,7 +149,10 @@ try {
     }
     $s = @(Get-IscsiSession | Where-Object { $_.TargetNodeAddress -eq $plainIqn })
     Check ($s.Count -eq 1) 'Get-IscsiSession: one session to the plain target'
-    Check ($s.Count -ge 1 -and $s[0].IsPersistent) 'the login is persistent (as upstream: -IsPersistent $true)'
+    Check ($s.Count -ge 1 -and -not $s[0].IsPersistent) 'the login is not persistent (as upstream: no -IsPersistent)'
+    $pl = @(Get-CimInstance -Namespace root\wmi -ClassName MSiSCSIInitiator_PersistentLoginClass -ErrorAction SilentlyContinue |
+            Where-Object { $_.TargetName -eq $plainIqn })
+    Check ($pl.Count -eq 0) 'no persistent login of the plain target (it would log back in at boot)'
     $want = @($s | Get-Disk | ForEach-Object { "$($_.Number)" })
     $g = Expect-Ok (Rpc iscsi v1alpha2 GetTargetDisks @{ target_portal = $portal; iqn = $plainIqn }) 'GetTargetDisks plain'
     $got = @($g.Json.diskIDs)
@@ -181,6 +189,14 @@ try {
     Expect-Ok (Rpc volume v1 UnmountVolume @{ volume_id = $vol; target_path = $target }) 'UnmountVolume' | Out-Null
 
     # --- 6. disconnect and remove -----------------------------------------------------------
+    # A persistent login as an older csi-proxy made it: DisconnectTarget must remove it,
+    # passing RemoveIScsiPersistentTargetW the InitiatorInstance Windows reports.
+    $s = @(Get-IscsiSession | Where-Object { $_.TargetNodeAddress -eq $plainIqn })
+    if ($s.Count -ge 1) { Register-IscsiSession -SessionIdentifier $s[0].SessionIdentifier | Out-Null }
+    $pl = @(Get-CimInstance -Namespace root\wmi -ClassName MSiSCSIInitiator_PersistentLoginClass -ErrorAction SilentlyContinue |
+            Where-Object { $_.TargetName -eq $plainIqn })
+    Check ($pl.Count -ge 1) 'Register-IscsiSession made a persistent login of the plain target (the old behaviour)'
+    foreach ($p in $pl) { Write-Output "# persistent login reported with InitiatorInstance '$($p.InitiatorInstance)'" }
     foreach ($iqn in $plainIqn, $chapIqn) {
         for ($i = 0; $i -lt 2; $i++) {
             Expect-Ok (Rpc iscsi v1alpha2 DisconnectTarget @{ target_portal = $portal; iqn = $iqn }) "DisconnectTarget $iqn (call $($i + 1))" | Out-Null
