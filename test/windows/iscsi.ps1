@@ -2,7 +2,8 @@
 .SYNOPSIS
   The iscsi group of csi-proxy on a real Windows Server node: the Win32
   back-end (winapi/iscsi_win32.c on iscsidsc.dll) against the Windows iSCSI
-  Target Server role on the SAME node, over loopback (127.0.0.1), driven
+  Target Server role on the SAME node, through one of the node's own
+  IPv4 addresses (loopback is refused by the portal rule), driven
   through csi-proxy-cli.exe exactly as a CSI driver drives it, with the disk
   and volume groups staging the iSCSI disk. Windows' own cmdlets
   (Get-IscsiTargetPortal, Get-IscsiSession, Get-Disk, ...) are the
@@ -92,7 +93,12 @@ function Prop($obj, [string] $name) { # a field that may be absent (proto3 JSON)
     if ($p) { $p.Value } else { $null }
 }
 
-$portal = @{ target_address = '127.0.0.1'; target_port = 0 }
+# The node's own address, not loopback or link-local: the group refuses those
+# unless groups.iscsi.allowedPortals names them.
+$portalIp = (Get-NetIPAddress -AddressFamily IPv4 | Where-Object {
+        $_.IPAddress -notlike '127.*' -and $_.IPAddress -notlike '169.254.*' } | Select-Object -First 1).IPAddress
+if (-not $portalIp) { throw 'no IPv4 address on this node other than loopback and link-local' }
+$portal = @{ target_address = $portalIp; target_port = 0 }
 $chapUser = 'csiproxyuser'
 $chapSecret = 'Chap-S3cret-1234'   # 16 bytes: the initiator takes 12 to 16
 $wrongSecret = 'Wr0ng-S3cret-999'
@@ -127,14 +133,21 @@ Write-Output "# initiator $initiator; targets $plainIqn, $chapIqn"
 
 try {
     # --- 1. portals ----------------------------------------------------------------
+    # The destination rule: loopback and link-local portals never reach the initiator.
+    Expect-Code (Rpc iscsi v1alpha2 AddTargetPortal @{ target_portal = @{ target_address = '127.0.0.1' } }) 3 'is a loopback address' `
+        'AddTargetPortal 127.0.0.1 is INVALID_ARGUMENT (loopback)' | Out-Null
+    Expect-Code (Rpc iscsi v1alpha2 AddTargetPortal @{ target_portal = @{ target_address = '169.254.169.254'; target_port = 80 } }) 3 'is a link-local address' `
+        'AddTargetPortal 169.254.169.254:80 is INVALID_ARGUMENT (link-local)' | Out-Null
+    Check (@(Get-IscsiTargetPortal | Where-Object { $_.TargetPortalAddress -in '127.0.0.1', '169.254.169.254' }).Count -eq 0) `
+        'neither refused portal was registered with the initiator'
     for ($i = 0; $i -lt 2; $i++) {
-        Expect-Ok (Rpc iscsi v1alpha2 AddTargetPortal @{ target_portal = $portal }) "AddTargetPortal 127.0.0.1 port 0 (call $($i + 1))" | Out-Null
+        Expect-Ok (Rpc iscsi v1alpha2 AddTargetPortal @{ target_portal = $portal }) "AddTargetPortal $portalIp port 0 (call $($i + 1))" | Out-Null
     }
-    $tp = @(Get-IscsiTargetPortal | Where-Object { $_.TargetPortalAddress -eq '127.0.0.1' })
-    Check ($tp.Count -eq 1 -and $tp[0].TargetPortalPortNumber -eq 3260) 'Get-IscsiTargetPortal: 127.0.0.1:3260, once'
+    $tp = @(Get-IscsiTargetPortal | Where-Object { $_.TargetPortalAddress -eq $portalIp })
+    Check ($tp.Count -eq 1 -and $tp[0].TargetPortalPortNumber -eq 3260) "Get-IscsiTargetPortal: ${portalIp}:3260, once"
     $l = Expect-Ok (Rpc iscsi v1alpha1 ListTargetPortals) 'ListTargetPortals'
-    Check (@($l.Json.target_portals | Where-Object { $_.target_address -eq '127.0.0.1' -and $_.target_port -eq 3260 }).Count -eq 1) `
-        'ListTargetPortals lists 127.0.0.1:3260 once' $l.Out
+    Check (@($l.Json.target_portals | Where-Object { $_.target_address -eq $portalIp -and $_.target_port -eq 3260 }).Count -eq 1) `
+        "ListTargetPortals lists ${portalIp}:3260 once" $l.Out
 
     # --- 2. discovery --------------------------------------------------------------
     $d = Expect-Ok (Rpc iscsi v1alpha2 DiscoverTargetPortal @{ target_portal = $portal }) 'DiscoverTargetPortal'
@@ -209,7 +222,7 @@ try {
         Check (@(Prop $g.Json 'diskIDs').Count -eq 0) '... is empty' $g.Out
     }
     Expect-Ok (Rpc iscsi v1alpha2 RemoveTargetPortal @{ target_portal = $portal }) 'RemoveTargetPortal' | Out-Null
-    Check (@(Get-IscsiTargetPortal | Where-Object { $_.TargetPortalAddress -eq '127.0.0.1' }).Count -eq 0) 'Get-IscsiTargetPortal: gone'
+    Check (@(Get-IscsiTargetPortal | Where-Object { $_.TargetPortalAddress -eq $portalIp }).Count -eq 0) 'Get-IscsiTargetPortal: gone'
     Expect-Code (Rpc iscsi v1alpha1 RemoveTargetPortal @{ target_portal = $portal }) 5 'is not registered' 'RemoveTargetPortal again is NOT_FOUND' | Out-Null
 
     # --- 7. the initiator service stopped ----------------------------------------------------
@@ -226,7 +239,7 @@ try {
             ForEach-Object { Unregister-IscsiSession -SessionIdentifier $_.SessionIdentifier -ErrorAction SilentlyContinue
                              Disconnect-IscsiTarget -SessionIdentifier $_.SessionIdentifier -Confirm:$false -ErrorAction SilentlyContinue }
     }
-    Remove-IscsiTargetPortal -TargetPortalAddress 127.0.0.1 -Confirm:$false -ErrorAction SilentlyContinue
+    Remove-IscsiTargetPortal -TargetPortalAddress $portalIp -Confirm:$false -ErrorAction SilentlyContinue
     Remove-IscsiServerTarget -TargetName csiproxy-plain -ErrorAction SilentlyContinue
     Remove-IscsiServerTarget -TargetName csiproxy-chap -ErrorAction SilentlyContinue
     Remove-IscsiVirtualDisk -Path $plainVhd -ErrorAction SilentlyContinue

@@ -18,6 +18,10 @@
 #      remove (twice); still no secret anywhere. No login is ever made
 #      persistent (as upstream: the session does not come back at boot),
 #      and a refused login leaves none behind.
+#      Portals the initiator would be sent to on loopback (127.0.0.1,
+#      2130706433, localhost, [::1]), link-local (169.254.169.254:80) or
+#      unspecified (0.0.0.0) addresses are INVALID_ARGUMENT naming the
+#      portal and the rule; the stand-in never hears of them.
 #   2b. a persistent login an older csi-proxy left (initiator instance
 #      empty): DisconnectTarget removes it, passing RemoveIScsiPersistent-
 #      TargetW the reported InitiatorInstance, never NULL.
@@ -88,7 +92,7 @@ serves() { # the filesystem group still answers
     expect "$1: the service still serves other pipes" 0 '"exists":true' filesystem v1 PathExists "{\"path\":\"$K\"}"
 }
 
-P='"target_portal":{"target_address":"127.0.0.1","target_port":0}'
+P='"target_portal":{"target_address":"192.0.2.10","target_port":0}'
 T1='"iqn":"iqn.2024-01.test:t1"'
 TC='"iqn":"iqn.2024-01.test:chap"'
 
@@ -136,12 +140,23 @@ start fake 'CP_FAKE_ISCSI_STATE=C:\iscsi-state.txt' || exit 1
 expect_log "fake: ListTargetPortals with none registered is empty" 0 'status: OK' iscsi v1alpha2 ListTargetPortals '{}'
 expect_log "fake: AddTargetPortal (port 0 is 3260)" 0 'status: OK' iscsi v1alpha2 AddTargetPortal "{$P}"
 expect_log "fake: AddTargetPortal again is a no-op success" 0 'status: OK' iscsi v1alpha1 AddTargetPortal \
-    '{"target_portal":{"target_address":"127.0.0.1","target_port":3260}}'
-expect_log "fake: ListTargetPortals shows it once, port 3260" 0 '"target_portals":[{"target_address":"127.0.0.1","target_port":3260}]' \
+    '{"target_portal":{"target_address":"192.0.2.10","target_port":3260}}'
+expect_log "fake: ListTargetPortals shows it once, port 3260" 0 '"target_portals":[{"target_address":"192.0.2.10","target_port":3260}]' \
     iscsi v1alpha2 ListTargetPortals '{}'
 expect_log "fake: an unreachable portal is UNAVAILABLE naming it and the cause" 14 \
     'AddIScsiSendTargetPortalW target portal unreachable.example:3260: Connection failed (ISDSC_CONNECTION_FAILED)' \
     iscsi v1alpha2 AddTargetPortal '{"target_portal":{"target_address":"unreachable.example"}}'
+for a in 127.0.0.1 2130706433 localhost '[::1]' 0.0.0.0; do
+    expect_log "fake: AddTargetPortal $a is INVALID_ARGUMENT naming the portal and the rule" 3 \
+        "target portal $a:3260: $a is a" iscsi v1alpha2 AddTargetPortal "{\"target_portal\":{\"target_address\":\"$a\"}}"
+done
+expect_log "fake: AddTargetPortal 169.254.169.254:80 is INVALID_ARGUMENT: link-local" 3 \
+    'target portal 169.254.169.254:80: 169.254.169.254 is a link-local address' \
+    iscsi v1alpha1 AddTargetPortal '{"target_portal":{"target_address":"169.254.169.254","target_port":80}}'
+expect_log "fake: ConnectTarget through 127.0.0.1 is INVALID_ARGUMENT too" 3 'is a loopback address' \
+    iscsi v1alpha2 ConnectTarget '{"target_portal":{"target_address":"127.0.0.1"},"iqn":"iqn.2024-01.test:t1"}'
+expect_log "fake: ... none of them reached the initiator" 0 '"target_portals":[{"target_address":"192.0.2.10","target_port":3260}]' \
+    iscsi v1alpha2 ListTargetPortals '{}'
 expect_log "fake: DiscoverTargetPortal lists the portal's targets" 0 '"iqns":["iqn.2024-01.test:t1","iqn.2024-01.test:chap"]' \
     iscsi v1alpha2 DiscoverTargetPortal "{$P}"
 expect_log "fake: DiscoverTargetPortal of a portal not registered is NOT_FOUND naming it" 5 \
@@ -155,10 +170,10 @@ check "fake: ConnectTarget made no persistent login (none asked, none recorded; 
 expect_log "fake: GetTargetDisks: the disk numbers as decimal strings, the CD-ROM left out" 0 '"diskIDs":["3","4"]' \
     iscsi v1alpha2 GetTargetDisks "{$P,$T1}"
 expect_log "fake: ConnectTarget of an unknown target is NOT_FOUND naming it" 5 \
-    'LoginIScsiTargetW target iqn.2024-01.test:nope through target portal 127.0.0.1:3260: The target name is not found' \
+    'LoginIScsiTargetW target iqn.2024-01.test:nope through target portal 192.0.2.10:3260: The target name is not found' \
     iscsi v1alpha2 ConnectTarget "{$P,\"iqn\":\"iqn.2024-01.test:nope\"}"
 expect_log "fake: ConnectTarget with a wrong CHAP secret is PERMISSION_DENIED naming the target" 7 \
-    'LoginIScsiTargetW target iqn.2024-01.test:chap through target portal 127.0.0.1:3260: Authentication failure (ISDSC_AUTHENTICATION_FAILURE)' \
+    'LoginIScsiTargetW target iqn.2024-01.test:chap through target portal 192.0.2.10:3260: Authentication failure (ISDSC_AUTHENTICATION_FAILURE)' \
     iscsi v1alpha2 ConnectTarget "{$P,$TC,\"auth_type\":\"ONE_WAY_CHAP\",\"chap_username\":\"chapuser\",\"chap_secret\":\"$SECRET_CHAP\"}"
 expect_log "fake: the refused target has no disks (not connected: an empty list)" 0 'status: OK' \
     iscsi v1alpha2 GetTargetDisks "{$P,$TC}"
@@ -183,7 +198,7 @@ check "fake: after every connect, still no persistent login" \
     "$(grep -qx 'persistent-login-calls 0' "$STATE" && [ -z "$(persistent)" ] && echo 0 || echo 1)" \
     "$(cat "$STATE" 2>&1)"
 expect_log "fake: RemoveTargetPortal" 0 'status: OK' iscsi v1alpha2 RemoveTargetPortal "{$P}"
-expect_log "fake: RemoveTargetPortal again is NOT_FOUND naming the portal" 5 'target portal 127.0.0.1:3260 is not registered' \
+expect_log "fake: RemoveTargetPortal again is NOT_FOUND naming the portal" 5 'target portal 192.0.2.10:3260 is not registered' \
     iscsi v1alpha1 RemoveTargetPortal "{$P}"
 serves fake
 stop

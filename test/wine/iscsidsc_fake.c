@@ -9,9 +9,9 @@
  * Microsoft's DLL: test/windows/iscsi.ps1 is for that.
  *
  * The initiator it fakes, in memory of the one process that loads it:
- *   - a portal 127.0.0.1:3260 is reachable; "unreachable.example" is not
+ *   - a portal 192.0.2.10:3260 (TEST-NET-1) is reachable; "unreachable.example" is not
  *     (ISDSC_CONNECTION_FAILED); other addresses are reachable and empty;
- *   - through 127.0.0.1:3260: iqn.2024-01.test:t1 (disks 3 and 4, and a
+ *   - through 192.0.2.10:3260: iqn.2024-01.test:t1 (disks 3 and 4, and a
  *     CD-ROM 9 that is no disk), iqn.2024-01.test:chap (disk 5; one-way
  *     CHAP user "chapuser", secret "fake-secret-1234");
  *   - the mutual CHAP secret must be 12 to 16 bytes
@@ -131,7 +131,7 @@ static int find_portal(const cp_iscsi_target_portal *p)
 static int home_registered(void) /* the targets' own portal */
 {
     cp_iscsi_target_portal h = {.Socket = 3260};
-    wcscpy(h.Address, L"127.0.0.1");
+    wcscpy(h.Address, L"192.0.2.10");
     return find_portal(&h) >= 0;
 }
 
@@ -229,7 +229,7 @@ API GetIScsiTargetInformationW(PWSTR t, PWSTR mech, int cls, PULONG size, PVOID 
         return CP_ISDSC_TARGET_NOT_FOUND;
     if (cls != CP_ISCSI_INFO_DISCOVERY_MECHANISMS)
         return ERROR_INVALID_PARAMETER;
-    static const WCHAR m[] = L"SendTargets:*127.0.0.1 0003260 ROOT\\ISCSIPRT\\0000_0 \0";
+    static const WCHAR m[] = L"SendTargets:*192.0.2.10 0003260 ROOT\\ISCSIPRT\\0000_0 \0";
     if (*size < sizeof(m)) {
         *size = sizeof(m);
         return ERROR_INSUFFICIENT_BUFFER;
@@ -381,7 +381,7 @@ API ReportIScsiPersistentLoginsW(PULONG count, cp_iscsi_persistent_login *info, 
         wcscpy(info[k].TargetName, targets[i].iqn);
         wcscpy(info[k].InitiatorInstance, persistent_ini[i]);
         info[k].InitiatorPortNumber = CP_ISCSI_ANY_INITIATOR_PORT;
-        wcscpy(info[k].TargetPortal.Address, L"127.0.0.1");
+        wcscpy(info[k].TargetPortal.Address, L"192.0.2.10");
         info[k].TargetPortal.Socket = 3260;
         k++;
     }
