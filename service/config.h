@@ -98,10 +98,10 @@ typedef struct cp_config {
     char **allowed_smb_servers;  /* smb group: servers it may map ("name" or "*.suffix") */
     size_t n_allowed_smb_servers;
     bool allowed_smb_servers_given; /* the key was there (even as []): enforce the list */
-    char **allowed_iscsi_portals;   /* iscsi group: portals it may use ("addr", "name", "*.suffix") */
+    char **allowed_iscsi_portals; /* iscsi group: portals it may use ("addr", "name", "*.suffix") */
     size_t n_allowed_iscsi_portals;
     bool allowed_iscsi_portals_given; /* the key was there (even as []): enforce the list */
-    bool allow_broad_callers;       /* security.allowBroadCallers: broad groups admitted */
+    bool allow_broad_callers;         /* security.allowBroadCallers: broad groups admitted */
     cp_config_limits limits;
     cp_config_log log;
 } cp_config;

@@ -131,8 +131,9 @@ static bool parse_v6(const char *s, size_t n, uint8_t b[16])
         for (size_t k = i; k < j; k++) {
             if (!isxdigit((unsigned char)s[k]))
                 return false;
-            v = v * 16 + (unsigned)(isdigit((unsigned char)s[k]) ? s[k] - '0'
-                                                                 : tolower((unsigned char)s[k]) - 'a' + 10);
+            v = v * 16 + (unsigned)(isdigit((unsigned char)s[k])
+                                        ? s[k] - '0'
+                                        : tolower((unsigned char)s[k]) - 'a' + 10);
         }
         g[ng++] = (uint16_t)v;
         if (j == n)

@@ -101,12 +101,24 @@ static void test_refused_by_default(void **state)
 static void test_accepted_by_default(void **state)
 {
     (void)state;
-    static const char *const good[] = {
-        "10.0.0.5",       "10.0.0.1",         "192.0.2.20",           "126.255.255.255",
-        "128.0.0.1",      "169.253.1.1",      "169.255.0.1",          "1.0.0.0",
-        "san.example.com", "localhost-san",   "mylocalhost",          "2001:db8::1",
-        "[2001:db8::1]",  "fec0::1",          "fe00::1",              "::ffff:10.0.0.5",
-        "2001-db8--1.ipv6-literal.net",       "san-v1alpha1.sim.example"};
+    static const char *const good[] = {"10.0.0.5",
+                                       "10.0.0.1",
+                                       "192.0.2.20",
+                                       "126.255.255.255",
+                                       "128.0.0.1",
+                                       "169.253.1.1",
+                                       "169.255.0.1",
+                                       "1.0.0.0",
+                                       "san.example.com",
+                                       "localhost-san",
+                                       "mylocalhost",
+                                       "2001:db8::1",
+                                       "[2001:db8::1]",
+                                       "fec0::1",
+                                       "fe00::1",
+                                       "::ffff:10.0.0.5",
+                                       "2001-db8--1.ipv6-literal.net",
+                                       "san-v1alpha1.sim.example"};
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
         cp_error e;
         if (check(NULL, good[i], 3260, &e) != CP_OK)
@@ -118,7 +130,7 @@ static void test_accepted_by_default(void **state)
     assert_int_equal(check(NULL, "10.0.0.1", 860, &e), CP_OK);
     /* a ':' that makes no IPv6 address (a port glued on) is no address */
     static const char *const junk[] = {"10.0.0.5:3260", "[10.0.0.5]", "fe80:::1", "1::2::3",
-                                       "[::1", "::1]", "12345::1", "a:b"};
+                                       "[::1",          "::1]",       "12345::1", "a:b"};
     for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
         int rc = check(NULL, junk[i], 3260, &e);
         if (rc != CP_E_INVALID_ARGUMENT || strstr(e.msg, "is not a host name or address") == NULL)
@@ -139,8 +151,8 @@ static void test_address_parsing(void **state)
     assert_int_equal(cp_iscsi_parse_address("4294967296", b), 0);
     assert_int_equal(cp_iscsi_parse_address("09.1.1.1", b), 0); /* 9 is no octal digit */
     assert_int_equal(cp_iscsi_parse_address("2001:db8::1", b), 6);
-    assert_memory_equal(b, ((uint8_t[]){0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}),
-                        16);
+    assert_memory_equal(
+        b, ((uint8_t[]){0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}), 16);
     assert_int_equal(cp_iscsi_parse_address("1:2:3:4:5:6:7:8", b), 6);
     assert_int_equal(cp_iscsi_parse_address("1:2:3:4:5:6:7:8:9", b), 0);
     assert_int_equal(cp_iscsi_parse_address("1:2:3:4:5:6:1.2.3.4", b), 6);
@@ -285,8 +297,8 @@ static void close_env(env *t)
     free(t);
 }
 
-static int run(env *t, const char *rpc, const char *addr, uint32_t port, const char *iqn,
-               char *msg, size_t msglen, size_t *n_portals)
+static int run(env *t, const char *rpc, const char *addr, uint32_t port, const char *iqn, char *msg,
+               size_t msglen, size_t *n_portals)
 {
     const cp_service *svc = NULL;
     for (size_t i = 0; i < cp_groups_count(t->groups); i++)
@@ -303,7 +315,8 @@ static int run(env *t, const char *rpc, const char *addr, uint32_t port, const c
     req.target_portal = &tp;
     req.iqn = (char *)iqn;
     uint8_t wire[1024];
-    size_t len = strcmp(rpc, "ListTargetPortals") == 0 ? 0 : protobuf_c_message_pack(&req.base, wire);
+    size_t len = strcmp(rpc, "ListTargetPortals") == 0 ? 0
+                                                       : protobuf_c_message_pack(&req.base, wire);
     char path[128];
     snprintf(path, sizeof(path), "/v1alpha2.Iscsi/%s", rpc);
     cp_call *c = cp_call_new(svc->ctx, path, 0);
@@ -352,9 +365,9 @@ static void test_rpcs_refuse_loopback(void **state)
     assert_null(strstr(msg, "loopback"));
     /* an ordinary portal, any port */
     assert_int_equal(run(t, "AddTargetPortal", "10.0.0.5", 0, "", msg, sizeof(msg), NULL), CP_OK);
-    assert_int_equal(run(t, "ConnectTarget", "10.0.0.5", 0, "iqn.2026-01.local.sim:t", msg,
-                         sizeof(msg), NULL),
-                     CP_OK);
+    assert_int_equal(
+        run(t, "ConnectTarget", "10.0.0.5", 0, "iqn.2026-01.local.sim:t", msg, sizeof(msg), NULL),
+        CP_OK);
     close_env(t);
 }
 
@@ -370,20 +383,17 @@ static void test_rpcs_allowed_portals(void **state)
         CP_OK);
     assert_int_equal(run(t, "AddTargetPortal", "10.0.0.5", 0, "", msg, sizeof(msg), NULL),
                      CP_E_INVALID_ARGUMENT);
-    assert_string_equal(msg,
-                        "target portal 10.0.0.5:3260: 10.0.0.5 is not in groups.iscsi.allowedPortals");
+    assert_string_equal(
+        msg, "target portal 10.0.0.5:3260: 10.0.0.5 is not in groups.iscsi.allowedPortals");
     close_env(t);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_refused_by_default),
-        cmocka_unit_test(test_accepted_by_default),
-        cmocka_unit_test(test_address_parsing),
-        cmocka_unit_test(test_allowed_portals),
-        cmocka_unit_test(test_config_allowed_portals),
-        cmocka_unit_test(test_rpcs_refuse_loopback),
+        cmocka_unit_test(test_refused_by_default),     cmocka_unit_test(test_accepted_by_default),
+        cmocka_unit_test(test_address_parsing),        cmocka_unit_test(test_allowed_portals),
+        cmocka_unit_test(test_config_allowed_portals), cmocka_unit_test(test_rpcs_refuse_loopback),
         cmocka_unit_test(test_rpcs_allowed_portals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -86,7 +86,7 @@ typedef struct {
     uint32_t fail_hr; /* what a call on the dead proxy answers */
     int fail_status;
     int attempts, drops, ran;
-    bool fail_again;   /* the rebuilt connection fails the same way */
+    bool fail_again;    /* the rebuilt connection fails the same way */
     bool before_effect; /* the dead proxy fails a step before the method call */
 } wmi_double;
 
@@ -165,8 +165,8 @@ static void test_once_only_failed_before_the_effect(void **state)
      * class lookup, the query for the object): the call cannot have run,
      * so even a call that must not run twice is made again */
     for (size_t i = 0; i < N_LOST; i++) {
-        wmi_double d = {.fail_hr = lost[i].hr, .fail_status = CP_E_UNAVAILABLE,
-                        .before_effect = true};
+        wmi_double d = {
+            .fail_hr = lost[i].hr, .fail_status = CP_E_UNAVAILABLE, .before_effect = true};
         cp_error e;
         int rc = cp_wmi_call(attempt, &d, drop, &d, CP_WMI_RETRY_IF_NOT_RUN, &e);
         if (rc != CP_OK || d.attempts != 2 || d.drops != 1 || d.ran != 1)

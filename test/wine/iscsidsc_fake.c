@@ -82,8 +82,8 @@ static void save_state(void)
         if (persistent_of[i] > 0)
             k += (size_t)snprintf(buf + k, sizeof(buf) - k, "persistent %ls instance=%ls\n",
                                   targets[i].iqn, persistent_ini[i]);
-    k += (size_t)snprintf(buf + k, sizeof(buf) - k, "persistent-login-calls %d\n",
-                          persistent_calls);
+    k +=
+        (size_t)snprintf(buf + k, sizeof(buf) - k, "persistent-login-calls %d\n", persistent_calls);
     HANDLE h = CreateFileW(path, GENERIC_WRITE, 0, NULL, CREATE_ALWAYS, 0, NULL);
     if (h == INVALID_HANDLE_VALUE)
         return;
