@@ -109,6 +109,10 @@ $shortSecret = 'Short-S3c'          # 9 bytes
 if (-not (Get-WindowsFeature FS-iSCSITarget-Server).Installed) {
     Install-WindowsFeature FS-iSCSITarget-Server | Out-Null
 }
+# The target server refuses an initiator on its own node unless AllowLoopBack
+# is set (upstream's integration suite sets it the same way).
+Set-ItemProperty -Path 'HKLM:\SOFTWARE\Microsoft\iSCSI Target' -Name AllowLoopBack -Value 1
+Restart-Service WinTarget
 Set-Service MSiSCSI -StartupType Automatic
 Start-Service MSiSCSI
 $initiator = (Get-InitiatorPort | Where-Object { $_.ConnectionType -eq 'iSCSI' } | Select-Object -First 1).NodeAddress
