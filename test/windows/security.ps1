@@ -35,11 +35,7 @@ Set-StrictMode -Version 3
 $Exe = Join-Path $Dir 'csi-proxy.exe'
 $Cli = Join-Path $Dir 'csi-proxy-cli.exe'
 $Svc = Join-Path $Dir 'svctest.exe'
-$script:pass = 0
-$script:fail = 0
-function Ok([string] $name) { $script:pass++; Write-Output "ok - $name" }
-function Bad([string] $name, [string] $why) { $script:fail++; Write-Output "not ok - $name"; if ($why) { Write-Output "    $why" } }
-function Check([bool] $cond, [string] $name, [string] $why = '') { if ($cond) { Ok $name } else { Bad $name $why } }
+. (Join-Path $PSScriptRoot 'common.ps1')   # Claim, Ok, Bad, Check, Skip, Complete-Tests
 function Run([string] $file, [string[]] $argv) {
     $out = @(& $file @argv 2>&1 | ForEach-Object { "$_" }) -join "`n"
     return @{ Code = $LASTEXITCODE; Out = $out }
@@ -123,5 +119,4 @@ Check ($r.Code -eq 0 -and -not (Get-Service csiproxy -ErrorAction SilentlyContin
 Check (-not (Test-Path $key)) 'event source removed'
 Remove-Item -Force -ErrorAction SilentlyContinue "$Kubelet\sec-admin"
 
-Write-Output "$script:pass passed, $script:fail failed"
-if ($script:fail -gt 0) { exit 1 }
+Complete-Tests

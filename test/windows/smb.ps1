@@ -29,11 +29,7 @@ param(
 $ErrorActionPreference = 'Stop'
 Set-StrictMode -Version 3
 
-$script:pass = 0
-$script:fail = 0
-function Ok([string] $name) { $script:pass++; Write-Output "ok - $name" }
-function Bad([string] $name, [string] $why) { $script:fail++; Write-Output "not ok - $name"; if ($why) { Write-Output "    $why" } }
-function Check([bool] $cond, [string] $name, [string] $why = '') { if ($cond) { Ok $name } else { Bad $name $why } }
+. (Join-Path $PSScriptRoot 'common.ps1')   # Claim, Ok, Bad, Check, Skip, Complete-Tests
 
 # The request goes through a file (@file): PowerShell 5.1 mangles double
 # quotes in native command arguments. The file holds the password while the
@@ -144,5 +140,4 @@ foreach ($f in $ServiceLog) {
     }
 }
 
-Write-Output "$script:pass passed, $script:fail failed"
-if ($script:fail -gt 0) { exit 1 }
+Complete-Tests

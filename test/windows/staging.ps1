@@ -14,11 +14,7 @@ param(
 $ErrorActionPreference = 'Stop'
 Set-StrictMode -Version 3
 
-$script:pass = 0
-$script:fail = 0
-function Ok([string] $name) { $script:pass++; Write-Output "ok - $name" }
-function Bad([string] $name, [string] $why) { $script:fail++; Write-Output "not ok - $name"; if ($why) { Write-Output "    $why" } }
-function Check([bool] $cond, [string] $name, [string] $why = '') { if ($cond) { Ok $name } else { Bad $name $why } }
+. (Join-Path $PSScriptRoot 'common.ps1')   # Claim, Ok, Bad, Check, Skip, Complete-Tests
 
 # --- calling the service ----------------------------------------------------
 # The request goes through a file (@file): PowerShell 5.1 mangles double
@@ -340,5 +336,4 @@ try {
         Remove-Item -Force $vhd -ErrorAction SilentlyContinue
     }
 }
-Write-Output "$($script:pass) passed, $($script:fail) failed"
-if ($script:fail -ne 0) { exit 1 }
+Complete-Tests

@@ -58,11 +58,7 @@ Set-StrictMode -Version 3
 
 $Exe = Join-Path $Dir 'csi-proxy.exe'
 $Svc = Join-Path $Dir 'svctest.exe'
-$script:pass = 0
-$script:fail = 0
-function Ok([string] $name) { $script:pass++; Write-Output "ok - $name" }
-function Bad([string] $name, [string] $why) { $script:fail++; Write-Output "not ok - $name"; if ($why) { Write-Output "    $why" } }
-function Check([bool] $cond, [string] $name, [string] $why = '') { if ($cond) { Ok $name } else { Bad $name $why } }
+. (Join-Path $PSScriptRoot 'common.ps1')   # Claim, Ok, Bad, Check, Skip, Complete-Tests
 
 New-Item -ItemType Directory -Force -Path $WorkDir, $Kubelet | Out-Null
 $cfg = Join-Path $WorkDir 'tokcache.yaml'
@@ -134,5 +130,4 @@ try {
 } finally {
     Stop-Process -Id $server.Id -Force -ErrorAction SilentlyContinue
 }
-Write-Output "$($script:pass) passed, $($script:fail) failed"
-if ($script:fail -ne 0) { exit 1 }
+Complete-Tests

@@ -1,0 +1,120 @@
+<#
+.SYNOPSIS
+  The one way every script in test/windows/ reports a check: dot-sourced
+  (`. (Join-Path $PSScriptRoot 'common.ps1')`), it gives
+
+    Claim 'README: ...'         what the checks that follow prove: a README
+                                claim or a DRIVER-CONTRACTS fact, named
+    Ok / Bad / Check / Skip     one check each, printed as "ok - name",
+                                "not ok - name" (+ an indented why) or
+                                "skip - name (why)"
+    Complete-Tests              "N passed, N failed, N skipped"; exit 1 on
+                                any failure, 0 otherwise
+
+  The lines go to the console ([Console]::Out), not into the pipeline, so a
+  function that checks and then returns a value returns only that value.
+  When $env:CSI_PROXY_TEST_RESULTS names a file, every check is also
+  appended to it as one JSON line {status, script, name, claim, detail}:
+  run-all.ps1 counts those and writes the JUnit file from them.
+
+  Also here: the throw-away VHDX helpers (diskpart only: no Hyper-V
+  PowerShell needed) shared by staging.ps1, drivers.ps1 and iscsi.ps1's
+  callers.
+#>
+$script:pass = 0
+$script:fail = 0
+$script:skip = 0
+$script:claim = ''
+$script:testScript = 'script'
+if ($MyInvocation.PSCommandPath) {
+    $script:testScript = [IO.Path]::GetFileNameWithoutExtension($MyInvocation.PSCommandPath)
+}
+
+function Write-TestLine([string] $text) { [Console]::Out.WriteLine($text) }
+
+function Add-TestRecord([string] $status, [string] $name, [string] $why) {
+    $file = $env:CSI_PROXY_TEST_RESULTS
+    if (-not $file) { return }
+    $rec = [ordered]@{ status = $status; script = $script:testScript; name = $name; claim = $script:claim; detail = $why }
+    $line = ConvertTo-Json -InputObject $rec -Compress
+    [IO.File]::AppendAllText($file, $line + "`n", (New-Object Text.UTF8Encoding $false))
+}
+
+# What the checks that follow prove, until the next Claim.
+function Claim([string] $text) {
+    $script:claim = $text
+    Write-TestLine "# proves: $text"
+}
+
+function Ok([string] $name) {
+    $script:pass++
+    Write-TestLine "ok - $name"
+    Add-TestRecord 'pass' $name ''
+}
+
+function Bad([string] $name, [string] $why = '') {
+    $script:fail++
+    Write-TestLine "not ok - $name"
+    if ($why) { Write-TestLine "    $why" }
+    Add-TestRecord 'fail' $name $why
+}
+
+function Check([bool] $cond, [string] $name, [string] $why = '') {
+    if ($cond) { Ok $name } else { Bad $name $why }
+}
+
+# A check that could not be made here, with the reason (never counted as passed).
+function Skip([string] $name, [string] $why) {
+    $script:skip++
+    Write-TestLine "skip - $name ($why)"
+    Add-TestRecord 'skip' $name $why
+}
+
+function Complete-Tests {
+    Write-TestLine "$($script:pass) passed, $($script:fail) failed, $($script:skip) skipped"
+    if ($script:fail -gt 0) { exit 1 }
+    exit 0
+}
+
+# --- throw-away VHDX disks, with diskpart -------------------------------------
+function Invoke-Diskpart([string[]] $lines) {
+    $f = Join-Path $env:TEMP "csi-proxy-diskpart-$PID.txt"
+    [IO.File]::WriteAllLines($f, $lines)
+    $o = & diskpart.exe /s $f
+    $code = $LASTEXITCODE
+    Remove-Item -Force $f -ErrorAction SilentlyContinue
+    if ($code -ne 0) { throw "diskpart: $($o -join ' ')" }
+}
+
+# A new dynamic VHDX of $sizeMB, attached; its file and disk number.
+function New-TestVhd([string] $path, [int] $sizeMB) {
+    if (Test-Path $path) { Remove-TestVhd $path }
+    Invoke-Diskpart @("create vdisk file=`"$path`" maximum=$sizeMB type=expandable", "select vdisk file=`"$path`"", 'attach vdisk')
+    $leaf = Split-Path -Leaf $path
+    $until = (Get-Date).AddSeconds(20)
+    $disk = $null
+    while (-not $disk -and (Get-Date) -lt $until) {
+        Start-Sleep -Milliseconds 500
+        $disk = Get-Disk | Where-Object { $_.Location -eq $path -or $_.Location -like "*\$leaf" } | Select-Object -First 1
+    }
+    if (-not $disk) { throw "the attached VHDX $path does not show in Get-Disk" }
+    [pscustomobject]@{ File = $path; Number = [int] $disk.Number }
+}
+
+# Detach, expand to $sizeMB, attach again (the disk keeps its number or gets
+# a new one: the new number is returned).
+function Resize-TestVhd([string] $path, [int] $sizeMB) {
+    Invoke-Diskpart @("select vdisk file=`"$path`"", 'detach vdisk')
+    Invoke-Diskpart @("select vdisk file=`"$path`"", "expand vdisk maximum=$sizeMB")
+    Invoke-Diskpart @("select vdisk file=`"$path`"", 'attach vdisk')
+    Start-Sleep -Seconds 2
+    $leaf = Split-Path -Leaf $path
+    $disk = Get-Disk | Where-Object { $_.Location -eq $path -or $_.Location -like "*\$leaf" } | Select-Object -First 1
+    if (-not $disk) { throw "the re-attached VHDX $path does not show in Get-Disk" }
+    [int] $disk.Number
+}
+
+function Remove-TestVhd([string] $path) {
+    try { Invoke-Diskpart @("select vdisk file=`"$path`"", 'detach vdisk') } catch { Write-TestLine "# detach ${path}: $_" }
+    Remove-Item -Force $path -ErrorAction SilentlyContinue
+}
