@@ -118,6 +118,7 @@ Write-Output "# initiator $initiator; targets $plainIqn, $chapIqn"
 
 try {
     # --- 1. portals ----------------------------------------------------------------
+    Claim 'README verification table, iscsi AddTargetPortal / ListTargetPortals: port 0 is 3260, idempotent'
     for ($i = 0; $i -lt 2; $i++) {
         Expect-Ok (Rpc iscsi v1alpha2 AddTargetPortal @{ target_portal = $portal }) "AddTargetPortal 127.0.0.1 port 0 (call $($i + 1))" | Out-Null
     }
@@ -128,6 +129,7 @@ try {
         'ListTargetPortals lists 127.0.0.1:3260 once' $l.Out
 
     # --- 2. discovery --------------------------------------------------------------
+    Claim 'README verification table, iscsi DiscoverTargetPortal: the portal''s IQNs, an unregistered portal NOT_FOUND'
     $d = Expect-Ok (Rpc iscsi v1alpha2 DiscoverTargetPortal @{ target_portal = $portal }) 'DiscoverTargetPortal'
     $iqns = @($d.Json.iqns)
     Check (($iqns -contains $plainIqn) -and ($iqns -contains $chapIqn)) 'DiscoverTargetPortal lists both targets' $d.Out
@@ -135,6 +137,7 @@ try {
         'DiscoverTargetPortal of a portal not registered is NOT_FOUND' | Out-Null
 
     # --- 3. a target without authentication ----------------------------------------------
+    Claim 'README verification table, iscsi ConnectTarget / GetTargetDisks: idempotent, disk numbers as decimal strings'
     for ($i = 0; $i -lt 2; $i++) {
         Expect-Ok (Rpc iscsi v1alpha2 ConnectTarget @{ target_portal = $portal; iqn = $plainIqn; auth_type = 'NONE' }) "ConnectTarget plain (call $($i + 1))" | Out-Null
     }
@@ -147,6 +150,7 @@ try {
     Check (($got.Count -eq 1) -and (-not (Compare-Object $got $want))) "GetTargetDisks = Get-Disk's numbers ($($want -join ','))" $g.Out
 
     # --- 4. CHAP ---------------------------------------------------------------------------
+    Claim 'README verification table, iscsi ConnectTarget with CHAP: a wrong secret PERMISSION_DENIED; SetMutualChapSecret 12-16 bytes'
     $bad = Rpc iscsi v1alpha2 ConnectTarget @{ target_portal = $portal; iqn = $chapIqn; auth_type = 'ONE_WAY_CHAP'; chap_username = $chapUser; chap_secret = $wrongSecret }
     Expect-Code $bad 7 'ISDSC_AUTHENTICATION_FAILURE' 'ConnectTarget with a wrong CHAP secret is PERMISSION_DENIED' | Out-Null
     Check (-not ($bad.Out -like "*$wrongSecret*")) 'the refusal does not carry the secret'
@@ -161,6 +165,7 @@ try {
     Expect-Ok (Rpc iscsi v1alpha2 SetMutualChapSecret @{ MutualChapSecret = $mutualSecret }) 'SetMutualChapSecret of 16 bytes' | Out-Null
 
     # --- 5. the plain target's disk through the disk and volume groups ----------------------
+    Claim 'README "Verification level": the iSCSI disk staged through the disk and volume groups (test_iscsi_flow.py on the sim)'
     $n = [int] $want[0]
     if ((Get-Disk -Number $n).IsOffline) {
         Expect-Ok (Rpc disk v1 SetDiskState @{ disk_number = $n; is_online = $true }) "SetDiskState online (disk $n)" | Out-Null
@@ -177,6 +182,7 @@ try {
     Expect-Ok (Rpc volume v1 UnmountVolume @{ volume_id = $vol; target_path = $target }) 'UnmountVolume' | Out-Null
 
     # --- 6. disconnect and remove -----------------------------------------------------------
+    Claim 'README verification table, iscsi DisconnectTarget / RemoveTargetPortal: a second disconnect OK, a second remove NOT_FOUND'
     foreach ($iqn in $plainIqn, $chapIqn) {
         for ($i = 0; $i -lt 2; $i++) {
             Expect-Ok (Rpc iscsi v1alpha2 DisconnectTarget @{ target_portal = $portal; iqn = $iqn }) "DisconnectTarget $iqn (call $($i + 1))" | Out-Null
@@ -193,6 +199,7 @@ try {
     Expect-Code (Rpc iscsi v1alpha1 RemoveTargetPortal @{ target_portal = $portal }) 5 'is not registered' 'RemoveTargetPortal again is NOT_FOUND' | Out-Null
 
     # --- 7. the initiator service stopped ----------------------------------------------------
+    Claim 'README verification table, iscsi ListTargetPortals: MSiSCSI stopped is FAILED_PRECONDITION naming the service'
     Stop-Service MSiSCSI -Force
     $r = Rpc iscsi v1alpha2 ListTargetPortals
     Write-Output "# with MSiSCSI stopped, the API answered: $($r.Out)"
@@ -215,6 +222,7 @@ try {
 }
 
 # --- 8. no CHAP secret in the service's log or audit ------------------------------------------
+Claim 'README "Security model" 4, no secrets anywhere: CHAP secrets in no log and <redacted> in the audit'
 foreach ($f in $ServiceLog) {
     if (Test-Path -LiteralPath $f) {
         foreach ($secret in $chapSecret, $wrongSecret, $mutualSecret, $shortSecret) {

@@ -62,6 +62,7 @@ if ($server -in @('localhost', '127.0.0.1', '::1', $env:COMPUTERNAME) -or
 if ((Mapping $root).Count -gt 0) { throw "$root is already globally mapped on this node; remove it first" }
 
 # --- 1. shares of the node itself are refused before Windows is asked -------
+Claim 'README "Security model" / configuration table groups.smb.allowedServers: a share of this machine is INVALID_ARGUMENT unless its server is named'
 foreach ($own in @("\\localhost\c`$", "\\127.0.0.1\share", "\\$env:COMPUTERNAME\ADMIN`$", "\\$env:COMPUTERNAME\share")) {
     $r = Rpc 'NewSmbGlobalMapping' @{ remote_path = $own; username = $user; password = $pass }
     Expect-Code $r 3 'is this machine' "a share of this node ($own) is INVALID_ARGUMENT"
@@ -70,6 +71,7 @@ Check ((@(Get-SmbGlobalMapping -ErrorAction SilentlyContinue | Where-Object { $_
     'no global mapping of the node itself exists afterwards'
 
 # --- 2. a share on another host: mapped and linked ---------------------------
+Claim 'README verification table, smb NewSmbGlobalMapping: mapped (RequirePrivacy from -require-privacy), linked under the kubelet directory, idempotent'
 $podDir = Join-Path $Kubelet 'pods\csi-proxy-smb-test\volumes\kubernetes.io~csi\pv-smb'
 $link = Join-Path $podDir 'mount'
 New-Item -ItemType Directory -Force $podDir | Out-Null
@@ -94,6 +96,7 @@ Check ($r.Code -eq 0) 'NewSmbGlobalMapping again succeeds' $r.Out
 Check ((Mapping $root).Count -eq 1) 'still one mapping'
 
 # --- 3. read and write through the link --------------------------------------
+Claim 'DRIVER-CONTRACTS section 9 fact 24 (csi-driver-smb): the directory link leads to the share'
 $name = "csi-proxy-smb-test-$([guid]::NewGuid().ToString('N')).txt"
 $text = "written through the link at $(Get-Date -Format o)"
 try {
@@ -110,6 +113,7 @@ try {
 }
 
 # --- 4. the credential-conflict refusal (optional) ---------------------------
+Claim 'README "Verification level", smb: other credentials for the same server FAILED_PRECONDITION naming the share'
 if ($OtherRemotePath -and $null -ne $OtherCredential) {
     $r = Rpc 'NewSmbGlobalMapping' @{ remote_path = $OtherRemotePath; username = $OtherCredential.UserName; password = $OtherCredential.GetNetworkCredential().Password }
     $otherRoot = ($OtherRemotePath -replace '/', '\').TrimEnd('\').ToLowerInvariant()
@@ -121,6 +125,7 @@ if ($OtherRemotePath -and $null -ne $OtherCredential) {
 }
 
 # --- 5. removal -------------------------------------------------------------
+Claim 'README "Verification level", smb RemoveSmbGlobalMapping: a mapping already gone succeeds (DRIVER-CONTRACTS Q5)'
 Remove-Item -Force $link -ErrorAction SilentlyContinue # the driver removes its link (rmdir on the link only)
 Check (Test-Path -LiteralPath $root) 'removing the link left the share intact'
 $r = Rpc 'RemoveSmbGlobalMapping' @{ remote_path = $RemotePath }
@@ -131,6 +136,7 @@ Check ($r.Code -eq 0) 'RemoveSmbGlobalMapping of a mapping already gone succeeds
 Remove-Item -Recurse -Force (Join-Path $Kubelet 'pods\csi-proxy-smb-test') -ErrorAction SilentlyContinue
 
 # --- 6. the password is nowhere in the service's log or audit ----------------
+Claim 'README "Security model" 4, no secrets anywhere: the SMB password in no log'
 foreach ($f in $ServiceLog) {
     if (Test-Path -LiteralPath $f) {
         $hit = Select-String -LiteralPath $f -SimpleMatch -Pattern $pass -Quiet

@@ -115,6 +115,7 @@ Write-Output "# VHDX $vhd is disk $n"
 
 try {
     # --- identity strings, every disk ---------------------------------------------
+    Claim 'README verification table, disk ListDiskIDs / ListDiskLocations / GetDiskStats / GetDiskState: the strings Windows'' storage management reports (DRIVER-CONTRACTS section 9 facts 18, 19)'
     $ids = Expect-Ok (Rpc disk v1 ListDiskIDs) 'ListDiskIDs'
     $locs = Expect-Ok (Rpc disk v1 ListDiskLocations) 'ListDiskLocations'
     $idsOld = Expect-Ok (Rpc disk v1beta1 ListDiskIDs) 'ListDiskIDs (v1beta1)'
@@ -142,6 +143,7 @@ try {
     }
 
     # --- issue 9 item 6: more than one instance of each pipe ------------------------------
+    Claim 'README "Security model" 1: every pipe instance is created with the group''s security descriptor (several instances)'
     # A DACL that does not let the service's account create pipe instances
     # leaves one instance: a second client (EBS opens one inside
     # FindDevicePath) would wait. Two clients held open at once must both connect.
@@ -156,6 +158,7 @@ try {
     Check (($codes.Count -eq 3) -and (@($codes | Where-Object { $_ -ne 0 }).Count -eq 0)) 'issue 9 item 6: three concurrent ListDiskIDs all answered' "exit codes: $codes"
 
     # --- issue 9 items 7, 8: optical drives ----------------------------------------------
+    Claim 'README verification table, disk: an unreadable disk (an optical drive) is left out of the lists'
     # An empty DVD drive answers ERROR_NOT_READY; a mounted ISO's volume says
     # DeviceNumber 0 with DeviceType FILE_DEVICE_CD_ROM. Neither may fail a
     # listing or show as a volume of disk 0. (Add an empty DVD drive to the VM,
@@ -170,6 +173,7 @@ try {
     } else { Write-Output '# no optical drive: issue 9 items 7 and 8 not exercised' }
 
     # --- the boot disk -----------------------------------------------------------------
+    Claim 'README "Behaviour compared with upstream", disk and volume: PartitionDisk, FormatVolume, ResizeVolume and SetDiskState(offline) refuse the boot disk'
     # Issue 9 item 13: PartitionDisk on the boot disk would change nothing (it
     # has C:): a no-op success, the layout untouched.
     $boot = Get-Disk | Where-Object { $_.IsBoot -or $_.IsSystem } | Select-Object -First 1
@@ -182,6 +186,7 @@ try {
     Expect-Code (Rpc volume v1 ResizeVolume @{ volume_id = $cvol; size_bytes = 0 }) 9 'refusing to resize' 'ResizeVolume refuses C:'
 
     # --- volumes Windows needs (issue 8 item 2), from sources the service does not read --
+    Claim 'README "Security model" 9: volumes Windows needs (boot, system, page file, dump) are never changed'
     # The service finds them with IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS, the
     # partition type, GetSystemWindowsDirectoryW and the PagingFiles /
     # ExistingPageFiles / DumpFile / DedicatedDumpFile registry values, which
@@ -221,6 +226,7 @@ try {
     Check (-not (Get-Item $needDir).Attributes.HasFlag([IO.FileAttributes]::ReparsePoint)) 'nothing was mounted on the refusals'
 
     # --- the staging flow ---------------------------------------------------------------
+    Claim 'README verification table, volume: the staging flow as a driver runs it, idempotent mount and unmount'
     for ($i = 0; $i -lt 2; $i++) { Expect-Ok (Rpc disk v1 PartitionDisk @{ disk_number = $n }) "PartitionDisk $n (call $($i + 1))" | Out-Null }
     $d2 = Get-Disk -Number $n
     Check ($d2.PartitionStyle -eq 'GPT') "disk $n is GPT now"
@@ -267,6 +273,7 @@ try {
     Expect-Code (Rpc volume v1 GetVolumeIDFromTargetPath @{ target_path = $target }) 9 'not a mounted folder' 'not a mounted folder any more'
 
     # --- growth after the disk was expanded ------------------------------------------------
+    Claim 'README verification table, volume ResizeVolume: the volume grows to the expanded disk (DRIVER-CONTRACTS section 9 fact 21)'
     Diskpart @("select vdisk file=`"$vhd`"", 'detach vdisk')
     Diskpart @("select vdisk file=`"$vhd`"", 'expand vdisk maximum=2048', 'attach vdisk')
     Start-Sleep -Seconds 2
@@ -290,6 +297,7 @@ try {
     Check ([int64] (Prop $s.Json 'total_bytes') -gt $after + 900MB) "issue 9 item 12: the volume grew again: $after -> $(Prop $s.Json 'total_bytes') bytes"
 
     # --- online / offline -------------------------------------------------------------------
+    Claim 'README verification table, disk SetDiskState / GetDiskState against Get-Disk IsOffline'
     Expect-Ok (Rpc disk v1 SetDiskState @{ disk_number = $n; is_online = $false }) 'SetDiskState offline' | Out-Null
     Check ((Get-Disk -Number $n).IsOffline) 'Get-Disk says offline'
     Check (@((Rpc volume v1 ListVolumesOnDisk @{ disk_number = $n }).Json.volume_ids).Count -eq 0) 'no volumes while offline'
@@ -299,6 +307,7 @@ try {
     Check (@((Rpc volume v1 ListVolumesOnDisk @{ disk_number = $n }).Json.volume_ids) -contains $vol) 'issue 9 item 9: the volume is listed right after SetAttachState(online)'
 
     # --- issue 9 item 9: a clone beside its source (OfflineReason Collision) ---------------
+    Claim 'README verification table, disk: a clone beside its source (a signature collision) comes online'
     $vhd2 = Join-Path $WorkDir 'csi-proxy-clone.vhdx'
     Diskpart @("select vdisk file=`"$vhd`"", 'detach vdisk')
     Copy-Item -Force $vhd $vhd2
@@ -318,6 +327,7 @@ try {
     Remove-Item -Force $vhd2 -ErrorAction SilentlyContinue
 
     # --- issue 9 item 9: PartitionDisk on a RAW offline disk ------------------------------
+    Claim 'README verification table, disk: a RAW offline disk is brought online to be partitioned'
     $vhd3 = Join-Path $WorkDir 'csi-proxy-raw.vhdx'
     if (Test-Path $vhd3) { Remove-Item -Force $vhd3 }
     Diskpart @("create vdisk file=`"$vhd3`" maximum=256 type=expandable", "select vdisk file=`"$vhd3`"", 'attach vdisk')

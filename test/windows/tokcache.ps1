@@ -61,6 +61,7 @@ $Svc = Join-Path $Dir 'svctest.exe'
 . (Join-Path $PSScriptRoot 'common.ps1')   # Claim, Ok, Bad, Check, Skip, Complete-Tests
 
 New-Item -ItemType Directory -Force -Path $WorkDir, $Kubelet | Out-Null
+Claim 'README "Security model" 2: a cached allowance never outlives the token state it was judged in (TokenId and ModifiedId)'
 $cfg = Join-Path $WorkDir 'tokcache.yaml'
 $log = Join-Path $WorkDir 'server.log'
 $out = Join-Path $WorkDir 'server.out'
