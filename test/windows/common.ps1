@@ -21,13 +21,13 @@
   PowerShell needed) shared by staging.ps1, drivers.ps1 and iscsi.ps1's
   callers.
 #>
-$script:pass = 0
-$script:fail = 0
-$script:skip = 0
-$script:claim = ''
-$script:testScript = 'script'
+$script:TestsPassed = 0
+$script:TestsFailed = 0
+$script:TestsSkipped = 0
+$script:TestClaim = ''
+$script:TestScriptName = 'script'
 if ($MyInvocation.PSCommandPath) {
-    $script:testScript = [IO.Path]::GetFileNameWithoutExtension($MyInvocation.PSCommandPath)
+    $script:TestScriptName = [IO.Path]::GetFileNameWithoutExtension($MyInvocation.PSCommandPath)
 }
 
 function Write-TestLine([string] $text) { [Console]::Out.WriteLine($text) }
@@ -35,25 +35,25 @@ function Write-TestLine([string] $text) { [Console]::Out.WriteLine($text) }
 function Add-TestRecord([string] $status, [string] $name, [string] $why) {
     $file = $env:CSI_PROXY_TEST_RESULTS
     if (-not $file) { return }
-    $rec = [ordered]@{ status = $status; script = $script:testScript; name = $name; claim = $script:claim; detail = $why }
+    $rec = [ordered]@{ status = $status; script = $script:TestScriptName; name = $name; claim = $script:TestClaim; detail = $why }
     $line = ConvertTo-Json -InputObject $rec -Compress
     [IO.File]::AppendAllText($file, $line + "`n", (New-Object Text.UTF8Encoding $false))
 }
 
 # What the checks that follow prove, until the next Claim.
 function Claim([string] $text) {
-    $script:claim = $text
+    $script:TestClaim = $text
     Write-TestLine "# proves: $text"
 }
 
 function Ok([string] $name) {
-    $script:pass++
+    $script:TestsPassed++
     Write-TestLine "ok - $name"
     Add-TestRecord 'pass' $name ''
 }
 
 function Bad([string] $name, [string] $why = '') {
-    $script:fail++
+    $script:TestsFailed++
     Write-TestLine "not ok - $name"
     if ($why) { Write-TestLine "    $why" }
     Add-TestRecord 'fail' $name $why
@@ -65,14 +65,14 @@ function Check([bool] $cond, [string] $name, [string] $why = '') {
 
 # A check that could not be made here, with the reason (never counted as passed).
 function Skip([string] $name, [string] $why) {
-    $script:skip++
+    $script:TestsSkipped++
     Write-TestLine "skip - $name ($why)"
     Add-TestRecord 'skip' $name $why
 }
 
 function Complete-Tests {
-    Write-TestLine "$($script:pass) passed, $($script:fail) failed, $($script:skip) skipped"
-    if ($script:fail -gt 0) { exit 1 }
+    Write-TestLine "$($script:TestsPassed) passed, $($script:TestsFailed) failed, $($script:TestsSkipped) skipped"
+    if ($script:TestsFailed -gt 0) { exit 1 }
     exit 0
 }
 
