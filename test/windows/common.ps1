@@ -76,6 +76,36 @@ function Complete-Tests {
     exit 0
 }
 
+# The JSON-lines file of Add-TestRecord as JUnit XML (one testsuite per
+# script, the claim as each testcase's system-out); per-script totals printed;
+# the totals returned.
+function Write-JUnit([string] $resultsFile, [string] $junitFile) {
+    $recs = @([IO.File]::ReadAllLines($resultsFile) | Where-Object { $_ } | ForEach-Object { $_ | ConvertFrom-Json })
+    $nf = @($recs | Where-Object { $_.status -eq 'fail' }).Count
+    $ns = @($recs | Where-Object { $_.status -eq 'skip' }).Count
+    $x = New-Object Text.StringBuilder
+    [void]$x.AppendLine('<?xml version="1.0" encoding="UTF-8"?>')
+    [void]$x.AppendLine("<testsuites name=`"csi-proxy windows`" tests=`"$($recs.Count)`" failures=`"$nf`" skipped=`"$ns`">")
+    foreach ($g in @($recs | Group-Object script)) {
+        $gf = @($g.Group | Where-Object { $_.status -eq 'fail' }).Count
+        $gs = @($g.Group | Where-Object { $_.status -eq 'skip' }).Count
+        Write-TestLine ('# {0,-12} {1} passed, {2} failed, {3} skipped' -f $g.Name, ($g.Count - $gf - $gs), $gf, $gs)
+        [void]$x.AppendLine("  <testsuite name=`"$(Format-Xml $g.Name)`" tests=`"$($g.Count)`" failures=`"$gf`" skipped=`"$gs`">")
+        foreach ($r in $g.Group) {
+            [void]$x.Append("    <testcase classname=`"windows.$(Format-Xml $r.script)`" name=`"$(Format-Xml $r.name)`">")
+            if ($r.status -eq 'fail') { [void]$x.Append("<failure message=`"$(Format-Xml $r.detail)`"/>") }
+            if ($r.status -eq 'skip') { [void]$x.Append("<skipped message=`"$(Format-Xml $r.detail)`"/>") }
+            if ($r.claim) { [void]$x.Append("<system-out>proves: $(Format-Xml $r.claim)</system-out>") }
+            [void]$x.AppendLine('</testcase>')
+        }
+        [void]$x.AppendLine('  </testsuite>')
+    }
+    [void]$x.AppendLine('</testsuites>')
+    [IO.File]::WriteAllText($junitFile, $x.ToString(), (New-Object Text.UTF8Encoding $false))
+    [pscustomobject]@{ Passed = $recs.Count - $nf - $ns; Failed = $nf; Skipped = $ns }
+}
+function Format-Xml([string] $s) { [Security.SecurityElement]::Escape($s) }
+
 # --- throw-away VHDX disks, with diskpart -------------------------------------
 function Invoke-Diskpart([string[]] $lines) {
     $f = Join-Path $env:TEMP "csi-proxy-diskpart-$PID.txt"

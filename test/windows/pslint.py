@@ -17,7 +17,7 @@ and what it proves it proves by its own tokenizer. Checked:
      passes is in that script's param block, and every mandatory parameter
      is passed.
 
-Usage: pslint.py [DIR]        check DIR/*.ps1 (default: this directory)
+Usage: pslint.py [DIR]        check DIR/**/*.ps1 (default: this directory)
        pslint.py --self-test  broken samples must each be refused
 Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
 """
@@ -264,7 +264,7 @@ def check_file(path, text, common_funcs):
         errs.append(f'{path}:{ln}: not ASCII')
     toks = tokenize(text, path)
     defined = functions(toks)
-    if re.search(r"^\.\s+\(Join-Path \$PSScriptRoot 'common\.ps1'\)", text, re.M):
+    if re.search(r"^\.\s+\(Join-Path \$PSScriptRoot '(\.\.\\)?common\.ps1'\)", text, re.M):
         defined |= common_funcs
     for w, line in commands(toks):
         lw = w.lower()
@@ -276,7 +276,7 @@ def check_file(path, text, common_funcs):
 
 def check_dir(d):
     res = []
-    files = sorted(f for f in os.listdir(d) if f.endswith('.ps1'))
+    files = sorted(os.path.relpath(os.path.join(r, f), d) for r, _, fs in os.walk(d) for f in fs if f.endswith('.ps1'))
     texts = {f: open(os.path.join(d, f), encoding='utf-8', errors='replace').read() for f in files}
     common_funcs = set()
     if 'common.ps1' in texts:
@@ -321,7 +321,7 @@ def check_dir(d):
                     errs.append(f'run-all.ps1:{line}: {name}.ps1 has no parameter -{p}')
                 for p in sorted(p for p, m in declared.items() if m and p not in passed):
                     errs.append(f'run-all.ps1:{line}: {name}.ps1 needs -{p}, not passed')
-        missing = sorted(set(f[:-4] for f in toks) - named - {'run-all', 'common'})
+        missing = sorted(set(f[:-4] for f in toks if os.sep not in f) - named - {'run-all', 'common'})
         for m in missing:
             errs.append(f'run-all.ps1: {m}.ps1 is in the directory and run-all does not run it')
         res.append(('run-all.ps1: every script exists, each is run, parameters match their param blocks', errs))

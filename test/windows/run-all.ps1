@@ -219,30 +219,8 @@ if ($BenchBase -and $BenchClient) {
 }
 
 # --- the verdict ----------------------------------------------------------------------------------------
-$recs = @([IO.File]::ReadAllLines($results) | Where-Object { $_ } | ForEach-Object { $_ | ConvertFrom-Json })
-function Esc([string] $s) { [Security.SecurityElement]::Escape($s) }
-$xml = New-Object Text.StringBuilder
-[void]$xml.AppendLine('<?xml version="1.0" encoding="UTF-8"?>')
-$nf = @($recs | Where-Object status -eq 'fail').Count
-$ns = @($recs | Where-Object status -eq 'skip').Count
-[void]$xml.AppendLine("<testsuites name=`"csi-proxy windows`" tests=`"$($recs.Count)`" failures=`"$nf`" skipped=`"$ns`">")
-foreach ($g in @($recs | Group-Object script)) {
-    $gf = @($g.Group | Where-Object status -eq 'fail').Count
-    $gs = @($g.Group | Where-Object status -eq 'skip').Count
-    Write-TestLine ("# {0,-10} {1} passed, {2} failed, {3} skipped" -f $g.Name, ($g.Count - $gf - $gs), $gf, $gs)
-    [void]$xml.AppendLine("  <testsuite name=`"$(Esc $g.Name)`" tests=`"$($g.Count)`" failures=`"$gf`" skipped=`"$gs`">")
-    foreach ($r in $g.Group) {
-        [void]$xml.Append("    <testcase classname=`"windows.$(Esc $r.script)`" name=`"$(Esc $r.name)`">")
-        if ($r.status -eq 'fail') { [void]$xml.Append("<failure message=`"$(Esc $r.detail)`"/>") }
-        if ($r.status -eq 'skip') { [void]$xml.Append("<skipped message=`"$(Esc $r.detail)`"/>") }
-        if ($r.claim) { [void]$xml.Append("<system-out>proves: $(Esc $r.claim)</system-out>") }
-        [void]$xml.AppendLine('</testcase>')
-    }
-    [void]$xml.AppendLine('  </testsuite>')
-}
-[void]$xml.AppendLine('</testsuites>')
-[IO.File]::WriteAllText($JUnit, $xml.ToString(), (New-Object Text.UTF8Encoding $false))
+$t = Write-JUnit $results $JUnit
 Write-TestLine "# JUnit: $JUnit; logs: $Out"
-Write-TestLine "$($recs.Count - $nf - $ns) passed, $nf failed, $ns skipped"
-if ($nf -gt 0) { exit 1 }
+Write-TestLine "$($t.Passed) passed, $($t.Failed) failed, $($t.Skipped) skipped"
+if ($t.Failed -gt 0) { exit 1 }
 exit 0
