@@ -53,7 +53,8 @@ UNIT_BIN  := $(patsubst test/unit/%.c,$(NAT)/%,$(UNIT_SRC))
 all: $(WIN)/csi-proxy.exe $(WIN)/csi-proxy-cli.exe $(NAT)/csi-proxy $(NAT)/csi-proxy-cli $(UNIT_BIN)
 
 # --- set-up -----------------------------------------------------------
-$(TOOLS_STAMP): scripts/apt-packages.txt scripts/setup-tools.sh
+$(TOOLS_STAMP): scripts/apt-packages.txt scripts/setup-tools.sh scripts/npm-tools/package.json \
+                scripts/npm-tools/package-lock.json
 	@mkdir -p $(B)
 	bash scripts/setup-tools.sh
 	@touch $@
