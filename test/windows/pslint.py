@@ -9,6 +9,7 @@ and what it proves it proves by its own tokenizer. Checked:
      can read as quote characters);
   2. strings ('...', "..." with `$(...)` inside, here-strings @'...'@ and
      @"..."@), comments (# and <# #>) and (), {}, [] are closed, in order;
+     no "$name:" in an expanding string (PowerShell refuses it: ${name}:);
   3. every bare word in command position is a keyword, a function the script
      (or common.ps1, when it dot-sources it) defines, a cmdlet or program in
      KNOWN below, or NAME.exe: a misspelt helper or cmdlet fails here;
@@ -48,6 +49,8 @@ Connect-IscsiTarget Disconnect-IscsiTarget New-IscsiTargetPortal Update-IscsiTar
 Register-ScheduledTask Get-NetFirewallRule Mount-DiskImage Get-DiskImage Invoke-Expression Get-Command
 Set-ItemProperty Get-FileHash Expand-Archive Rename-Item Move-Item Get-Location Set-Location
 Compare-Object Unregister-IscsiSession Start-Job Wait-Job Receive-Job Add-PartitionAccessPath
+Remove-NetFirewallRule New-NetFirewallRule Invoke-RestMethod New-SelfSignedCertificate Set-WSManQuickConfig
+Set-Item Restart-Service
 '''.split()}
 
 
@@ -90,6 +93,12 @@ def tokenize(text, fname):
                 j = code(i + 2, ')')
                 i = j
                 continue
+            if c == '$':
+                # "$name:" followed by no name is a parse error ("Variable
+                # reference is not valid"); "${name}:" is what is meant.
+                m = re.compile(r'\$([A-Za-z_]\w*):(?![\w{])').match(text, i)
+                if m:
+                    raise Lint(f'{fname}:{line}: "${m.group(1)}:" in a string is not a valid variable reference (write ${{{m.group(1)}}}:)')
             i += 1
 
     def code(i, closer):
@@ -335,6 +344,7 @@ SAMPLES = {
     'an unclosed here-string': ("$s = @'\nabc\n", None),
     'an unclosed subexpression in a string': ('Write-Output "a $(Get-Date b"\n', None),
     'a non-ASCII character': ("# dash \u2013\nWrite-Output 'a'\n", None),
+    'a colon after a variable in a string': ('Write-Output "exit $code: failed"\n', None),
     'a misspelt helper': ("function Check2 { }\nChekc $true 'x'\n", None),
     'a misspelt cmdlet': ("Get-Dsik | Out-Null\n", None),
     'run-all runs a script that is not there': None,
@@ -344,7 +354,7 @@ SAMPLES = {
 }
 GOOD = ("param([Parameter(Mandatory = $true)] [string] $Cli, [string] $X = $null)\n"
         "function Rpc([string] $a) { @{ path = \"$($a)\"; force = $true } }\n"
-        "$h = @{ Name = 'x' }\nRpc 'y' | Out-Null\n$s = @'\nit's {(\n'@\n")
+        "$h = @{ Name = 'x' }\nRpc 'y' | Out-Null\n$s = @'\nit's {(\n'@\nWrite-Output \"${h}: $env:TEMP $($h):\"\n")
 
 
 def self_test():

@@ -118,7 +118,7 @@ try {
         Check ($L -match "audit: denied caller=S-1-5-[0-9-]+ pid=\d+ group=filesystem pipe=csi-proxy-filesystem-v1: process token: .*$([regex]::Escape($Sid))") `
             '... and the refusal is audited, naming the SID'
     } else {
-        Check (Said "groups: AdjustTokenGroups cannot disable $Sid: error 575") `
+        Check (Said "groups: AdjustTokenGroups cannot disable ${Sid}: error 575") `
             "3. Windows refuses to disable $Sid in place (ERROR_CANT_DISABLE_MANDATORY): no cached allowance can outlive it. The attack itself was NOT run: pass -Sid with a non-mandatory group" `
             ($text -join "`n")
     }

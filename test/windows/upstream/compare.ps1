@@ -59,7 +59,7 @@ foreach ($t in $leaves) {
         $x = $expect[$t]
         if ($r -eq 'fail' -and (Out-Of $t).Contains($x.Text)) { Ok "$t fails as expected: $($x.Why)" }
         elseif ($r -eq 'fail') { Bad "$t fails as expected: $($x.Why)" "it fails, but its output lacks '$($x.Text)': $(Out-Of $t)" }
-        else { Bad "$t fails as expected: $($x.Why)" "it did $r: the expectation is stale or the behaviour changed" }
+        else { Bad "$t fails as expected: $($x.Why)" "it did ${r}: the expectation is stale or the behaviour changed" }
     } elseif ($r -eq 'pass') {
         Ok $t
     } elseif ($r -eq 'skip') {
