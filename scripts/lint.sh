@@ -18,7 +18,8 @@
 #      test/workflow/refs.py: every file, script, script flag, make target and
 #      artifact a workflow names exists; each with a self-test that a broken
 #      workflow is refused;
-#   6. test/windows/*.ps1 (no PowerShell here): test/windows/pslint.py, a
+#   6. test/windows/*.ps1 and scripts/packer/*.ps1 (no PowerShell here):
+#      test/windows/pslint.py, a
 #      structural check (ASCII, closed strings and brackets, every command
 #      defined or known, run-all.ps1's scripts and parameters), with its
 #      self-test.
@@ -164,6 +165,7 @@ run_check "workflows: every path, script flag, make target and artifact named ex
 # --- 6. test/windows/*.ps1 -----------------------------------------------------------
 run_check "windows scripts: pslint.py refuses broken samples" $PY test/windows/pslint.py --self-test
 run_check "windows scripts: pslint.py over test/windows" $PY test/windows/pslint.py
+run_check "windows scripts: pslint.py over scripts/packer" $PY test/windows/pslint.py scripts/packer
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
