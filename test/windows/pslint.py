@@ -90,7 +90,9 @@ def tokenize(text, fname):
                 i += 2
                 continue
             if c == '$' and i + 1 < n and text[i + 1] == '(':
+                push('open', '$(')
                 j = code(i + 2, ')')
+                push('close', ')')
                 i = j
                 continue
             if c == '$':
@@ -224,7 +226,7 @@ def commands(toks):
         # index or a hashtable key; in `sc.exe create x start= auto` it is not.
         assign = prev is not None and prev[0] == 'op' and prev[1] == '=' and \
             (in_hash or (prev2 is not None and prev2[0] in ('var', 'close')))
-        at_start = prev is None or (prev[0] in ('nl', 'open') and prev[1] in ('\n', '(', '{', '@(')) or \
+        at_start = prev is None or (prev[0] in ('nl', 'open') and prev[1] in ('\n', '(', '{', '@(', '$(')) or \
             (prev[0] == 'op' and prev[1] in (';', '|')) or assign
         if kind == 'word' and at_start and not in_brackets:
             if in_hash and not assign and not (prev[0] == 'op' and prev[1] == '|'):
@@ -347,6 +349,7 @@ SAMPLES = {
     'a colon after a variable in a string': ('Write-Output "exit $code: failed"\n', None),
     'a misspelt helper': ("function Check2 { }\nChekc $true 'x'\n", None),
     'a misspelt cmdlet': ("Get-Dsik | Out-Null\n", None),
+    'a misspelt cmdlet in a string': ('Write-Output "now: $(Get-Dat)"\n', None),
     'run-all runs a script that is not there': None,
     'run-all passes a parameter the script lacks': None,
     'run-all leaves out a mandatory parameter': None,
