@@ -58,7 +58,8 @@ all: $(WIN)/csi-proxy.exe $(WIN)/csi-proxy-cli.exe $(NAT)/csi-proxy $(NAT)/csi-p
 everything: all
 
 # --- set-up -----------------------------------------------------------
-$(TOOLS_STAMP): scripts/apt-packages.txt scripts/setup-tools.sh
+$(TOOLS_STAMP): scripts/apt-packages.txt scripts/setup-tools.sh scripts/npm-tools/package.json \
+                scripts/npm-tools/package-lock.json
 	@mkdir -p $(B)
 	bash scripts/setup-tools.sh
 	@touch $@

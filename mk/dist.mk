@@ -33,10 +33,13 @@ WLIBS += -Wl,--no-insert-timestamp
 
 # What goes into the archive, flat (the node scripts find the exes beside
 # them with %~dp0): the two programs, the example configurations, the node
-# scripts, the operators' README, the license and its notice.
+# scripts, the node self-test (selftest.ps1 and the common.ps1 it
+# dot-sources from beside it), the operators' README, the license and its
+# notice.
 DIST_FILES := $(WIN)/csi-proxy.exe $(WIN)/csi-proxy-cli.exe \
               $(sort $(wildcard config/*.example.yaml)) \
               $(sort $(wildcard scripts/node/*.cmd)) \
+              test/windows/selftest.ps1 test/windows/common.ps1 \
               scripts/dist/README-operators.txt \
               $(wildcard LICENSE NOTICE)
 

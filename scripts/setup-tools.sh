@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the Debian packages listed in scripts/apt-packages.txt that are
 # missing, and make sure deb-src entries exist so `apt-get source` works
-# (scripts/build-deps.sh needs it).
+# (scripts/build-deps.sh needs it). Then the npm tools of make lint
+# (scripts/npm-tools: package.json and its lock) into build/tools/npm.
 #
 # Usage: scripts/setup-tools.sh [PACKAGE-LIST]
 #
@@ -114,14 +115,43 @@ ensure_deb_src
 have_src_index=0
 if compgen -G '/var/lib/apt/lists/*_Sources*' >/dev/null; then have_src_index=1; fi
 
+# Wait (up to 10 min) instead of failing if another apt/dpkg holds the lock.
+APT=(apt-get -q -y -o DPkg::Lock::Timeout=600 -o Acquire::Retries=3)
+
+# ---------------------------------------------------------------- npm tools
+# `npm ci` of scripts/npm-tools into build/tools/npm (CSI_PROXY_NPM_TOOLS):
+# the registry's packages as the lock pins them, no install scripts; the
+# workflow linter there is WebAssembly and downloads nothing when it runs.
+# Node and npm come from Debian (nodejs, npm) when the machine has no npm; a
+# machine with another Node build keeps it (Debian's npm conflicts with
+# NodeSource's nodejs, which carries its own npm). Done once per lock: the
+# lock's checksum is kept in $dst/.installed.
+npm_tools() {
+    local src=$here/npm-tools dst=${CSI_PROXY_NPM_TOOLS:-$here/../build/tools/npm} sum
+    [ -r "$src/package-lock.json" ] || return 0
+    sum=$(cat "$src/package.json" "$src/package-lock.json" | sha256sum | cut -d' ' -f1)
+    if [ -d "$dst/node_modules" ] && [ "$(cat "$dst/.installed" 2>/dev/null)" = "$sum" ]; then
+        return 0
+    fi
+    if ! command -v npm >/dev/null 2>&1; then
+        say "installing nodejs and npm (for $src)"
+        as_root "${APT[@]}" update >/dev/null
+        as_root env DEBIAN_FRONTEND=noninteractive "${APT[@]}" install nodejs npm </dev/null
+    fi
+    mkdir -p "$dst"
+    rm -f "$dst/.installed"
+    cp "$src/package.json" "$src/package-lock.json" "$dst/"
+    say "npm ci in $dst"
+    (cd "$dst" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error) || die "npm ci failed in $dst"
+    echo "$sum" >"$dst/.installed"
+}
+
 # ------------------------------------------------------------------ apt run
 if [ "${#missing[@]}" -eq 0 ] && [ "$added_src" -eq 0 ] && [ "$have_src_index" -eq 1 ]; then
     say "all ${#pkgs[@]} packages present; deb-src configured"
+    npm_tools
     exit 0
 fi
-
-# Wait (up to 10 min) instead of failing if another apt/dpkg holds the lock.
-APT=(apt-get -q -y -o DPkg::Lock::Timeout=600 -o Acquire::Retries=3)
 
 say "apt-get update (missing packages: ${#missing[@]}, deb-src added: $added_src, source index: $have_src_index)"
 as_root "${APT[@]}" update >/dev/null
@@ -130,4 +160,5 @@ if [ "${#missing[@]}" -gt 0 ]; then
     say "installing: ${missing[*]}"
     as_root env DEBIAN_FRONTEND=noninteractive "${APT[@]}" install "${missing[@]}" </dev/null
 fi
+npm_tools
 say "done"

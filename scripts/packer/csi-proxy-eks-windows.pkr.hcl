@@ -121,6 +121,15 @@ build {
     ]
   }
 
+  # The release's node self-test against the service install.cmd set up; a
+  # failed check fails the build.
+  provisioner "powershell" {
+    script = "${path.root}/selftest-node.ps1"
+    environment_vars = [
+      "CSI_PROXY_VERSION=${local.version}",
+    ]
+  }
+
   provisioner "windows-restart" {
     restart_timeout = "30m"
   }

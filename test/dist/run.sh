@@ -4,7 +4,9 @@
 #     print exactly that (csi-proxy.exe -version and csi-proxy-cli.exe
 #     --version under Wine, from the archive; the native build too);
 #   * it holds exactly the files it should (the exes, config/*.example.yaml,
-#     scripts/node/*.cmd, the operators' README, LICENSE if any, SHA256SUMS),
+#     scripts/node/*.cmd, the node self-test test/windows/selftest.ps1 and the
+#     common.ps1 it dot-sources, the operators' README, LICENSE if any,
+#     SHA256SUMS),
 #     the exes byte-identical to build/win's, and SHA256SUMS and the .sha256
 #     beside it both check out;
 #   * no build time in it: the PE headers and resource directories of both
@@ -63,7 +65,7 @@ hdr=$(sed -n 's/^#define CP_VERSION "\(.*\)"$/\1/p' build/gen/cp_version.h)
 check "the compiled-in version is version.sh's ($hdr)" "$([ "$hdr" = "$V" ]; echo $?)" "header: $hdr, version.sh: $V"
 
 # --- contents ---------------------------------------------------------------
-want=$( (printf '%s\n' csi-proxy.exe csi-proxy-cli.exe README-operators.txt SHA256SUMS
+want=$( (printf '%s\n' csi-proxy.exe csi-proxy-cli.exe README-operators.txt SHA256SUMS selftest.ps1 common.ps1
     for f in config/*.example.yaml scripts/node/*.cmd LICENSE NOTICE; do [ -f "$f" ] && basename "$f"; done) | sort)
 got=$($PY -c 'import sys, zipfile; print("\n".join(sorted(zipfile.ZipFile(sys.argv[1]).namelist())))' "$Z")
 check "the archive holds exactly: $(echo $want)" "$([ "$want" = "$got" ]; echo $?)" "$(diff <(echo "$want") <(echo "$got"))"
@@ -79,11 +81,21 @@ for e in csi-proxy.exe csi-proxy-cli.exe; do
     cmp -s "$T/x/$e" "build/win/$e"
     check "$e in the archive is build/win/$e" $?
 done
-for f in config/*.example.yaml scripts/node/*.cmd scripts/dist/README-operators.txt; do
+for f in config/*.example.yaml scripts/node/*.cmd scripts/dist/README-operators.txt \
+    test/windows/selftest.ps1 test/windows/common.ps1; do
     [ -f "$f" ] || continue
     cmp -s "$T/x/$(basename "$f")" "$f"
     check "$(basename "$f") in the archive is $f" $?
 done
+
+# The node self-test: what it dot-sources is beside it in the archive, the
+# operators' README tells to run it after install and after upgrade.
+deps=$(grep -oE "Join-Path \\\$PSScriptRoot '[^']+'" "$T/x/selftest.ps1" | sed "s/.*'\(.*\)'/\1/")
+missing=$(for d in $deps; do [ -f "$T/x/$d" ] || echo "$d"; done)
+check "selftest.ps1 finds what it loads from beside it ($(echo $deps))" "$([ -n "$deps" ] && [ -z "$missing" ]; echo $?)" \
+    "not in the archive: $missing"
+grep -q 'selftest.ps1' "$T/x/README-operators.txt" && grep -qi 'after install and after upgrade' "$T/x/README-operators.txt"
+check "README-operators.txt says to run selftest.ps1 after install and after upgrade" $?
 
 # --- no build time ------------------------------------------------------------
 for e in csi-proxy.exe csi-proxy-cli.exe; do

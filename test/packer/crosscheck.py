@@ -24,7 +24,11 @@ Checked:
   * install.ps1 puts the config where the exe reads it by default
     (CP_CONFIG_DEFAULT_PATH), and the variable's description says so;
   * `csi-proxy-cli.exe health` exists and every option the scripts give it
-    is one it takes.
+    is one it takes;
+  * the node self-test: mk/dist.mk packs test/windows/selftest.ps1, and the
+    template runs it (selftest-node.ps1, which runs the archive's
+    selftest.ps1 and exits non-zero when it fails) in the provisioner right
+    after the one that runs install.cmd.
 """
 import glob
 import os
@@ -169,5 +173,22 @@ cfg = {"config"} if any("%CFGFLAG%" in read("scripts", "node", c) for c in node_
 bad = sorted((used | cfg) - opts)
 check(f"every option the scripts give health is one it takes: {sorted(used | cfg)} of {sorted(opts)}",
       not bad, f"unknown to health: {bad}")
+
+# --- the node self-test ------------------------------------------------------------------
+check("mk/dist.mk packs the node self-test (test/windows/selftest.ps1 and its common.ps1)",
+      "test/windows/selftest.ps1" in dist_mk and "test/windows/common.ps1" in dist_mk)
+order = [re.search(r'script\s*=\s*"\$\{path\.root\}/([\w.-]+\.ps1)"', b) for b in
+         re.findall(r'provisioner "[\w-]+" \{(.*?)\n  \}', template, re.S)]
+order = [m.group(1) if m else None for m in order]
+runners = [i for i, n in enumerate(order) if n and "install.cmd" in ps1s.get(n, "")]
+st = ps1s.get("selftest-node.ps1", "")
+check("the template runs the archive's selftest.ps1 right after the provisioner that runs install.cmd "
+      f"(provisioners: {order})",
+      len(runners) == 1 and runners[0] + 1 < len(order) and order[runners[0] + 1] == "selftest-node.ps1")
+check("selftest-node.ps1 runs the release's selftest.ps1 and fails when it fails",
+      re.search(r'Join-Path \$release "selftest\.ps1"', st) is not None
+      and re.search(r"-File \$selftest\s*\n\$code = \$LASTEXITCODE", st) is not None
+      and re.search(r"if \(\$code -ne 0\) \{[^\n]*; exit 1 \}", st) is not None,
+      st)
 
 sys.exit(1 if failed else 0)

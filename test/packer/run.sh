@@ -56,7 +56,7 @@ f=$P/csi-proxy-eks-windows.pkr.hcl
 grep -qF 'name                = "Windows_Server-${var.windows_version}-English-${var.windows_edition}-EKS_Optimized-${var.kubernetes_version}-*"' "$f" &&
     grep -qF 'owners      = ["amazon"]' "$f" && grep -qF 'most_recent = true' "$f"
 check "source_ami_filter: the latest Windows_Server-<v>-English-<edition>-EKS_Optimized-<k8s>-* owned by amazon" $?
-for s in winrm-userdata.ps1 install.ps1 verify.ps1 prepare-image.ps1 no-config.yaml; do
+for s in winrm-userdata.ps1 install.ps1 selftest-node.ps1 verify.ps1 prepare-image.ps1 no-config.yaml; do
     [ -f "$P/$s" ] && grep -qF "$s" "$f"
     check "the template uses $P/$s, which exists" $?
 done
@@ -98,4 +98,8 @@ xc "a service name other than the exe's" $P/verify.ps1 "s/Name='csiproxy'/Name='
 xc "the config installed elsewhere than the default path" $P/install.ps1 's/Join-Path $dir "config.yaml"/Join-Path $dir "csi-proxy.yaml"/'
 xc "a variable passed that the script never reads" $P/csi-proxy-eks-windows.pkr.hcl \
     's/"CSI_PROXY_GROUPS=${var.local_groups}",/&\n      "CSI_PROXY_EXTRA=1",/'
+xc "the node self-test run before install.cmd" $P/csi-proxy-eks-windows.pkr.hcl \
+    's|"${path.root}/install.ps1"|"${path.root}/SWAP.ps1"|; s|"${path.root}/selftest-node.ps1"|"${path.root}/install.ps1"|; s|"${path.root}/SWAP.ps1"|"${path.root}/selftest-node.ps1"|'
+xc "the node self-test's failure not failing the build" $P/selftest-node.ps1 's/exit 1 }/exit 0 }/'
+xc "the archive without the node self-test" mk/dist.mk 's|test/windows/selftest.ps1 ||'
 finish

@@ -1,10 +1,10 @@
 <#
 .SYNOPSIS
   The driver-contract sequences of test/conformance/test_drivers.py (AWS EBS,
-  Azure Disk, GCE PD; docs/reference/DRIVER-CONTRACTS.md §1, §3, §4, facts of
-  §9) replayed through csi-proxy-cli.exe against the real csi-proxy.exe on a
-  Windows node, with throw-away VHDX disks (New-VHD / Mount-VHD: needs the
-  Hyper-V PowerShell module).
+  Azure Disk, GCE PD; docs/reference/DRIVER-CONTRACTS.md section 1, section 3, section 4, facts of
+  section 9) replayed through csi-proxy-cli.exe against the real csi-proxy.exe on a
+  Windows node, with throw-away VHDX disks (diskpart, through common.ps1: no Hyper-V
+  PowerShell needed).
 
   STATUS: WRITTEN, READY TO RUN, NOT RUN by the team (our CI is Linux + Wine;
   Wine has no disks, mount points or volume arrival). Record the result in the
@@ -28,11 +28,7 @@ param(
 $ErrorActionPreference = 'Stop'
 Set-StrictMode -Version 3
 
-$script:pass = 0
-$script:fail = 0
-function Ok([string] $name) { $script:pass++; Write-Output "ok - $name" }
-function Bad([string] $name, [string] $why) { $script:fail++; Write-Output "not ok - $name"; if ($why) { Write-Output "    $why" } }
-function Check([bool] $cond, [string] $name, [string] $why = '') { if ($cond) { Ok $name } else { Bad $name $why } }
+. (Join-Path $PSScriptRoot 'common.ps1')   # Claim, Ok, Bad, Check, Skip, Complete-Tests
 
 # --- calling the service (as staging.ps1: the request goes through a file) ---------
 $reqFile = Join-Path $env:TEMP 'csi-proxy-drivers-rpc.json'
@@ -66,14 +62,8 @@ function PodPath([string] $uid, [string] $pv, [string] $root = $Kubelet) { "$roo
 
 # --- disks -------------------------------------------------------------------------
 New-Item -ItemType Directory -Force -Path $WorkDir | Out-Null
-function New-TestDisk([string] $name, [uint64] $size) {
-    $f = Join-Path $WorkDir "$name.vhdx"
-    if (Test-Path $f) { Dismount-VHD -Path $f -ErrorAction SilentlyContinue; Remove-Item $f }
-    New-VHD -Path $f -SizeBytes $size -Dynamic | Out-Null
-    $d = Mount-VHD -Path $f -Passthru | Get-Disk
-    [pscustomobject]@{ File = $f; Number = [int] $d.Number }
-}
-function Grow-TestDisk($disk, [uint64] $size) { Resize-VHD -Path $disk.File -SizeBytes $size }
+function New-TestDisk([string] $name, [uint64] $size) { New-TestVhd (Join-Path $WorkDir "$name.vhdx") ([int] ($size / 1MB)) }
+function Grow-TestDisk($disk, [uint64] $size) { $disk.Number = Resize-TestVhd $disk.File ([int] ($size / 1MB)) }
 $disks = @()
 
 try {
@@ -82,7 +72,8 @@ try {
     $gceDisk = New-TestDisk 'gce' 2GB; $disks += $gceDisk
     Start-Sleep -Seconds 2
 
-    # ============================== EBS (§1) ==============================
+    # ============================== EBS (section 1) ==============================
+    Claim 'DRIVER-CONTRACTS section 1 (AWS EBS) and section 9 facts 3-5, 8, 13, 16, 18, 21: the driver''s stage/publish/unstage sequence'
     $n = $ebsDisk.Number
     $stg = Norm (StagePath 'ebs.csi.aws.com' 'vhd-ebs') -replace '^C:', 'c:'   # fact 8: lower-case c:
     $pub = (Norm (PodPath 'pod-ebs' 'pv-ebs')) -replace '^C:', 'c:'
@@ -137,7 +128,9 @@ try {
     if ((Rpc filesystem PathExists @{ path = $pub }).Json.exists) { Step EBS 'Rmdir(pub)' (Rpc filesystem Rmdir @{ path = $pub; force = $true }) | Out-Null }
     Step EBS 'CreateSymlink(stg -> pub)' (Rpc filesystem CreateSymlink @{ source_path = $stg; target_path = $pub }) | Out-Null
     Check (((Get-Item $pub).LinkType) -eq 'SymbolicLink') 'EBS: the link is at TargetPath (fact 9)'
-    Grow-TestDisk $ebsDisk 3GB
+    Grow-TestDisk $ebsDisk 3GB   # detached, expanded, attached again: the number may change
+    $n = $ebsDisk.Number
+    if ((Get-Disk -Number $n).IsOffline) { Set-Disk -Number $n -IsOffline $false }
     $before = (Get-Partition -DiskNumber $n | Where-Object Type -eq 'Basic').Size
     Check ((Ebs-DeviceFromMount $pub) -eq $n) 'EBS NodeExpandVolume: the pod symlink resolves to the staged volume (fact 6)'
     Rpc disk Rescan | Out-Null
@@ -151,7 +144,8 @@ try {
     Check ((Ebs-Stage) -eq 'staged') 'EBS re-stage of the offline disk: PartitionDisk no-op offline (fact 12), volume listed (fact 14)'
     Check ((Ebs-Unstage) -eq 'unstaged') 'EBS NodeUnstageVolume again'
 
-    # ============================ Azure Disk (§3) ============================
+    # ============================ Azure Disk (section 3) ============================
+    Claim 'DRIVER-CONTRACTS section 3 (Azure Disk) and section 9 facts 19, 25: raw C:\ paths, the decimal-disk-number VolumeId of ResizeVolume'
     $n = $azDisk.Number
     $stg = StagePath 'disk.csi.azure.com' 'vhd-az'   # raw C:\ paths
     $pub = PodPath 'pod-az' 'pv-az'
@@ -185,7 +179,8 @@ try {
     Check (-not (Test-Path $ns)) 'AzureDisk: the mount folder is gone'
     Step AzureDisk 'unstage retry: Rmdir(force) of a missing path (fact 11a)' (Rpc filesystem Rmdir @{ path = $ns; force = $true }) | Out-Null
 
-    # ============================== GCE PD (§4) ==============================
+    # ============================== GCE PD (section 4) ==============================
+    Claim 'DRIVER-CONTRACTS section 4 (GCE PD) and section 9 facts 6, 7, 10, 13, 16, 21: raw drive-less paths, the pod symlink resolves to the staged volume'
     $n = $gceDisk.Number
     $root = $Kubelet.Substring(2) # the GCE manifest's drive-less kubelet root (fact 7)
     $stg = StagePath 'pd.csi.storage.gke.io' 'vhd-gce' $root
@@ -222,10 +217,8 @@ try {
 } finally {
     if (-not $Keep) {
         foreach ($d in $disks) {
-            try { Dismount-VHD -Path $d.File } catch { Write-Output "# dismount: $_" }
-            Remove-Item -Force $d.File -ErrorAction SilentlyContinue
+            Remove-TestVhd $d.File
         }
     }
 }
-Write-Output "$($script:pass) passed, $($script:fail) failed"
-if ($script:fail -ne 0) { exit 1 }
+Complete-Tests

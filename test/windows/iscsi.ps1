@@ -56,11 +56,7 @@ param(
 $ErrorActionPreference = 'Stop'
 Set-StrictMode -Version 3
 
-$script:pass = 0
-$script:fail = 0
-function Ok([string] $name) { $script:pass++; Write-Output "ok - $name" }
-function Bad([string] $name, [string] $why) { $script:fail++; Write-Output "not ok - $name"; if ($why) { Write-Output "    $why" } }
-function Check([bool] $cond, [string] $name, [string] $why = '') { if ($cond) { Ok $name } else { Bad $name $why } }
+. (Join-Path $PSScriptRoot 'common.ps1')   # Claim, Ok, Bad, Check, Skip, Complete-Tests
 
 # The request goes through a file (@file): PowerShell 5.1 mangles double
 # quotes in native command arguments. The file may hold a CHAP secret while
@@ -144,6 +140,7 @@ try {
         'AddTargetPortal 169.254.169.254:80 is INVALID_ARGUMENT (link-local)' | Out-Null
     Check (@(Get-IscsiTargetPortal | Where-Object { $_.TargetPortalAddress -in '127.0.0.1', '169.254.169.254' }).Count -eq 0) `
         'neither refused portal was registered with the initiator'
+    Claim 'README verification table, iscsi AddTargetPortal / ListTargetPortals: port 0 is 3260, idempotent'
     for ($i = 0; $i -lt 2; $i++) {
         Expect-Ok (Rpc iscsi v1alpha2 AddTargetPortal @{ target_portal = $portal }) "AddTargetPortal $portalIp port 0 (call $($i + 1))" | Out-Null
     }
@@ -154,6 +151,7 @@ try {
         "ListTargetPortals lists ${portalIp}:3260 once" $l.Out
 
     # --- 2. discovery --------------------------------------------------------------
+    Claim 'README verification table, iscsi DiscoverTargetPortal: the portal''s IQNs, an unregistered portal NOT_FOUND'
     $d = Expect-Ok (Rpc iscsi v1alpha2 DiscoverTargetPortal @{ target_portal = $portal }) 'DiscoverTargetPortal'
     $iqns = @($d.Json.iqns)
     Check (($iqns -contains $plainIqn) -and ($iqns -contains $chapIqn)) 'DiscoverTargetPortal lists both targets' $d.Out
@@ -161,6 +159,7 @@ try {
         'DiscoverTargetPortal of a portal not registered is NOT_FOUND' | Out-Null
 
     # --- 3. a target without authentication ----------------------------------------------
+    Claim 'README verification table, iscsi ConnectTarget / GetTargetDisks: idempotent, disk numbers as decimal strings'
     for ($i = 0; $i -lt 2; $i++) {
         Expect-Ok (Rpc iscsi v1alpha2 ConnectTarget @{ target_portal = $portal; iqn = $plainIqn; auth_type = 'NONE' }) "ConnectTarget plain (call $($i + 1))" | Out-Null
     }
@@ -176,6 +175,7 @@ try {
     Check (($got.Count -eq 1) -and (-not (Compare-Object $got $want))) "GetTargetDisks = Get-Disk's numbers ($($want -join ','))" $g.Out
 
     # --- 4. CHAP ---------------------------------------------------------------------------
+    Claim 'README verification table, iscsi ConnectTarget with CHAP: a wrong secret PERMISSION_DENIED; SetMutualChapSecret 12-16 bytes'
     $bad = Rpc iscsi v1alpha2 ConnectTarget @{ target_portal = $portal; iqn = $chapIqn; auth_type = 'ONE_WAY_CHAP'; chap_username = $chapUser; chap_secret = $wrongSecret }
     Expect-Code $bad 7 'ISDSC_AUTHENTICATION_FAILURE' 'ConnectTarget with a wrong CHAP secret is PERMISSION_DENIED' | Out-Null
     Check (-not ($bad.Out -like "*$wrongSecret*")) 'the refusal does not carry the secret'
@@ -190,6 +190,7 @@ try {
     Expect-Ok (Rpc iscsi v1alpha2 SetMutualChapSecret @{ MutualChapSecret = $mutualSecret }) 'SetMutualChapSecret of 16 bytes' | Out-Null
 
     # --- 5. the plain target's disk through the disk and volume groups ----------------------
+    Claim 'README "Verification level": the iSCSI disk staged through the disk and volume groups (test_iscsi_flow.py on the sim)'
     $n = [int] $want[0]
     if ((Get-Disk -Number $n).IsOffline) {
         Expect-Ok (Rpc disk v1 SetDiskState @{ disk_number = $n; is_online = $true }) "SetDiskState online (disk $n)" | Out-Null
@@ -214,6 +215,7 @@ try {
             Where-Object { $_.TargetName -eq $plainIqn })
     Check ($pl.Count -ge 1) 'Register-IscsiSession made a persistent login of the plain target (the old behaviour)'
     foreach ($p in $pl) { Write-Output "# persistent login reported with InitiatorInstance '$($p.InitiatorInstance)'" }
+    Claim 'README verification table, iscsi DisconnectTarget / RemoveTargetPortal: a second disconnect OK, a second remove NOT_FOUND'
     foreach ($iqn in $plainIqn, $chapIqn) {
         for ($i = 0; $i -lt 2; $i++) {
             Expect-Ok (Rpc iscsi v1alpha2 DisconnectTarget @{ target_portal = $portal; iqn = $iqn }) "DisconnectTarget $iqn (call $($i + 1))" | Out-Null
@@ -230,6 +232,7 @@ try {
     Expect-Code (Rpc iscsi v1alpha1 RemoveTargetPortal @{ target_portal = $portal }) 5 'is not registered' 'RemoveTargetPortal again is NOT_FOUND' | Out-Null
 
     # --- 7. the initiator service stopped ----------------------------------------------------
+    Claim 'README verification table, iscsi ListTargetPortals: MSiSCSI stopped is FAILED_PRECONDITION naming the service'
     Stop-Service MSiSCSI -Force
     $r = Rpc iscsi v1alpha2 ListTargetPortals
     Write-Output "# with MSiSCSI stopped, the API answered: $($r.Out)"
@@ -252,6 +255,7 @@ try {
 }
 
 # --- 8. no CHAP secret in the service's log or audit ------------------------------------------
+Claim 'README "Security model" 4, no secrets anywhere: CHAP secrets in no log and <redacted> in the audit'
 foreach ($f in $ServiceLog) {
     if (Test-Path -LiteralPath $f) {
         foreach ($secret in $chapSecret, $wrongSecret, $mutualSecret, $shortSecret) {
@@ -263,5 +267,4 @@ foreach ($f in $ServiceLog) {
     }
 }
 
-Write-Output "$script:pass passed, $script:fail failed"
-if ($script:fail -gt 0) { exit 1 }
+Complete-Tests

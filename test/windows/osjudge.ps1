@@ -22,12 +22,18 @@ param([Parameter(Mandatory = $true)] [string] $Dir)
 $ErrorActionPreference = 'Stop'
 Set-StrictMode -Version 3
 
-$out = & (Join-Path $Dir 'svctest.exe') osjudge
+. (Join-Path $PSScriptRoot 'common.ps1')   # Claim, Ok, Bad, Check, Skip, Complete-Tests
+
+Claim 'README "Security model" 2: the gate''s AccessCheck judge answers as CheckTokenMembership, SID by SID'
+$out = @(& (Join-Path $Dir 'svctest.exe') osjudge 2>&1 | ForEach-Object { "$_" })
 $code = $LASTEXITCODE
-$out | Write-Output
-$restricted = $out | Where-Object { $_ -like '*restricting SIDs {Everyone}, Administrators:*' }
-if ($restricted -and $restricted -notlike '*: not member (CheckTokenMembership: not member)*') {
-    Write-Output 'not ok - on Windows a token restricted to {Everyone} is not a member of Administrators'
-    exit 1
+$out | ForEach-Object { Write-TestLine "# svctest: $_" }
+Check ($code -eq 0) 'svctest osjudge: the judge and CheckTokenMembership agree on every case' "exit $code"
+$restricted = @($out | Where-Object { $_ -like '*restricting SIDs {Everyone}, Administrators:*' })
+if ($restricted.Count -eq 0) {
+    Bad 'on Windows a token restricted to {Everyone} is not a member of Administrators' 'svctest printed no such case'
+} else {
+    Check ($restricted[0] -like '*: not member (CheckTokenMembership: not member)*') `
+        'on Windows a token restricted to {Everyone} is not a member of Administrators' $restricted[0]
 }
-exit $code
+Complete-Tests

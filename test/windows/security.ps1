@@ -35,11 +35,7 @@ Set-StrictMode -Version 3
 $Exe = Join-Path $Dir 'csi-proxy.exe'
 $Cli = Join-Path $Dir 'csi-proxy-cli.exe'
 $Svc = Join-Path $Dir 'svctest.exe'
-$script:pass = 0
-$script:fail = 0
-function Ok([string] $name) { $script:pass++; Write-Output "ok - $name" }
-function Bad([string] $name, [string] $why) { $script:fail++; Write-Output "not ok - $name"; if ($why) { Write-Output "    $why" } }
-function Check([bool] $cond, [string] $name, [string] $why = '') { if ($cond) { Ok $name } else { Bad $name $why } }
+. (Join-Path $PSScriptRoot 'common.ps1')   # Claim, Ok, Bad, Check, Skip, Complete-Tests
 function Run([string] $file, [string[]] $argv) {
     $out = @(& $file @argv 2>&1 | ForEach-Object { "$_" }) -join "`n"
     return @{ Code = $LASTEXITCODE; Out = $out }
@@ -62,6 +58,7 @@ $log = Join-Path $WorkDir 'csi-proxy.log'
 $secret = 'S3cr3t-' + [guid]::NewGuid().ToString('N')
 
 # --- 1. install ---------------------------------------------------------------
+Claim 'README "Installing on a node": csi-proxy.exe install (automatic start, restart after 10 s, event source)'
 & $Exe uninstall | Out-Null
 $r = Run $Exe @('install', "-log_file=$log", '-logtostderr=false', '-v', '2')
 Check ($r.Code -eq 0 -and $r.Out -match 'installed') 'csi-proxy.exe install' $r.Out
@@ -76,6 +73,7 @@ Start-Service csiproxy
 Check (WaitState 'Running') 'the service runs'
 
 # --- 2. the kernel enforces the DACL ------------------------------------------
+Claim 'README "Security model" 1, pipe DACLs at creation: the kernel refuses an open the DACL does not grant'
 $r = Run $Svc @('sddl', 'csi-proxy-filesystem-v1')
 Check ($r.Out -eq 'D:P(A;;GA;;;SY)(A;;GA;;;BA)') "default pipe DACL: $($r.Out)"
 $r = Run $Cli @('filesystem', 'v1', 'Mkdir', (Req @{ path = "$Kubelet\sec-admin" }))
@@ -86,6 +84,7 @@ Check ($r.Code -eq 14 -and $r.Out -match 'denied' -and -not (Test-Path "$Kubelet
 Check (-not ((Get-Content $log -Raw) -match 'audit: denied')) '... so the service never saw it'
 
 # --- 3. the in-process check behind a wider DACL ------------------------------
+Claim 'README "Security model" 2, a caller check in the service per connection: PERMISSION_DENIED and audited'
 $cfg = Join-Path $WorkDir 'wide.yaml'
 @"
 groups:
@@ -105,6 +104,7 @@ Check ($r.Code -eq 7 -and -not (Test-Path "$Kubelet\sec-evil")) `
 Check ((Get-Content $log -Raw) -match 'audit: denied caller=S-1-5-21-[0-9-]+ pid=\d+ group=filesystem') '... and an audit record'
 
 # --- 4. the Event Log -----------------------------------------------------------
+Claim 'README "Security model" 3 and 4: audit records in the Application log, rendered, no secret'
 $r = Run $Cli @('smb', 'v1', 'NewSmbGlobalMapping', (Req @{ remote_path = '\\nosuch\share'; local_path = "$Kubelet\smb"; username = 'u'; password = $secret }))
 Start-Sleep -Seconds 1
 $events = @(Get-WinEvent -FilterHashtable @{ LogName = 'Application'; ProviderName = 'csi-proxy' } -MaxEvents 200)
@@ -116,6 +116,7 @@ Check (-not ($events | Where-Object { $_.Message -like "*$secret*" })) 'no secre
 Check (-not ((Get-Content $log -Raw) -like "*$secret*")) 'no secret in the log file'
 
 # --- 5. stop and uninstall --------------------------------------------------------
+Claim 'README "Installing on a node": uninstall removes the service and the event source'
 Stop-Service csiproxy
 Check (WaitState 'Stopped') 'the service stops'
 $r = Run $Exe @('uninstall')
@@ -123,5 +124,4 @@ Check ($r.Code -eq 0 -and -not (Get-Service csiproxy -ErrorAction SilentlyContin
 Check (-not (Test-Path $key)) 'event source removed'
 Remove-Item -Force -ErrorAction SilentlyContinue "$Kubelet\sec-admin"
 
-Write-Output "$script:pass passed, $script:fail failed"
-if ($script:fail -gt 0) { exit 1 }
+Complete-Tests

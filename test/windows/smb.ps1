@@ -6,6 +6,8 @@
   linked under the kubelet directory, read and written through the link, and
   removed. See README.md in this directory. NOT RUN by the team yet.
 .EXAMPLE
+  .\smb.ps1 -Cli C:\csi-test\csi-proxy-cli.exe -SelfShare   # with allowedServers: [<this computer>]
+.EXAMPLE
   $cred = Get-Credential   # an account the file server accepts
   .\smb.ps1 -Cli C:\csi-test\csi-proxy-cli.exe -RemotePath \\fs1.example.com\share -Credential $cred `
       -ServiceLog C:\csi-test\csi-proxy.log
@@ -13,8 +15,13 @@
 param(
     [Parameter(Mandatory = $true)] [string] $Cli,
     # A share on ANOTHER host (not this node), that -Credential may write to.
-    [Parameter(Mandatory = $true)] [string] $RemotePath,
-    [Parameter(Mandatory = $true)] [pscredential] $Credential,
+    [string] $RemotePath = '',
+    [pscredential] $Credential = $null,
+    # Instead of -RemotePath: make two shares of THIS machine, each with a
+    # local user of its own, and map those. The service must then run with
+    # this machine's name in groups.smb.allowedServers (run-all.ps1's test
+    # configuration does); everything is removed at the end.
+    [switch] $SelfShare,
     [string] $Kubelet = 'C:\var\lib\kubelet',
     # Optional: the service's log (its stderr redirected to a file) and audit
     # file, searched for the password after the run.
@@ -29,11 +36,7 @@ param(
 $ErrorActionPreference = 'Stop'
 Set-StrictMode -Version 3
 
-$script:pass = 0
-$script:fail = 0
-function Ok([string] $name) { $script:pass++; Write-Output "ok - $name" }
-function Bad([string] $name, [string] $why) { $script:fail++; Write-Output "not ok - $name"; if ($why) { Write-Output "    $why" } }
-function Check([bool] $cond, [string] $name, [string] $why = '') { if ($cond) { Ok $name } else { Bad $name $why } }
+. (Join-Path $PSScriptRoot 'common.ps1')   # Claim, Ok, Bad, Check, Skip, Complete-Tests
 
 # The request goes through a file (@file): PowerShell 5.1 mangles double
 # quotes in native command arguments. The file holds the password while the
@@ -55,22 +58,59 @@ function Mapping([string] $path) { # Windows' own view, not the service's
     @(Get-SmbGlobalMapping -ErrorAction SilentlyContinue | Where-Object { $_.RemotePath -eq $path })
 }
 
+$selfMade = @()
+if ($SelfShare) {
+    # Two local users and two shares of this machine (as upstream's
+    # integration test does for its one share), removed at the end.
+    foreach ($k in 1, 2) {
+        $u = "csismb$k" + (Get-Random -Maximum 99999)
+        $pw = 'Pw-' + [guid]::NewGuid().ToString('N').Substring(0, 16) + '!'
+        $sec = ConvertTo-SecureString $pw -AsPlainText -Force
+        New-LocalUser -Name $u -Password $sec -PasswordNeverExpires | Out-Null
+        $dir = Join-Path $env:SystemDrive "csi-proxy-smb-share-$u"
+        New-Item -ItemType Directory -Force $dir | Out-Null
+        New-SmbShare -Name $u -Path $dir -FullAccess "$env:COMPUTERNAME\$u" | Out-Null
+        $acl = Get-Acl $dir
+        $acl.AddAccessRule((New-Object Security.AccessControl.FileSystemAccessRule("$env:COMPUTERNAME\$u", 'FullControl', 'ContainerInherit,ObjectInherit', 'None', 'Allow')))
+        Set-Acl $dir $acl
+        $selfMade += [pscustomobject]@{ User = $u; Dir = $dir; Path = "\\$env:COMPUTERNAME\$u"; Cred = (New-Object pscredential("$env:COMPUTERNAME\$u", $sec)) }
+    }
+    $RemotePath = $selfMade[0].Path; $Credential = $selfMade[0].Cred
+    $OtherRemotePath = $selfMade[1].Path; $OtherCredential = $selfMade[1].Cred
+} elseif (-not $RemotePath -or $null -eq $Credential) {
+    throw 'give -RemotePath and -Credential (a share on another host), or -SelfShare'
+}
+function Remove-SelfShares {
+    foreach ($m in $selfMade) {
+        Remove-SmbShare -Name $m.User -Force -ErrorAction SilentlyContinue
+        Remove-LocalUser -Name $m.User -ErrorAction SilentlyContinue
+        Remove-Item -Recurse -Force $m.Dir -ErrorAction SilentlyContinue
+    }
+}
+
 $user = $Credential.UserName
 $pass = $Credential.GetNetworkCredential().Password
 $root = ($RemotePath -replace '/', '\').TrimEnd('\')
 $server = $root.Split('\')[2]
-if ($server -in @('localhost', '127.0.0.1', '::1', $env:COMPUTERNAME) -or
-    $server -like "$env:COMPUTERNAME.*") {
-    throw "-RemotePath must be a share on another host, not $server"
+$isSelf = $server -in @('localhost', '127.0.0.1', '::1', $env:COMPUTERNAME) -or $server -like "$env:COMPUTERNAME.*"
+if ($isSelf -and -not $SelfShare) {
+    throw "-RemotePath must be a share on another host, not $server (or use -SelfShare)"
 }
 if ((Mapping $root).Count -gt 0) { throw "$root is already globally mapped on this node; remove it first" }
 
 # --- 1. shares of the node itself are refused before Windows is asked -------
-# (by name, by any spelling Windows reads as this machine, by its own
-# addresses; administrative shares of any server)
-foreach ($own in @("\\localhost\c`$", "\\127.0.0.1\share", "\\$env:COMPUTERNAME\ADMIN`$", "\\$env:COMPUTERNAME\share")) {
-    $r = Rpc 'NewSmbGlobalMapping' @{ remote_path = $own; username = $user; password = $pass }
-    Expect-Code $r 3 'is this machine' "a share of this node ($own) is INVALID_ARGUMENT"
+Claim 'README "Security model" / configuration table groups.smb.allowedServers: a share of this machine is INVALID_ARGUMENT unless its server is named'
+$own = @("\\localhost\c`$", "\\127.0.0.1\share")
+if (-not $SelfShare) { $own += @("\\$env:COMPUTERNAME\ADMIN`$", "\\$env:COMPUTERNAME\share") }
+foreach ($o in $own) {
+    $r = Rpc 'NewSmbGlobalMapping' @{ remote_path = $o; username = $user; password = $pass }
+    Expect-Code $r 3 'is this machine' "a share of this node ($o) is INVALID_ARGUMENT"
+}
+if ($SelfShare) {
+    # allowedServers names this machine exactly: its other names stay refused
+    # (above), and a server the list does not name is refused too.
+    $r = Rpc 'NewSmbGlobalMapping' @{ remote_path = '\\not-listed.example.com\share'; username = $user; password = $pass }
+    Expect-Code $r 3 'is not in groups.smb.allowedServers' 'a server groups.smb.allowedServers does not name is INVALID_ARGUMENT'
 }
 # Windows reads these as this machine too (inet_addr's non-strict IPv4
 # forms, the ipv6-literal.net spelling of ::1, trailing dots and spaces
@@ -115,6 +155,7 @@ Check ((@(Get-SmbGlobalMapping -ErrorAction SilentlyContinue | Where-Object { $_
     'no global mapping of the node itself exists afterwards'
 
 # --- 2. a share on another host: mapped and linked ---------------------------
+Claim 'README verification table, smb NewSmbGlobalMapping: mapped (RequirePrivacy from -require-privacy), linked under the kubelet directory, idempotent'
 $podDir = Join-Path $Kubelet 'pods\csi-proxy-smb-test\volumes\kubernetes.io~csi\pv-smb'
 $link = Join-Path $podDir 'mount'
 New-Item -ItemType Directory -Force $podDir | Out-Null
@@ -139,6 +180,7 @@ Check ($r.Code -eq 0) 'NewSmbGlobalMapping again succeeds' $r.Out
 Check ((Mapping $root).Count -eq 1) 'still one mapping'
 
 # --- 3. read and write through the link --------------------------------------
+Claim 'DRIVER-CONTRACTS section 9 fact 24 (csi-driver-smb): the directory link leads to the share'
 $name = "csi-proxy-smb-test-$([guid]::NewGuid().ToString('N')).txt"
 $text = "written through the link at $(Get-Date -Format o)"
 try {
@@ -155,6 +197,7 @@ try {
 }
 
 # --- 4. the credential-conflict refusal (optional) ---------------------------
+Claim 'README "Verification level", smb: other credentials for the same server FAILED_PRECONDITION naming the share'
 if ($OtherRemotePath -and $null -ne $OtherCredential) {
     $r = Rpc 'NewSmbGlobalMapping' @{ remote_path = $OtherRemotePath; username = $OtherCredential.UserName; password = $OtherCredential.GetNetworkCredential().Password }
     $otherRoot = ($OtherRemotePath -replace '/', '\').TrimEnd('\').ToLowerInvariant()
@@ -162,10 +205,11 @@ if ($OtherRemotePath -and $null -ne $OtherCredential) {
     Check ($r.Out -like '*ERROR_SESSION_CREDENTIAL_CONFLICT*') '... and saying why (ERROR_SESSION_CREDENTIAL_CONFLICT)' $r.Out
     Check ($r.Out -notlike "*$($OtherCredential.GetNetworkCredential().Password)*") '... without the password' 'password in the error text'
 } else {
-    Write-Output '# skipped: the credential-conflict case (give -OtherRemotePath and -OtherCredential)'
+    Skip 'other credentials for the same server are FAILED_PRECONDITION' 'give -OtherRemotePath and -OtherCredential, or -SelfShare'
 }
 
 # --- 5. removal -------------------------------------------------------------
+Claim 'README "Verification level", smb RemoveSmbGlobalMapping: a mapping already gone succeeds (DRIVER-CONTRACTS Q5)'
 Remove-Item -Force $link -ErrorAction SilentlyContinue # the driver removes its link (rmdir on the link only)
 Check (Test-Path -LiteralPath $root) 'removing the link left the share intact'
 # NetApp Trident's unstage: one leading backslash ("\" + server + path in
@@ -179,6 +223,7 @@ Check ($r.Code -eq 0) 'RemoveSmbGlobalMapping of a mapping already gone succeeds
 Remove-Item -Recurse -Force (Join-Path $Kubelet 'pods\csi-proxy-smb-test') -ErrorAction SilentlyContinue
 
 # --- 6. the password is nowhere in the service's log or audit ----------------
+Claim 'README "Security model" 4, no secrets anywhere: the SMB password in no log'
 foreach ($f in $ServiceLog) {
     if (Test-Path -LiteralPath $f) {
         $hit = Select-String -LiteralPath $f -SimpleMatch -Pattern $pass -Quiet
@@ -188,5 +233,5 @@ foreach ($f in $ServiceLog) {
     }
 }
 
-Write-Output "$script:pass passed, $script:fail failed"
-if ($script:fail -gt 0) { exit 1 }
+Remove-SelfShares
+Complete-Tests

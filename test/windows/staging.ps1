@@ -14,11 +14,7 @@ param(
 $ErrorActionPreference = 'Stop'
 Set-StrictMode -Version 3
 
-$script:pass = 0
-$script:fail = 0
-function Ok([string] $name) { $script:pass++; Write-Output "ok - $name" }
-function Bad([string] $name, [string] $why) { $script:fail++; Write-Output "not ok - $name"; if ($why) { Write-Output "    $why" } }
-function Check([bool] $cond, [string] $name, [string] $why = '') { if ($cond) { Ok $name } else { Bad $name $why } }
+. (Join-Path $PSScriptRoot 'common.ps1')   # Claim, Ok, Bad, Check, Skip, Complete-Tests
 
 # --- calling the service ----------------------------------------------------
 # The request goes through a file (@file): PowerShell 5.1 mangles double
@@ -119,6 +115,7 @@ Write-Output "# VHDX $vhd is disk $n"
 
 try {
     # --- identity strings, every disk ---------------------------------------------
+    Claim 'README verification table, disk ListDiskIDs / ListDiskLocations / GetDiskStats / GetDiskState: the strings Windows'' storage management reports (DRIVER-CONTRACTS section 9 facts 18, 19)'
     $ids = Expect-Ok (Rpc disk v1 ListDiskIDs) 'ListDiskIDs'
     $locs = Expect-Ok (Rpc disk v1 ListDiskLocations) 'ListDiskLocations'
     $idsOld = Expect-Ok (Rpc disk v1beta1 ListDiskIDs) 'ListDiskIDs (v1beta1)'
@@ -146,6 +143,7 @@ try {
     }
 
     # --- issue 9 item 6: more than one instance of each pipe ------------------------------
+    Claim 'README "Security model" 1: every pipe instance is created with the group''s security descriptor (several instances)'
     # A DACL that does not let the service's account create pipe instances
     # leaves one instance: a second client (EBS opens one inside
     # FindDevicePath) would wait. Two clients held open at once must both connect.
@@ -160,6 +158,7 @@ try {
     Check (($codes.Count -eq 3) -and (@($codes | Where-Object { $_ -ne 0 }).Count -eq 0)) 'issue 9 item 6: three concurrent ListDiskIDs all answered' "exit codes: $codes"
 
     # --- issue 9 items 7, 8: optical drives ----------------------------------------------
+    Claim 'README verification table, disk: an unreadable disk (an optical drive) is left out of the lists'
     # An empty DVD drive answers ERROR_NOT_READY; a mounted ISO's volume says
     # DeviceNumber 0 with DeviceType FILE_DEVICE_CD_ROM. Neither may fail a
     # listing or show as a volume of disk 0. (Add an empty DVD drive to the VM,
@@ -174,6 +173,7 @@ try {
     } else { Write-Output '# no optical drive: issue 9 items 7 and 8 not exercised' }
 
     # --- the boot disk -----------------------------------------------------------------
+    Claim 'README "Behaviour compared with upstream", disk and volume: PartitionDisk, FormatVolume, ResizeVolume and SetDiskState(offline) refuse the boot disk'
     # Issue 9 item 13: PartitionDisk on the boot disk would change nothing (it
     # has C:): a no-op success, the layout untouched.
     $boot = Get-Disk | Where-Object { $_.IsBoot -or $_.IsSystem } | Select-Object -First 1
@@ -186,6 +186,7 @@ try {
     Expect-Code (Rpc volume v1 ResizeVolume @{ volume_id = $cvol; size_bytes = 0 }) 9 'refusing to resize' 'ResizeVolume refuses C:'
 
     # --- volumes Windows needs (issue 8 item 2), from sources the service does not read --
+    Claim 'README "Security model" 9: volumes Windows needs (boot, system, page file, dump) are never changed'
     # The service finds them with IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS, the
     # partition type, GetSystemWindowsDirectoryW and the PagingFiles /
     # ExistingPageFiles / DumpFile / DedicatedDumpFile registry values, which
@@ -225,6 +226,7 @@ try {
     Check (-not (Get-Item $needDir).Attributes.HasFlag([IO.FileAttributes]::ReparsePoint)) 'nothing was mounted on the refusals'
 
     # --- the staging flow ---------------------------------------------------------------
+    Claim 'README verification table, volume: the staging flow as a driver runs it, idempotent mount and unmount'
     for ($i = 0; $i -lt 2; $i++) { Expect-Ok (Rpc disk v1 PartitionDisk @{ disk_number = $n }) "PartitionDisk $n (call $($i + 1))" | Out-Null }
     $d2 = Get-Disk -Number $n
     Check ($d2.PartitionStyle -eq 'GPT') "disk $n is GPT now"
@@ -271,6 +273,7 @@ try {
     Expect-Code (Rpc volume v1 GetVolumeIDFromTargetPath @{ target_path = $target }) 9 'not a mounted folder' 'not a mounted folder any more'
 
     # --- growth after the disk was expanded ------------------------------------------------
+    Claim 'README verification table, volume ResizeVolume: the volume grows to the expanded disk (DRIVER-CONTRACTS section 9 fact 21)'
     Diskpart @("select vdisk file=`"$vhd`"", 'detach vdisk')
     Diskpart @("select vdisk file=`"$vhd`"", 'expand vdisk maximum=2048', 'attach vdisk')
     Start-Sleep -Seconds 2
@@ -302,6 +305,7 @@ try {
     Check ([int64] (Prop $s.Json 'total_bytes') -gt $after + 900MB) "issue 9 item 12: the volume grew again: $after -> $(Prop $s.Json 'total_bytes') bytes"
 
     # --- online / offline -------------------------------------------------------------------
+    Claim 'README verification table, disk SetDiskState / GetDiskState against Get-Disk IsOffline'
     Expect-Ok (Rpc disk v1 SetDiskState @{ disk_number = $n; is_online = $false }) 'SetDiskState offline' | Out-Null
     Check ((Get-Disk -Number $n).IsOffline) 'Get-Disk says offline'
     Check (@((Rpc volume v1 ListVolumesOnDisk @{ disk_number = $n }).Json.volume_ids).Count -eq 0) 'no volumes while offline'
@@ -311,6 +315,7 @@ try {
     Check (@((Rpc volume v1 ListVolumesOnDisk @{ disk_number = $n }).Json.volume_ids) -contains $vol) 'issue 9 item 9: the volume is listed right after SetAttachState(online)'
 
     # --- issue 9 item 9: a clone beside its source (OfflineReason Collision) ---------------
+    Claim 'README verification table, disk: a clone beside its source (a signature collision) comes online'
     $vhd2 = Join-Path $WorkDir 'csi-proxy-clone.vhdx'
     Diskpart @("select vdisk file=`"$vhd`"", 'detach vdisk')
     Copy-Item -Force $vhd $vhd2
@@ -330,6 +335,7 @@ try {
     Remove-Item -Force $vhd2 -ErrorAction SilentlyContinue
 
     # --- issue 9 item 9: PartitionDisk on a RAW offline disk ------------------------------
+    Claim 'README verification table, disk: a RAW offline disk is brought online to be partitioned'
     $vhd3 = Join-Path $WorkDir 'csi-proxy-raw.vhdx'
     if (Test-Path $vhd3) { Remove-Item -Force $vhd3 }
     Diskpart @("create vdisk file=`"$vhd3`" maximum=256 type=expandable", "select vdisk file=`"$vhd3`"", 'attach vdisk')
@@ -348,5 +354,4 @@ try {
         Remove-Item -Force $vhd -ErrorAction SilentlyContinue
     }
 }
-Write-Output "$($script:pass) passed, $($script:fail) failed"
-if ($script:fail -ne 0) { exit 1 }
+Complete-Tests

@@ -58,13 +58,10 @@ Set-StrictMode -Version 3
 
 $Exe = Join-Path $Dir 'csi-proxy.exe'
 $Svc = Join-Path $Dir 'svctest.exe'
-$script:pass = 0
-$script:fail = 0
-function Ok([string] $name) { $script:pass++; Write-Output "ok - $name" }
-function Bad([string] $name, [string] $why) { $script:fail++; Write-Output "not ok - $name"; if ($why) { Write-Output "    $why" } }
-function Check([bool] $cond, [string] $name, [string] $why = '') { if ($cond) { Ok $name } else { Bad $name $why } }
+. (Join-Path $PSScriptRoot 'common.ps1')   # Claim, Ok, Bad, Check, Skip, Complete-Tests
 
 New-Item -ItemType Directory -Force -Path $WorkDir, $Kubelet | Out-Null
+Claim 'README "Security model" 2: a cached allowance never outlives the token state it was judged in (TokenId and ModifiedId)'
 $cfg = Join-Path $WorkDir 'tokcache.yaml'
 $log = Join-Path $WorkDir 'server.log'
 $out = Join-Path $WorkDir 'server.out'
@@ -121,7 +118,7 @@ try {
         Check ($L -match "audit: denied caller=S-1-5-[0-9-]+ pid=\d+ group=filesystem pipe=csi-proxy-filesystem-v1: process token: .*$([regex]::Escape($Sid))") `
             '... and the refusal is audited, naming the SID'
     } else {
-        Check (Said "groups: AdjustTokenGroups cannot disable $Sid: error 575") `
+        Check (Said "groups: AdjustTokenGroups cannot disable ${Sid}: error 575") `
             "3. Windows refuses to disable $Sid in place (ERROR_CANT_DISABLE_MANDATORY): no cached allowance can outlive it. The attack itself was NOT run: pass -Sid with a non-mandatory group" `
             ($text -join "`n")
     }
@@ -134,5 +131,4 @@ try {
 } finally {
     Stop-Process -Id $server.Id -Force -ErrorAction SilentlyContinue
 }
-Write-Output "$($script:pass) passed, $($script:fail) failed"
-if ($script:fail -ne 0) { exit 1 }
+Complete-Tests
