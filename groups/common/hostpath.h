@@ -65,6 +65,16 @@ int cp_hostpath_confine_entry(cp_call *call, const cp_pathrules *rules, const cp
 #endif
     ;
 
+/* The guard (fs.h cp_fs_guard) a writing host operation on path gets once
+ * cp_hostpath_confine() passed: the host judges through it, on the
+ * directory handle it really writes through, what cp_hostpath_confine
+ * judged by name - cp_pathrules_check_resolved and, for CP_PATH_REPLACE,
+ * cp_pathrules_check_keeps_roots, on that handle's final path - so a link
+ * swapped in after the check is refused instead of written through. In
+ * the call's arena; NULL when out of memory. */
+cp_fs_guard *cp_hostpath_guard(cp_call *call, const cp_pathrules *rules, const char *path,
+                               cp_path_intent intent);
+
 /* Paths as drivers send them to the RPCs upstream never validates (the
  * volume group's paths, IsSymlink): a raw kubelet path may lack its drive
  * letter ("\var\lib\kubelet\..." when kubelet's root dir has none).

@@ -74,6 +74,19 @@ static int confine(cp_call *call, const char *path, resolve_mode mode, cp_path_i
     return CP_OK;
 }
 
+/* The guard the host's write judges again through (hostpath.h). */
+static const cp_fs_guard *guard(cp_call *call, const char *path, cp_path_intent intent)
+{
+    return cp_hostpath_guard(call, group_ctx(call)->rules, path, intent);
+}
+
+static int no_memory(cp_call *call)
+{
+    cp_error e;
+    cp_error_set(&e, CP_E_NOMEM, "out of memory");
+    return fail(call, &e);
+}
+
 static int checked(cp_call *call, const char *path, resolve_mode mode, cp_path_intent intent,
                    const char **out)
 {
@@ -110,8 +123,11 @@ int cp_fs_handle_mkdir(cp_call *call, const void *req, void *resp)
     int rc = checked(call, r->path, RESOLVE_ENTRY, CP_PATH_READ, &p);
     if (rc != CP_OK)
         return rc;
+    const cp_fs_guard *g = guard(call, r->path, CP_PATH_READ);
+    if (g == NULL)
+        return no_memory(call);
     cp_error e;
-    if (fs->ops->mkdir_all(fs->ctx, p, &e) != CP_OK)
+    if (fs->ops->mkdir_all(fs->ctx, p, g, &e) != CP_OK)
         return fail(call, &e);
     return CP_OK;
 }
@@ -125,8 +141,11 @@ int cp_fs_handle_rmdir(cp_call *call, const void *req, void *resp)
     int rc = checked(call, r->path, RESOLVE_ENTRY, CP_PATH_REPLACE, &p);
     if (rc != CP_OK)
         return rc;
+    const cp_fs_guard *g = guard(call, r->path, CP_PATH_REPLACE);
+    if (g == NULL)
+        return no_memory(call);
     cp_error e;
-    if (fs->ops->remove(fs->ctx, p, r->force, &e) != CP_OK)
+    if (fs->ops->remove(fs->ctx, p, r->force, g, &e) != CP_OK)
         return fail(call, &e);
     return CP_OK;
 }
@@ -140,8 +159,11 @@ int cp_fs_handle_rmdir_contents(cp_call *call, const void *req, void *resp)
     int rc = checked(call, r->path, RESOLVE_ALL, CP_PATH_REPLACE, &p);
     if (rc != CP_OK)
         return rc;
+    const cp_fs_guard *g = guard(call, r->path, CP_PATH_REPLACE);
+    if (g == NULL)
+        return no_memory(call);
     cp_error e;
-    if (fs->ops->remove_contents(fs->ctx, p, &e) != CP_OK)
+    if (fs->ops->remove_contents(fs->ctx, p, g, &e) != CP_OK)
         return fail(call, &e);
     return CP_OK;
 }
@@ -162,8 +184,11 @@ int cp_fs_handle_create_symlink(cp_call *call, const void *req, void *resp)
         rc = confine(call, r->source_path, RESOLVE_ALL, CP_PATH_READ, &source);
     if (rc != CP_OK)
         return rc;
+    const cp_fs_guard *g = guard(call, r->target_path, CP_PATH_REPLACE);
+    if (g == NULL)
+        return no_memory(call);
     cp_error e;
-    if (fs->ops->symlink(fs->ctx, link, source, &e) != CP_OK)
+    if (fs->ops->symlink(fs->ctx, link, source, CP_FS_LINK_AUTO, g, &e) != CP_OK)
         return fail(call, &e);
     return CP_OK;
 }
