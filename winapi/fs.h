@@ -20,14 +20,20 @@
  * lies where the group allowed it. The group checked the path by name
  * (after resolving links); between that check and the write, a caller who
  * can write under a root could swap a directory on the way for a link. So
- * the host walks the path from its drive, one component at a time, each
- * opened relative to the directory opened before it without following a
- * link, and writes (creates, deletes, lists, links) only relative to the
- * directory handle it holds. When the walk meets a link it may follow it,
- * but then, before anything is written through what it reached, it names
- * that open directory (its final path, resolved as resolve() does, the
- * rest of the path appended) and asks judge. Without a followed link the
- * object is where its name says, which the group checked. */
+ * a host never walks the path again by name to write: it writes (creates,
+ * deletes, lists, links) only relative to a directory handle it holds, and
+ * before it writes through a handle that a link may have led it to, it
+ * names that open directory (its final path, resolved as resolve() does,
+ * the rest of the path appended) and asks judge. What is judged is what
+ * is written through.
+ *   fs_posix.c walks from its root one component at a time with
+ *     openat(O_NOFOLLOW|O_DIRECTORY); a link met on the way is followed
+ *     and the directory reached is judged; without a followed link the
+ *     object is where its name says, which the group checked.
+ *   fs_win32.c opens the directory following links and judges it every
+ *     time (Wine's opens follow a link even with FILE_OPEN_REPARSE_POINT,
+ *     so a walk could not tell), then creates and opens names inside it
+ *     with NtCreateFile relative to that handle. */
 typedef struct cp_fs_guard {
     const char *const *anchors; /* as resolve takes them */
     size_t n_anchors;
@@ -51,8 +57,8 @@ typedef struct cp_fs_ops {
     int (*exists)(void *ctx, const char *path, bool *exists, cp_error *e);
     /* The writing operations below take a guard (see cp_fs_guard; NULL
      * only for a caller that confines nothing, such as the hosts' own
-     * tests) and act through handles opened by that walk, never by
-     * walking path again by name.
+     * tests) and act through handles, never by walking path again by
+     * name.
      *
      * Creates path and missing parents; an existing directory is success,
      * a file in the way is FAILED_PRECONDITION/ALREADY_EXISTS. Each missing

@@ -14,10 +14,19 @@
  *   ALL   - it follows the last component (RmdirContents deletes what the
  *           directory contains; CreateSymlink's source_path is what the new
  *           link will lead to): resolve the whole path.
- * The host's removal walks never follow links below the resolved path
- * (winapi/fs.h): each directory is opened relative to its parent without
- * following a link and emptied through that open directory, which is what
- * makes a recursive delete safe even if a link appears after this check.
+ * That check is by name; a caller who can write under a root could swap a
+ * directory on the way for a link right after it. So the writes (Mkdir,
+ * Rmdir, RmdirContents, CreateSymlink's target_path) also hand the host a
+ * guard (cp_hostpath_guard): the host acts only through directory handles
+ * it opened, and judges again - the same resolved-path and keep-the-roots
+ * rules - the real place of the handle it writes through whenever a link
+ * may lie on its way there (winapi/fs.h, cp_fs_guard). What is judged is
+ * what is written: a swap after the check is refused, never acted on.
+ * The host's removal walks never follow links below that handle: each
+ * directory is opened relative to its parent without following a link and
+ * emptied through that open directory, which is what makes a recursive
+ * delete safe even if a link appears after this check. PathExists and
+ * IsSymlink only read, and read by name.
  *
  * Roots. A configured directory (-kubelet-path, -working-dir) may be read
  * (PathExists, IsSymlink) and created when missing (Mkdir), never removed,
