@@ -73,8 +73,7 @@ typedef struct cp_fs_ops {
      * handle, and a directory is listed and removed through it; so a
      * directory swapped for a link after it was listed is removed as a
      * link, never entered. */
-    int (*remove)(void *ctx, const char *path, bool recursive, const cp_fs_guard *g,
-                  cp_error *e);
+    int (*remove)(void *ctx, const char *path, bool recursive, const cp_fs_guard *g, cp_error *e);
     /* Removes every entry inside directory path, never following links
      * below path (the same walk). path itself is followed when it is a
      * link, and then judged again through the directory handle reached. */

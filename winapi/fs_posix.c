@@ -392,8 +392,7 @@ static int clear_dir(const posix_fs *fs, int dfd, char *wpath, cp_error *e)
     return rc;
 }
 
-static int fs_remove(void *ctx, const char *path, bool recursive, const cp_fs_guard *g,
-                     cp_error *e)
+static int fs_remove(void *ctx, const char *path, bool recursive, const cp_fs_guard *g, cp_error *e)
 {
     walk w;
     char *name = NULL;
@@ -494,8 +493,8 @@ static int fs_symlink(void *ctx, const char *link_path, const char *target, cp_f
     if (rc == CP_OK)
         rc = walk_judge(&w, name, e);
     if (rc == CP_OK && fstatat(w.fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-        rc = cp_error_set(e, CP_E_ALREADY_EXISTS, "symlink %s -> %s: %s already exists",
-                          link_path, target, link_path);
+        rc = cp_error_set(e, CP_E_ALREADY_EXISTS, "symlink %s -> %s: %s already exists", link_path,
+                          target, link_path);
     if (rc == CP_OK && symlinkat(htarget, w.fd, name) != 0)
         rc = os_error(e, errno, "symlink", link_path);
     walk_end(&w);

@@ -33,7 +33,7 @@
 #include "fs_win32_internal.h"
 #include "winutil_win32.h"
 
-#define PREFIX_LEN 4        /* L"\\\\?\\" */
+#define PREFIX_LEN 4 /* L"\\\\?\\" */
 
 /* --- errors ------------------------------------------------------------- */
 

@@ -56,9 +56,8 @@ HANDLE fsw_nt_create(HANDLE dir, const wchar_t *name, size_t n, ACCESS_MASK acce
  * "name\...") appended and asks g->judge (fs.h cp_fs_guard). path names
  * the request in messages. *open_err: the Win32 error when the open itself
  * failed (ERROR_DIRECTORY when w is not a directory), else ERROR_SUCCESS. */
-int fsw_open_judged(const wchar_t *w, const wchar_t *rest, const cp_fs_guard *g,
-                    ACCESS_MASK access, const char *path, HANDLE *out, DWORD *open_err,
-                    cp_error *e);
+int fsw_open_judged(const wchar_t *w, const wchar_t *rest, const cp_fs_guard *g, ACCESS_MASK access,
+                    const char *path, HANDLE *out, DWORD *open_err, cp_error *e);
 
 /* The ops table's writers (fs.h). */
 int fsw_mkdir_all(void *ctx, const char *path, const cp_fs_guard *g, cp_error *e);

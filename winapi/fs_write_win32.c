@@ -28,15 +28,13 @@
 #include "fs_win32_internal.h"
 #include "winutil_win32.h"
 
-#define PREFIX_LEN 4        /* L"\\\\?\\" */
-#define RESOLVED_MAX 32768  /* UTF-8 bytes of a judged name */
-
+#define PREFIX_LEN 4       /* L"\\\\?\\" */
+#define RESOLVED_MAX 32768 /* UTF-8 bytes of a judged name */
 
 /* --- NtCreateFile relative to a handle ------------------------------------ */
 
-typedef LONG(NTAPI *nt_create_file_fn)(PHANDLE, ACCESS_MASK, POBJECT_ATTRIBUTES,
-                                       PIO_STATUS_BLOCK, PLARGE_INTEGER, ULONG, ULONG, ULONG,
-                                       ULONG, PVOID, ULONG);
+typedef LONG(NTAPI *nt_create_file_fn)(PHANDLE, ACCESS_MASK, POBJECT_ATTRIBUTES, PIO_STATUS_BLOCK,
+                                       PLARGE_INTEGER, ULONG, ULONG, ULONG, ULONG, PVOID, ULONG);
 typedef ULONG(NTAPI *nt_status_to_error_fn)(LONG);
 
 /* NtCreateFile and RtlNtStatusToDosError from ntdll.dll, loaded in every
@@ -84,8 +82,8 @@ HANDLE fsw_nt_create(HANDLE dir, const wchar_t *name, size_t n, ACCESS_MASK acce
     IO_STATUS_BLOCK io;
     HANDLE h = INVALID_HANDLE_VALUE;
     LONG st = nt_create(&h, access, &oa, &io, NULL, FILE_ATTRIBUTE_NORMAL, SHARE_ALL, disposition,
-                        options | FILE_SYNCHRONOUS_IO_NONALERT | FILE_OPEN_FOR_BACKUP_INTENT,
-                        NULL, 0);
+                        options | FILE_SYNCHRONOUS_IO_NONALERT | FILE_OPEN_FOR_BACKUP_INTENT, NULL,
+                        0);
     if (st < 0) {
         *err = to_error(st);
         return INVALID_HANDLE_VALUE;
@@ -143,17 +141,16 @@ static int judge_handle(HANDLE h, const wchar_t *via, const wchar_t *rest, const
     return rc;
 }
 
-int fsw_open_judged(const wchar_t *w, const wchar_t *rest, const cp_fs_guard *g,
-                    ACCESS_MASK access, const char *path, HANDLE *out, DWORD *open_err,
-                    cp_error *e)
+int fsw_open_judged(const wchar_t *w, const wchar_t *rest, const cp_fs_guard *g, ACCESS_MASK access,
+                    const char *path, HANDLE *out, DWORD *open_err, cp_error *e)
 {
     *out = INVALID_HANDLE_VALUE;
     *open_err = ERROR_SUCCESS;
     /* CreateFileW (fileapi.h) without FILE_FLAG_OPEN_REPARSE_POINT follows
      * every link on the way, as resolve does; FILE_FLAG_BACKUP_SEMANTICS
      * opens a directory. */
-    HANDLE h = CreateFileW(w, access, SHARE_ALL, NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS,
-                           NULL);
+    HANDLE h =
+        CreateFileW(w, access, SHARE_ALL, NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
     if (h == INVALID_HANDLE_VALUE) {
         *open_err = GetLastError();
         return fsw_error_w(e, *open_err, "CreateFileW", w);
@@ -237,14 +234,15 @@ int fsw_mkdir_all(void *ctx, const char *path, const cp_fs_guard *g, cp_error *e
     HANDLE h = INVALID_HANDLE_VALUE;
     DWORD err;
     rc = have == NULL ? cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory for %s", path)
-                      : fsw_open_judged(have, rest, g, DIR_ACCESS | FILE_ADD_SUBDIRECTORY, path,
-                                        &h, &err, e);
+                      : fsw_open_judged(have, rest, g, DIR_ACCESS | FILE_ADD_SUBDIRECTORY, path, &h,
+                                        &err, e);
     free(have);
     while (rc == CP_OK && *rest != L'\0') {
         size_t n = wcscspn(rest, L"\\");
         HANDLE c = fsw_nt_create(h, rest, n, DIR_ACCESS | FILE_ADD_SUBDIRECTORY, FILE_CREATE,
                                  FILE_DIRECTORY_FILE | FILE_OPEN_REPARSE_POINT, &err);
-        if (c == INVALID_HANDLE_VALUE && (err == ERROR_ALREADY_EXISTS || err == ERROR_FILE_EXISTS)) {
+        if (c == INVALID_HANDLE_VALUE &&
+            (err == ERROR_ALREADY_EXISTS || err == ERROR_FILE_EXISTS)) {
             /* made by someone else meanwhile: open it as the walk would
              * (following a link), then judge it before writing inside. */
             c = fsw_nt_create(h, rest, n, DIR_ACCESS | FILE_ADD_SUBDIRECTORY, FILE_OPEN,
@@ -353,10 +351,9 @@ static bool enable_link_privilege(void)
     if (!OpenProcessToken(GetCurrentProcess(), TOKEN_ADJUST_PRIVILEGES | TOKEN_QUERY, &tok))
         return false;
     TOKEN_PRIVILEGES tp = {1, {{{0, 0}, SE_PRIVILEGE_ENABLED}}};
-    bool ok = LookupPrivilegeValueW(NULL, L"SeCreateSymbolicLinkPrivilege",
-                                    &tp.Privileges[0].Luid) &&
-              AdjustTokenPrivileges(tok, FALSE, &tp, 0, NULL, NULL) &&
-              GetLastError() == ERROR_SUCCESS;
+    bool ok =
+        LookupPrivilegeValueW(NULL, L"SeCreateSymbolicLinkPrivilege", &tp.Privileges[0].Luid) &&
+        AdjustTokenPrivileges(tok, FALSE, &tp, 0, NULL, NULL) && GetLastError() == ERROR_SUCCESS;
     CloseHandle(tok);
     return ok;
 }
@@ -410,20 +407,18 @@ int fsw_symlink(void *ctx, const char *link_path, const char *target, cp_fs_link
     size_t keep = (size_t)(slash - wl) + (slash == wl + PREFIXED_ROOT_LEN - 1); /* "X:\" */
     wchar_t *parent = wdup_n(wl, keep);
     DWORD err;
-    rc = parent == NULL ? cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory for %s", link_path)
-                        : fsw_open_judged(parent, name, g,
-                                          DIR_ACCESS | FILE_ADD_FILE | FILE_ADD_SUBDIRECTORY,
-                                          link_path, &h, &err, e);
+    rc = parent == NULL
+             ? cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory for %s", link_path)
+             : fsw_open_judged(parent, name, g, DIR_ACCESS | FILE_ADD_FILE | FILE_ADD_SUBDIRECTORY,
+                               link_path, &h, &err, e);
     free(parent);
     if (rc != CP_OK)
         goto out;
-    c = fsw_nt_create(h, name, wcslen(name),
-                      FILE_WRITE_DATA | FILE_WRITE_ATTRIBUTES | FILE_READ_ATTRIBUTES | DELETE |
-                          SYNCHRONIZE,
-                      FILE_CREATE,
-                      (dir ? FILE_DIRECTORY_FILE : FILE_NON_DIRECTORY_FILE) |
-                          FILE_OPEN_REPARSE_POINT,
-                      &err);
+    c = fsw_nt_create(
+        h, name, wcslen(name),
+        FILE_WRITE_DATA | FILE_WRITE_ATTRIBUTES | FILE_READ_ATTRIBUTES | DELETE | SYNCHRONIZE,
+        FILE_CREATE,
+        (dir ? FILE_DIRECTORY_FILE : FILE_NON_DIRECTORY_FILE) | FILE_OPEN_REPARSE_POINT, &err);
     if (c == INVALID_HANDLE_VALUE) {
         rc = err == ERROR_ALREADY_EXISTS || err == ERROR_FILE_EXISTS
                  ? cp_error_set(e, CP_E_ALREADY_EXISTS, "CreateSymlink %s -> %s: %s already exists",

@@ -55,16 +55,19 @@ static int setup(void **state)
     if (t == NULL)
         return -1;
     snprintf(t->root, sizeof(t->root), "/tmp/cp-fsrace-XXXXXX");
-    if (mkdtemp(t->root) == NULL)
-        return -1;
     cp_error e;
-    if (cp_fs_host_posix_new(t->root, &t->fs, &e) != CP_OK)
+    if (mkdtemp(t->root) == NULL || cp_fs_host_posix_new(t->root, &t->fs, &e) != CP_OK) {
+        free(t);
         return -1;
+    }
     const char *const wd[] = {"C:\\work"};
     cp_groups_config cfg = {.working_dirs = wd, .n_working_dirs = 1, .fs = t->fs};
     t->groups = cp_groups_new(&cfg, &e);
-    if (t->groups == NULL)
+    if (t->groups == NULL) {
+        cp_fs_host_posix_free(&t->fs);
+        free(t);
         return -1;
+    }
     *state = t;
     return 0;
 }
@@ -147,6 +150,8 @@ static int call(const env *t, const char *method, const char *path, const char *
     uint8_t *out = NULL;
     size_t out_len = 0;
     int rc = cp_dispatch_run(svc, m, c, wire, len, &out, &out_len);
+    if (getenv("RACE_DEBUG") != NULL && rc != CP_OK) /* why calls were refused */
+        fprintf(stderr, "%s: %s\n", method, cp_call_error(c)->msg);
     free(out);
     free(wire);
     cp_call_free(c);
@@ -197,12 +202,12 @@ static void swap_stop(swapper *s)
 /* --- the modes ------------------------------------------------------------- */
 
 typedef enum mode {
-    RMDIR_FORCE,     /* Rmdir(force) of a tree */
-    RMDIR_FILE,      /* Rmdir of a file */
-    RMDIR_CONTENTS,  /* RmdirContents of a directory */
-    MKDIR,           /* Mkdir of one new level */
-    MKDIR_DEEP,      /* Mkdir of two new levels */
-    CREATE_SYMLINK,  /* CreateSymlink's new link */
+    RMDIR_FORCE,    /* Rmdir(force) of a tree */
+    RMDIR_FILE,     /* Rmdir of a file */
+    RMDIR_CONTENTS, /* RmdirContents of a directory */
+    MKDIR,          /* Mkdir of one new level */
+    MKDIR_DEEP,     /* Mkdir of two new levels */
+    CREATE_SYMLINK, /* CreateSymlink's new link */
 } mode;
 
 static const char *const mode_names[] = {"Rmdir(force)", "Rmdir(file)", "RmdirContents",

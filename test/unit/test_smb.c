@@ -261,8 +261,8 @@ static void test_new_maps_and_links(void **state)
 static cp_fs_host real_fs;
 static int asked_kind = -1;
 
-static int kind_symlink(void *ctx, const char *link_path, const char *target,
-                        cp_fs_link_kind kind, const cp_fs_guard *g, cp_error *e)
+static int kind_symlink(void *ctx, const char *link_path, const char *target, cp_fs_link_kind kind,
+                        const cp_fs_guard *g, cp_error *e)
 {
     asked_kind = (int)kind;
     return real_fs.ops->symlink(ctx, link_path, target, kind, g, e);
@@ -286,8 +286,8 @@ static void test_new_link_is_a_directory_link(void **state)
     t->groups = g;
     char msg[CP_ERROR_MSG_MAX];
     asked_kind = -1;
-    assert_int_equal(call_new(t, "\\\\fs1\\share\\pvc", "C:\\var\\lib\\kubelet\\plugins\\s2",
-                              "u", "p", msg, sizeof(msg)),
+    assert_int_equal(call_new(t, "\\\\fs1\\share\\pvc", "C:\\var\\lib\\kubelet\\plugins\\s2", "u",
+                              "p", msg, sizeof(msg)),
                      CP_OK);
     assert_int_equal(asked_kind, CP_FS_LINK_DIR);
     t->groups = saved;
