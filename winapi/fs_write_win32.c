@@ -439,8 +439,9 @@ int fsw_symlink(void *ctx, const char *link_path, const char *target, cp_fs_link
                                   ti.ReparseTag != IO_REPARSE_TAG_SYMLINK))) {
         char why[256];
         rc = cp_error_set(e, CP_E_INTERNAL,
-                          "CreateSymlink %s -> %s: FSCTL_SET_REPARSE_POINT %s (error %lu); this "
-                          "host's file system does not create links (a stub, as in Wine)",
+                          "CreateSymlink %s -> %s: FSCTL_SET_REPARSE_POINT %s (error %lu), so "
+                          "nothing exists at the link path; this host's file system does not "
+                          "create links (a stub, as in Wine)",
                           link_path, target,
                           err == ERROR_SUCCESS ? "reported success but made no link"
                                                : cp_win_errtext(err, why, sizeof(why)),

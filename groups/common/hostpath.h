@@ -11,6 +11,13 @@
  * directory. The entry itself is not followed: once mounted, it leads to
  * another volume (\\?\Volume{...}\), which is exactly what a mount point
  * is, not an escape.
+ *
+ * That check is by name. A write of the filesystem or smb group then hands
+ * the host a guard (cp_hostpath_guard) with which the host judges again,
+ * through the handle it writes through, where it really is (winapi/fs.h
+ * cp_fs_guard), so a directory swapped for a link after the check is
+ * refused, not written through. The volume group's mount and unmount calls
+ * still name the folder to the storage host by path.
  */
 #ifndef CP_GROUPS_HOSTPATH_H
 #define CP_GROUPS_HOSTPATH_H
