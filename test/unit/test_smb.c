@@ -260,11 +260,13 @@ static void test_new_maps_and_links(void **state)
  * symlink call asks for before the native host makes it. */
 static cp_fs_host real_fs;
 static int asked_kind = -1;
+static bool asked_guard = false;
 
 static int kind_symlink(void *ctx, const char *link_path, const char *target, cp_fs_link_kind kind,
                         const cp_fs_guard *g, cp_error *e)
 {
     asked_kind = (int)kind;
+    asked_guard = g != NULL && g->judge != NULL;
     return real_fs.ops->symlink(ctx, link_path, target, kind, g, e);
 }
 
@@ -290,6 +292,7 @@ static void test_new_link_is_a_directory_link(void **state)
                               "p", msg, sizeof(msg)),
                      CP_OK);
     assert_int_equal(asked_kind, CP_FS_LINK_DIR);
+    assert_true(asked_guard);
     t->groups = saved;
     cp_groups_free(g);
 }
