@@ -2,10 +2,16 @@
  * build (unit tests, conformance). "C:\a\b" lives at <root>/C/a/b (drive
  * letter upper-cased). Names are case-sensitive here, unlike Windows.
  *
- * Removal never follows links: directories below the starting point are
- * opened with openat(O_NOFOLLOW) and walked through their descriptors, so
- * a link (or a directory swapped for a link meanwhile) is unlinked, never
- * entered.
+ * Writes act on what was checked (fs.h, cp_fs_guard): the path is walked
+ * from <root> one component at a time with openat(O_NOFOLLOW|O_DIRECTORY),
+ * each relative to the descriptor opened before it; a link met on the way
+ * is followed, and then the directory reached is named from its descriptor
+ * (/proc/self/fd) and judged before anything is written through it. The
+ * write itself (mkdirat, unlinkat, symlinkat) is relative to the
+ * descriptor held. Removal never follows links: directories below the
+ * starting point are opened with openat(O_NOFOLLOW) and walked through
+ * their descriptors, so a link (or a directory swapped for a link
+ * meanwhile) is unlinked, never entered.
  *
  * Mount points: Linux mounts (a directory on another device than its
  * parent) count as volume mount points, and so does every folder the
@@ -136,35 +142,176 @@ static int fs_exists(void *ctx, const char *path, bool *exists, cp_error *e)
     return os_error(e, err, "lstat", path);
 }
 
-static int fs_mkdir_all(void *ctx, const char *path, cp_error *e)
-{
-    const posix_fs *fs = ctx;
+/* --- the walk (fs.h, cp_fs_guard) ------------------------------------------ */
+
+typedef struct walk {
+    const posix_fs *fs;
+    const cp_fs_guard *g;
+    const char *path; /* the Windows path, for messages */
     char host[PATH_MAX];
-    int rc = map_path(fs, path, host, sizeof(host), e);
+    char *next;  /* host: the component the walk opens next */
+    int fd;      /* the directory reached */
+    bool judged; /* no link followed since the start, or judged since */
+} walk;
+
+static int walk_start(walk *w, const posix_fs *fs, const char *path, const cp_fs_guard *g,
+                      cp_error *e)
+{
+    w->fs = fs;
+    w->g = g;
+    w->path = path;
+    w->fd = -1;
+    w->judged = true; /* below <root>, the path's own text: the group checked it */
+    int rc = map_path(fs, path, w->host, sizeof(w->host), e);
     if (rc != CP_OK)
         return rc;
-    /* Create each component after root in turn, the drive directory too. */
-    for (char *s = host + strlen(fs->root) + 1;; s++) {
-        if (*s != '/' && *s != '\0')
-            continue;
-        char saved = *s;
-        *s = '\0';
-        if (mkdir(host, 0755) != 0) {
-            int err = errno;
+    w->next = w->host + strlen(fs->root) + 1;
+    w->fd = open(fs->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    return w->fd >= 0 ? CP_OK : os_error(e, errno, "open", path);
+}
+
+static void walk_end(walk *w)
+{
+    if (w->fd >= 0)
+        close(w->fd);
+    w->fd = -1;
+}
+
+/* The component at w->next, NUL-terminated in place; *more tells whether
+ * others follow it. */
+static char *component(walk *w, bool *more)
+{
+    char *name = w->next;
+    char *slash = strchr(name, '/');
+    *more = slash != NULL;
+    if (slash != NULL)
+        *slash = '\0';
+    return name;
+}
+
+static void advance(walk *w, char *name, bool more)
+{
+    size_t n = strlen(name);
+    if (more)
+        name[n++] = '/';
+    w->next = name + n;
+}
+
+/* Before writing through w->fd: when a link was followed to reach it, its
+ * real place (read back from the descriptor) with rest (the host
+ * components still to come, '/'-separated, or "") appended goes to the
+ * guard. */
+static int walk_judge(walk *w, const char *rest, cp_error *e)
+{
+    if (w->judged || w->g == NULL)
+        return CP_OK;
+    char proc[64], real[PATH_MAX], joined[PATH_MAX + 8], final[PATH_MAX + 64];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", w->fd);
+    ssize_t n = readlink(proc, real, sizeof(real) - 1);
+    if (n < 0)
+        return os_error(e, errno, "readlink (the directory reached by)", w->path);
+    real[n] = '\0';
+    int len = snprintf(joined, sizeof(joined), "%s%s%s", real, *rest != '\0' ? "/" : "", rest);
+    if (len < 0 || (size_t)len >= sizeof(joined))
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "resolve %s: path too long", w->path);
+    int rc = unmap_path(w->fs, joined, final, sizeof(final), e);
+    if (rc == CP_OK)
+        rc = w->g->judge(w->g->arg, final, e);
+    if (rc == CP_OK)
+        w->judged = true;
+    return rc;
+}
+
+/* Opens the directory name inside w->fd and moves there. A link is
+ * followed (w->judged drops). errno-style result: 0, or the errno of the
+ * failed open (ENOTDIR: something that is not a directory is there). */
+static int walk_into(walk *w, const char *name)
+{
+    for (int tries = 0; tries < 8; tries++) {
+        int fd = openat(w->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        bool followed = false;
+        if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
             struct stat st;
-            if (err != EEXIST)
-                return os_error(e, err, "mkdir", path);
-            if (stat(host, &st) != 0)
-                return os_error(e, errno, "stat", path);
-            if (!S_ISDIR(st.st_mode))
-                return cp_error_set(e, CP_E_FAILED_PRECONDITION,
-                                    "mkdir %s: a file that is not a directory is in the way", path);
+            if (fstatat(w->fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+                return errno;
+            if (S_ISDIR(st.st_mode))
+                continue; /* swapped back meanwhile: look again */
+            if (!S_ISLNK(st.st_mode))
+                return ENOTDIR;
+            fd = openat(w->fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            followed = true;
         }
-        *s = saved;
-        if (saved == '\0')
-            break;
+        if (fd < 0)
+            return errno;
+        close(w->fd);
+        w->fd = fd;
+        if (followed)
+            w->judged = false;
+        return 0;
     }
-    return CP_OK;
+    return ELOOP;
+}
+
+/* Walks to the directory holding the last component; *name is that
+ * component (in w->host). A missing directory on the way: ENOENT in *err
+ * and CP_E_NOT_FOUND with e set. */
+static int walk_to_parent(walk *w, char **name, int *err, cp_error *e)
+{
+    for (;;) {
+        bool more;
+        char *c = component(w, &more);
+        if (!more) {
+            *name = c;
+            return CP_OK;
+        }
+        *err = walk_into(w, c);
+        advance(w, c, more);
+        if (*err == ENOTDIR)
+            return cp_error_set(e, CP_E_FAILED_PRECONDITION,
+                                "open %s: a file that is not a directory is on the way", w->path);
+        if (*err != 0)
+            return os_error(e, *err, "open", w->path);
+    }
+}
+
+static int fs_mkdir_all(void *ctx, const char *path, const cp_fs_guard *g, cp_error *e)
+{
+    walk w;
+    int rc = walk_start(&w, ctx, path, g, e);
+    /* Open each component in turn, the drive directory too; a missing one
+     * is made relative to the directory reached, once that is judged. */
+    while (rc == CP_OK && *w.next != '\0') {
+        bool more;
+        char *name = component(&w, &more);
+        int err = walk_into(&w, name);
+        for (int tries = 0; err == ENOENT && tries < 8; tries++) {
+            struct stat st;
+            if (fstatat(w.fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+                break; /* a link that leads nowhere: not ours to replace */
+            if (more)
+                name[strlen(name)] = '/';
+            rc = walk_judge(&w, name, e);
+            if (more)
+                *strchr(name, '/') = '\0';
+            if (rc != CP_OK)
+                break;
+            if (mkdirat(w.fd, name, 0755) != 0 && errno != EEXIST) {
+                err = errno;
+                break;
+            }
+            err = walk_into(&w, name);
+        }
+        advance(&w, name, more);
+        if (rc != CP_OK)
+            break;
+        if (err == ENOTDIR)
+            rc = cp_error_set(e, CP_E_FAILED_PRECONDITION,
+                              "mkdir %s: a file that is not a directory is in the way", path);
+        else if (err != 0)
+            rc = os_error(e, err, "mkdir", path);
+    }
+    walk_end(&w);
+    return rc;
 }
 
 /* Windows deletes a folder that is a volume mount point as it deletes a
@@ -245,78 +392,113 @@ static int clear_dir(const posix_fs *fs, int dfd, char *wpath, cp_error *e)
     return rc;
 }
 
-static int fs_remove(void *ctx, const char *path, bool recursive, cp_error *e)
+static int fs_remove(void *ctx, const char *path, bool recursive, const cp_fs_guard *g, cp_error *e)
 {
-    char host[PATH_MAX];
+    walk w;
+    char *name = NULL;
+    int err = 0;
     struct stat st;
-    int rc = map_path(ctx, path, host, sizeof(host), e);
-    if (rc != CP_OK)
-        return rc;
-    if (lstat(host, &st) != 0) {
-        int err = errno;
-        if (recursive && (err == ENOENT || err == ENOTDIR))
-            return CP_OK; /* already gone: success, as upstream's RemoveAll */
-        return os_error(e, err, "lstat", path);
+    int rc = walk_start(&w, ctx, path, g, e);
+    if (rc == CP_OK)
+        rc = walk_to_parent(&w, &name, &err, e);
+    if (rc != CP_OK) {
+        walk_end(&w);
+        /* already gone: success, as upstream's RemoveAll */
+        return recursive && (err == ENOENT || err == ENOTDIR) ? CP_OK : rc;
     }
-    if (!S_ISDIR(st.st_mode)) /* files and links alike: the entry itself */
-        return unlink(host) == 0 ? CP_OK : os_error(e, errno, "unlink", path);
+    rc = walk_judge(&w, name, e);
+    if (rc == CP_OK && fstatat(w.fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        err = errno;
+        rc = recursive && (err == ENOENT || err == ENOTDIR) ? CP_OK
+                                                            : os_error(e, err, "lstat", path);
+        walk_end(&w);
+        return rc;
+    }
+    if (rc == CP_OK && !S_ISDIR(st.st_mode)) { /* files and links alike: the entry itself */
+        if (unlinkat(w.fd, name, 0) != 0)
+            rc = os_error(e, errno, "unlink", path);
+        walk_end(&w);
+        return rc;
+    }
     bool dropped = false;
-    rc = drop_mount_folder(ctx, path, AT_FDCWD, host, &dropped, e);
-    if (rc != CP_OK || dropped)
-        return rc;
-    if (recursive) {
-        int dfd = open(host, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (dfd < 0)
-            return os_error(e, errno, "open", path);
-        char wpath[PATH_MAX];
-        snprintf(wpath, sizeof(wpath), "%s", path);
-        rc = clear_dir(ctx, dfd, wpath, e);
-        if (rc != CP_OK)
-            return rc;
+    if (rc == CP_OK)
+        rc = drop_mount_folder(ctx, path, w.fd, name, &dropped, e);
+    if (rc == CP_OK && !dropped && recursive) {
+        int dfd = openat(w.fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0) {
+            rc = os_error(e, errno, "open", path);
+        } else {
+            char wpath[PATH_MAX];
+            snprintf(wpath, sizeof(wpath), "%s", path);
+            rc = clear_dir(ctx, dfd, wpath, e);
+        }
     }
-    if (rmdir(host) != 0) {
-        int err = errno;
+    if (rc == CP_OK && !dropped && unlinkat(w.fd, name, AT_REMOVEDIR) != 0) {
+        err = errno;
         if (err == EEXIST) /* POSIX allows it for a non-empty directory */
             err = ENOTEMPTY;
-        return os_error(e, err, "rmdir", path);
+        rc = os_error(e, err, "rmdir", path);
     }
-    return CP_OK;
+    walk_end(&w);
+    return rc;
 }
 
-static int fs_remove_contents(void *ctx, const char *path, cp_error *e)
+static int fs_remove_contents(void *ctx, const char *path, const cp_fs_guard *g, cp_error *e)
 {
-    char host[PATH_MAX];
-    int rc = map_path(ctx, path, host, sizeof(host), e);
-    if (rc != CP_OK)
-        return rc;
-    /* The directory itself may be a link: the group confined its target. */
-    int dfd = open(host, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return os_error(e, errno, "open", path);
-    char wpath[PATH_MAX];
-    snprintf(wpath, sizeof(wpath), "%s", path);
-    return clear_dir(ctx, dfd, wpath, e);
+    walk w;
+    char *name = NULL;
+    int err = 0;
+    int rc = walk_start(&w, ctx, path, g, e);
+    if (rc == CP_OK)
+        rc = walk_to_parent(&w, &name, &err, e);
+    /* The directory itself may be a link: followed, then judged where it
+     * leads (walk_into, walk_judge). */
+    if (rc == CP_OK && (err = walk_into(&w, name)) != 0)
+        rc = err == ENOTDIR ? cp_error_set(e, CP_E_FAILED_PRECONDITION,
+                                           "RmdirContents %s: not a directory", path)
+                            : os_error(e, err, "open", path);
+    if (rc == CP_OK)
+        rc = walk_judge(&w, "", e);
+    if (rc == CP_OK) {
+        int dfd = dup(w.fd);
+        char wpath[PATH_MAX];
+        snprintf(wpath, sizeof(wpath), "%s", path);
+        rc = dfd < 0 ? os_error(e, errno, "dup", path) : clear_dir(ctx, dfd, wpath, e);
+    }
+    walk_end(&w);
+    return rc;
 }
 
-static int fs_symlink(void *ctx, const char *link_path, const char *target, cp_error *e)
+static int fs_symlink(void *ctx, const char *link_path, const char *target, cp_fs_link_kind kind,
+                      const cp_fs_guard *g, cp_error *e)
 {
-    char hlink[PATH_MAX], htarget[PATH_MAX];
-    struct stat st;
-    int rc = map_path(ctx, link_path, hlink, sizeof(hlink), e);
+    (void)kind; /* POSIX links have no kind */
+    char htarget[PATH_MAX];
+    int rc = CP_OK;
     /* A share's path (\\server\share\..., the smb group's links) is kept
      * as the link's text: there is no share to map it onto here. */
-    if (rc == CP_OK && strncmp(target, "\\\\", 2) == 0)
+    if (strncmp(target, "\\\\", 2) == 0)
         snprintf(htarget, sizeof(htarget), "%s", target);
-    else if (rc == CP_OK)
+    else
         rc = map_path(ctx, target, htarget, sizeof(htarget), e);
     if (rc != CP_OK)
         return rc;
-    if (lstat(hlink, &st) == 0)
-        return cp_error_set(e, CP_E_ALREADY_EXISTS, "symlink %s -> %s: %s already exists",
-                            link_path, target, link_path);
-    if (symlink(htarget, hlink) != 0)
-        return os_error(e, errno, "symlink", link_path);
-    return CP_OK;
+    walk w;
+    char *name = NULL;
+    int err = 0;
+    struct stat st;
+    rc = walk_start(&w, ctx, link_path, g, e);
+    if (rc == CP_OK)
+        rc = walk_to_parent(&w, &name, &err, e);
+    if (rc == CP_OK)
+        rc = walk_judge(&w, name, e);
+    if (rc == CP_OK && fstatat(w.fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        rc = cp_error_set(e, CP_E_ALREADY_EXISTS, "symlink %s -> %s: %s already exists", link_path,
+                          target, link_path);
+    if (rc == CP_OK && symlinkat(htarget, w.fd, name) != 0)
+        rc = os_error(e, errno, "symlink", link_path);
+    walk_end(&w);
+    return rc;
 }
 
 /* A directory on another device than its parent is a mount point: what

@@ -1,5 +1,7 @@
 /* fs_remove_win32.c - removal for the Windows filesystem host (fs_win32.c):
- * Rmdir with and without force, and RmdirContents, by open handle. */
+ * Rmdir with and without force, and RmdirContents, by open handle, from
+ * the judged handle of the directory the removal starts in (fs.h,
+ * cp_fs_guard; fs_write_win32.c). */
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
 
@@ -39,7 +41,8 @@
  * link between listing and descent is opened as the link and deleted as
  * one; its target is never entered. Where the name says "link" but the
  * handle holds a plain object, the open followed the link regardless of
- * FILE_OPEN_REPARSE_POINT (Wine 8 does so; Windows honours the flag): the
+ * FILE_OPEN_REPARSE_POINT (Wine 8 does so, and only there is this
+ * believed; Windows honours the flag): the
  * handle is dropped unused and the entry removed by name with
  * RemoveDirectoryW/DeleteFileW (fileapi.h), which remove a link itself,
  * never its target ("Symbolic Link Effects on File Systems Functions"). Deleting a
@@ -171,12 +174,28 @@ static bool is_plain_dir(DWORD attrs)
     return (attrs & FILE_ATTRIBUTE_DIRECTORY) && !(attrs & FILE_ATTRIBUTE_REPARSE_POINT);
 }
 
+/* True on a host whose opens follow a link even with
+ * FILE_OPEN_REPARSE_POINT: Wine, known by the wine_get_version export of
+ * its ntdll. Windows honours the flag ("ZwCreateFile function (wdm.h)":
+ * FILE_OPEN_REPARSE_POINT opens the reparse point itself). */
+static bool opens_follow_links(void)
+{
+    HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+    return ntdll != NULL && GetProcAddress(ntdll, "wine_get_version") != NULL;
+}
+
 /* True when the name reports a link (listed: from a listing or
  * GetFileAttributesW) but the handle opened with FILE_OPEN_REPARSE_POINT
- * holds something that is not one: the open followed it anyway. */
+ * holds something that is not one, on a host whose opens follow links
+ * anyway: the handle holds the link's target, never to be deleted. On
+ * Windows such a disagreement only means the entry changed between the
+ * listing and the open; the handle, opened without following, is what is
+ * there, and only it is acted on (never the name, which a swapped parent
+ * could send elsewhere). */
 static bool followed_anyway(DWORD listed, DWORD held)
 {
-    return (listed & FILE_ATTRIBUTE_REPARSE_POINT) && !(held & FILE_ATTRIBUTE_REPARSE_POINT);
+    return (listed & FILE_ATTRIBUTE_REPARSE_POINT) && !(held & FILE_ATTRIBUTE_REPARSE_POINT) &&
+           opens_follow_links();
 }
 
 /* RemoveDirectoryW / DeleteFileW (fileapi.h) on the link w itself (see the
@@ -371,26 +390,47 @@ static int new_wbuf(const char *path, wbuf *b, cp_error *e)
     return CP_OK;
 }
 
-/* CreateFileW (fileapi.h) with FILE_FLAG_OPEN_REPARSE_POINT opens the entry
- * itself, so a link is removed as a link whatever its target; a plain
- * directory is emptied through a handle to it and then deleted through the
- * same handle. */
-int fsw_remove(void *ctx, const char *path, bool recursive, cp_error *e)
+/* The entry path names is removed relative to its parent's handle: the
+ * parent is opened and judged (fsw_open_judged, fs_write_win32.c), the
+ * entry opened inside it without following it (open_child:
+ * FILE_OPEN_REPARSE_POINT), so a link is removed as a link whatever its
+ * target; a plain directory is emptied through a handle to it and then
+ * deleted through the same handle. */
+int fsw_remove(void *ctx, const char *path, bool recursive, const cp_fs_guard *g, cp_error *e)
 {
     (void)ctx;
     wbuf b;
     int rc = new_wbuf(path, &b, e);
     if (rc != CP_OK)
         return rc;
-    HANDLE h = CreateFileW(b.s, OPEN_ACCESS, SHARE_ALL, NULL, OPEN_EXISTING,
-                           FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
-    if (h == INVALID_HANDLE_VALUE) {
-        DWORD err = GetLastError();
-        rc = (recursive && fsw_is_missing(err)) ? CP_OK /* already gone, as RemoveAll */
-                                                : fsw_error(e, err, "CreateFileW", path);
+    wchar_t *slash = wcsrchr(b.s, L'\\');
+    if (slash == NULL || slash < b.s + PREFIXED_ROOT_LEN - 1 || slash[1] == L'\0') {
         free(b.s);
-        return rc;
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "Rmdir %s: no name to remove", path);
     }
+    const wchar_t *name = slash + 1;
+    size_t keep = (size_t)(slash - b.s) + (slash == b.s + PREFIXED_ROOT_LEN - 1); /* "X:\" */
+    wchar_t *parent = malloc((keep + 1) * sizeof(wchar_t));
+    if (parent == NULL) {
+        free(b.s);
+        return cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory for %s", path);
+    }
+    memcpy(parent, b.s, keep * sizeof(wchar_t));
+    parent[keep] = L'\0';
+    HANDLE hp = INVALID_HANDLE_VALUE, h = INVALID_HANDLE_VALUE;
+    DWORD err = ERROR_SUCCESS;
+    rc = fsw_open_judged(parent, name, g, DIR_ACCESS, path, &hp, &err, e);
+    free(parent);
+    if (rc != CP_OK && err != ERROR_SUCCESS && fsw_is_missing(err))
+        rc = recursive ? CP_OK /* already gone, as RemoveAll */
+                       : fsw_error(e, err, "CreateFileW", path);
+    if (rc == CP_OK && hp != INVALID_HANDLE_VALUE) {
+        h = open_child(hp, name, wcslen(name), &err);
+        if (h == INVALID_HANDLE_VALUE)
+            rc = recursive && fsw_is_missing(err) ? CP_OK : fsw_error(e, err, "NtOpenFile", path);
+    }
+    if (h == INVALID_HANDLE_VALUE)
+        goto out;
     /* GetFileAttributesW reports a link itself (fileapi.h) */
     DWORD named = GetFileAttributesW(b.s);
     if (named == INVALID_FILE_ATTRIBUTES)
@@ -399,12 +439,11 @@ int fsw_remove(void *ctx, const char *path, bool recursive, cp_error *e)
     rc = handle_attrs(h, &ti, b.s, e);
     if (rc == CP_OK && followed_anyway(named, ti.FileAttributes)) {
         CloseHandle(h);
+        h = INVALID_HANDLE_VALUE;
         rc = remove_by_name(b.s, named, e);
-        free(b.s);
-        return rc;
+        goto out;
     }
     if (rc == CP_OK && recursive && is_plain_dir(ti.FileAttributes) && is_plain_dir(named)) {
-        DWORD err;
         HANDLE d = open_for_listing(h, &err);
         if (d == INVALID_HANDLE_VALUE) {
             rc = fsw_error(e, err, "ReOpenFile", path);
@@ -416,35 +455,36 @@ int fsw_remove(void *ctx, const char *path, bool recursive, cp_error *e)
     }
     if (rc == CP_OK)
         rc = delete_by_handle(h, ti.FileAttributes, b.s, e);
-    CloseHandle(h);
+out:
+    if (h != INVALID_HANDLE_VALUE)
+        CloseHandle(h);
+    if (hp != INVALID_HANDLE_VALUE)
+        CloseHandle(hp);
     free(b.s);
     return rc;
 }
 
-/* The directory itself may be a link: the group confined its target, so
- * it is opened following links (CreateFileW without
- * FILE_FLAG_OPEN_REPARSE_POINT); nothing below it is followed. */
-int fsw_remove_contents(void *ctx, const char *path, cp_error *e)
+/* The directory itself may be a link: it is opened following links and
+ * judged where it leads (fsw_open_judged); nothing below it is followed. */
+int fsw_remove_contents(void *ctx, const char *path, const cp_fs_guard *g, cp_error *e)
 {
     (void)ctx;
     wbuf b;
     int rc = new_wbuf(path, &b, e);
     if (rc != CP_OK)
         return rc;
-    HANDLE h = CreateFileW(b.s, FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES | SYNCHRONIZE, SHARE_ALL,
-                           NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
-    if (h == INVALID_HANDLE_VALUE) {
-        rc = fsw_error(e, GetLastError(), "CreateFileW", path);
-        free(b.s);
-        return rc;
-    }
-    FILE_ATTRIBUTE_TAG_INFO ti;
-    rc = handle_attrs(h, &ti, b.s, e);
-    if (rc == CP_OK && !(ti.FileAttributes & FILE_ATTRIBUTE_DIRECTORY))
+    HANDLE h;
+    DWORD err;
+    rc = fsw_open_judged(b.s, L"", g, FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES | SYNCHRONIZE,
+                         path, &h, &err, e);
+    if (rc != CP_OK && err == ERROR_DIRECTORY)
         rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "RmdirContents %s: not a directory", path);
-    else if (rc == CP_OK)
+    else if (rc != CP_OK && err != ERROR_SUCCESS)
+        rc = fsw_error(e, err, "CreateFileW", path);
+    if (rc == CP_OK) {
         rc = clear_tree(h, &b, e);
-    CloseHandle(h);
+        CloseHandle(h);
+    }
     free(b.s);
     return rc;
 }

@@ -6,9 +6,14 @@
  * dot processing, no DOS device names) - the rules refuse such names, so
  * what we check is what we open.
  *
- * Links are never followed by removal: the walk goes by handle, each
- * child opened relative to its parent without following a reparse point,
- * checked and deleted through its handle (fs_remove_win32.c).
+ * Writes act on what was checked (fs.h, cp_fs_guard): the directory a
+ * write goes through is opened, named from its handle as resolve names
+ * paths (fsw_handle_final, fsw_name) and judged, and the write is made
+ * relative to that handle (fs_write_win32.c: mkdir, links, the judged
+ * open; fs_remove_win32.c: removal). Links are never followed by removal:
+ * the walk goes by handle, each child opened relative to its parent
+ * without following a reparse point, checked and deleted through its
+ * handle.
  *
  * Every Win32 error is captured on the very next line and turned into a
  * cp_status plus "<API> <path>: <system message> (error <n>)".
@@ -28,8 +33,7 @@
 #include "fs_win32_internal.h"
 #include "winutil_win32.h"
 
-#define PREFIX_LEN 4        /* L"\\\\?\\" */
-#define PREFIXED_ROOT_LEN 7 /* L"\\\\?\\C:\\" */
+#define PREFIX_LEN 4 /* L"\\\\?\\" */
 
 /* --- errors ------------------------------------------------------------- */
 
@@ -90,7 +94,7 @@ wchar_t *fsw_to_wide(const char *path, bool prefix, cp_error *e)
 
 /* WideCharToMultiByte (stringapiset.h): a wide path for messages, without
  * the \\?\ prefix. Best effort: never fails. */
-static void narrow(const wchar_t *w, char *out, size_t outlen)
+void fsw_narrow(const wchar_t *w, char *out, size_t outlen)
 {
     if (wcsncmp(w, L"\\\\?\\", PREFIX_LEN) == 0)
         w += PREFIX_LEN;
@@ -101,11 +105,11 @@ static void narrow(const wchar_t *w, char *out, size_t outlen)
 int fsw_error_w(cp_error *e, DWORD err, const char *api, const wchar_t *wpath)
 {
     char path[1024];
-    narrow(wpath, path, sizeof(path));
+    fsw_narrow(wpath, path, sizeof(path));
     return fsw_error(e, err, api, path);
 }
 
-/* --- exists, mkdir -------------------------------------------------------- */
+/* --- exists -------------------------------------------------------- */
 
 /* GetFileAttributesExW (fileapi.h): on a symbolic link it reports the link
  * itself ("Symbolic Link Effects on File Systems Functions"), i.e. Lstat
@@ -139,135 +143,7 @@ static int fs_exists(void *ctx, const char *path, bool *exists, cp_error *e)
     return rc;
 }
 
-/* CreateDirectoryW (fileapi.h) creates one level and fails with
- * ERROR_PATH_NOT_FOUND when the parent is missing, so walk down from the
- * drive root creating what is missing. An existing directory (or link to
- * one) is fine; anything else in the way is FAILED_PRECONDITION. */
-static int fs_mkdir_all(void *ctx, const char *path, cp_error *e)
-{
-    (void)ctx;
-    wchar_t *w = fsw_to_wide(path, true, e);
-    if (w == NULL)
-        return e->status;
-    int rc = CP_OK;
-    size_t len = wcslen(w);
-    for (size_t i = PREFIXED_ROOT_LEN; rc == CP_OK && i <= len; i++) {
-        if (i < len && w[i] != L'\\')
-            continue;
-        wchar_t saved = w[i];
-        w[i] = L'\0';
-        DWORD attrs = GetFileAttributesW(w);
-        DWORD err = attrs == INVALID_FILE_ATTRIBUTES ? GetLastError() : ERROR_SUCCESS;
-        if (attrs == INVALID_FILE_ATTRIBUTES && fsw_is_missing(err)) {
-            if (!CreateDirectoryW(w, NULL)) {
-                err = GetLastError();
-                if (err != ERROR_ALREADY_EXISTS) /* else: created meanwhile; recheck */
-                    rc = fsw_error_w(e, err, "CreateDirectoryW", w);
-                else if ((attrs = GetFileAttributesW(w)) == INVALID_FILE_ATTRIBUTES)
-                    rc = fsw_error_w(e, GetLastError(), "GetFileAttributesW", w);
-            } else {
-                attrs = FILE_ATTRIBUTE_DIRECTORY;
-            }
-        } else if (attrs == INVALID_FILE_ATTRIBUTES) {
-            rc = fsw_error_w(e, err, "GetFileAttributesW", w);
-        }
-        if (rc == CP_OK && !(attrs & FILE_ATTRIBUTE_DIRECTORY)) {
-            char where[1024];
-            narrow(w, where, sizeof(where));
-            rc = cp_error_set(e, CP_E_FAILED_PRECONDITION,
-                              "CreateDirectoryW %s: %s is a file, not a directory", path, where);
-        }
-        w[i] = saved;
-    }
-    free(w);
-    return rc;
-}
-
 /* --- links ---------------------------------------------------------------- */
-
-/* A link's target in UTF-16: drive-absolute as every host path, or the
- * UNC path \\server\share\... of an SMB mapping's link (groups/smb, which
- * checked it), "\\?\UNC\server\share\..." with prefix. */
-static wchar_t *target_to_wide(const char *target, bool prefix, cp_error *e)
-{
-    bool unc = target[0] == '\\' && target[1] == '\\' && target[2] != '?' && target[2] != '.' &&
-               target[2] != '\0';
-    if (!unc)
-        return fsw_to_wide(target, prefix, e);
-    const char *rest = prefix ? target + 1 : target; /* "\\?\UNC" + "\server..." */
-    int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, rest, -1, NULL, 0);
-    if (n == 0) {
-        fsw_error(e, GetLastError(), "MultiByteToWideChar", target);
-        return NULL;
-    }
-    size_t pre = prefix ? 7 : 0;
-    wchar_t *w = malloc((pre + (size_t)n) * sizeof(wchar_t));
-    if (w == NULL) {
-        cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory for %s", target);
-        return NULL;
-    }
-    if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, rest, -1, w + pre, n) == 0) {
-        DWORD err = GetLastError();
-        free(w);
-        fsw_error(e, err, "MultiByteToWideChar", target);
-        return NULL;
-    }
-    memcpy(w, L"\\\\?\\UNC", pre * sizeof(wchar_t));
-    return w;
-}
-
-/* CreateSymbolicLinkW (winbase.h). SYMBOLIC_LINK_FLAG_DIRECTORY when the
- * target is a directory; SYMBOLIC_LINK_FLAG_ALLOW_UNPRIVILEGED_CREATE is
- * refused with ERROR_INVALID_PARAMETER before Windows 10 1703, so retry
- * without it (as Go's os.Symlink). The target is stored as given ("C:\..."
- * without \\?\), which is what readers of the link expect. Afterwards the
- * link must really exist: Wine's CreateSymbolicLinkW returns TRUE and
- * creates nothing, and that must never pass for success. */
-static int fs_symlink(void *ctx, const char *link_path, const char *target, cp_error *e)
-{
-    (void)ctx;
-    int rc = CP_OK;
-    wchar_t *wl = fsw_to_wide(link_path, true, e);
-    wchar_t *wt_long = wl != NULL ? target_to_wide(target, true, e) : NULL;
-    wchar_t *wt = wt_long != NULL ? target_to_wide(target, false, e) : NULL;
-    if (wt == NULL) {
-        rc = e->status;
-        goto out;
-    }
-    if (GetFileAttributesW(wl) != INVALID_FILE_ATTRIBUTES) {
-        rc = cp_error_set(e, CP_E_ALREADY_EXISTS, "CreateSymbolicLinkW %s -> %s: %s already exists",
-                          link_path, target, link_path);
-        goto out;
-    }
-    DWORD ta = GetFileAttributesW(wt_long);
-    DWORD flags = (ta != INVALID_FILE_ATTRIBUTES && (ta & FILE_ATTRIBUTE_DIRECTORY))
-                      ? SYMBOLIC_LINK_FLAG_DIRECTORY
-                      : 0;
-    BOOLEAN made =
-        CreateSymbolicLinkW(wl, wt, flags | SYMBOLIC_LINK_FLAG_ALLOW_UNPRIVILEGED_CREATE);
-    DWORD err = made ? ERROR_SUCCESS : GetLastError();
-    if (!made && err == ERROR_INVALID_PARAMETER) {
-        made = CreateSymbolicLinkW(wl, wt, flags);
-        err = made ? ERROR_SUCCESS : GetLastError();
-    }
-    if (!made) {
-        rc = fsw_error(e, err, "CreateSymbolicLinkW", link_path);
-        goto out;
-    }
-    DWORD la = GetFileAttributesW(wl);
-    if (la == INVALID_FILE_ATTRIBUTES || !(la & FILE_ATTRIBUTE_REPARSE_POINT))
-        rc = cp_error_set(e, CP_E_INTERNAL,
-                          "CreateSymbolicLinkW %s -> %s reported success but %s; this host's "
-                          "CreateSymbolicLinkW does not create links (a stub, as in Wine)",
-                          link_path, target,
-                          la == INVALID_FILE_ATTRIBUTES ? "nothing exists at the link path"
-                                                        : "what exists there is not a link");
-out:
-    free(wt);
-    free(wt_long);
-    free(wl);
-    return rc;
-}
 
 /* True for a symbolic link, junction or volume mount point (the tag, from
  * FindFirstFileW's WIN32_FIND_DATAW.dwReserved0, is IO_REPARSE_TAG_SYMLINK
@@ -384,16 +260,41 @@ static bool is_plain_path(wchar_t *w)
     return true;
 }
 
-/* Where w ("\\?\X:\...") really is: opens its longest existing prefix
- * following every link in it (CreateFileW with FILE_FLAG_BACKUP_SEMANTICS,
- * fileapi.h) and names what was opened with GetFinalPathNameByHandleW
+/* The final path of what h is open on, with GetFinalPathNameByHandleW
  * (fileapi.h): VOLUME_NAME_GUID ("\\?\Volume{G}\rest") first, because
  * VOLUME_NAME_DOS fails with ERROR_PATH_NOT_FOUND for a volume without a
  * drive letter - which is how volumes are mounted under the kubelet
- * directory; then VOLUME_NAME_DOS (network files have no volume GUID). The
- * missing rest of w is appended as is. *out is malloc'd. An entry that
- * exists but cannot be followed (a dangling link inside the path) fails
- * closed; path names the request in messages. */
+ * directory; then VOLUME_NAME_DOS (network files have no volume GUID).
+ * *out is malloc'd with room for extra more units; path names the request
+ * in messages. */
+int fsw_handle_final(HANDLE h, const char *path, size_t extra, wchar_t **out, cp_error *e)
+{
+    *out = NULL;
+    wchar_t *final = malloc((WIDE_MAX + extra) * sizeof(wchar_t));
+    if (final == NULL)
+        return cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory resolving %s", path);
+    DWORD n =
+        GetFinalPathNameByHandleW(h, final, WIDE_MAX, FILE_NAME_NORMALIZED | VOLUME_NAME_GUID);
+    DWORD err = n == 0 ? GetLastError() : ERROR_SUCCESS;
+    if (n == 0) {
+        n = GetFinalPathNameByHandleW(h, final, WIDE_MAX, FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
+        err = n == 0 ? GetLastError() : ERROR_SUCCESS;
+    }
+    if (n == 0 || n >= WIDE_MAX) {
+        free(final);
+        return fsw_error(e, n == 0 ? err : ERROR_FILENAME_EXCED_RANGE, "GetFinalPathNameByHandleW",
+                         path);
+    }
+    *out = final;
+    return CP_OK;
+}
+
+/* Where w ("\\?\X:\...") really is: opens its longest existing prefix
+ * following every link in it (CreateFileW with FILE_FLAG_BACKUP_SEMANTICS,
+ * fileapi.h) and names what was opened (fsw_handle_final). The missing
+ * rest of w is appended as is. *out is malloc'd. An entry that exists but
+ * cannot be followed (a dangling link inside the path) fails closed; path
+ * names the request in messages. */
 static int locate(wchar_t *w, const char *path, wchar_t **out, cp_error *e)
 {
     *out = NULL;
@@ -408,7 +309,7 @@ static int locate(wchar_t *w, const char *path, wchar_t **out, cp_error *e)
         if (h == INVALID_HANDLE_VALUE && fsw_is_missing(err) &&
             GetFileAttributesW(w) != INVALID_FILE_ATTRIBUTES) {
             char where[1024];
-            narrow(w, where, sizeof(where));
+            fsw_narrow(w, where, sizeof(where));
             w[cut] = saved;
             return cp_error_set(e, CP_E_FAILED_PRECONDITION,
                                 "resolve %s: %s is a link whose target does not exist", path,
@@ -431,32 +332,16 @@ static int locate(wchar_t *w, const char *path, wchar_t **out, cp_error *e)
         if (cut > PREFIXED_ROOT_LEN)
             cut--; /* try the parent, without its trailing '\' */
     }
-    int rc = CP_OK;
     const wchar_t *missing = w + cut;
-    wchar_t *final = malloc((WIDE_MAX + wcslen(missing) + 2) * sizeof(wchar_t));
-    if (final == NULL) {
-        CloseHandle(h);
-        return cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory resolving %s", path);
-    }
-    DWORD n =
-        GetFinalPathNameByHandleW(h, final, WIDE_MAX, FILE_NAME_NORMALIZED | VOLUME_NAME_GUID);
-    DWORD err = n == 0 ? GetLastError() : ERROR_SUCCESS;
-    if (n == 0) {
-        n = GetFinalPathNameByHandleW(h, final, WIDE_MAX, FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
-        err = n == 0 ? GetLastError() : ERROR_SUCCESS;
-    }
+    int rc = fsw_handle_final(h, path, wcslen(missing) + 2, out, e);
     CloseHandle(h);
-    if (n == 0 || n >= WIDE_MAX) {
-        free(final);
-        return fsw_error(e, n == 0 ? err : ERROR_FILENAME_EXCED_RANGE, "GetFinalPathNameByHandleW",
-                         path);
-    }
-    if (*missing != L'\0') {
+    if (rc == CP_OK && *missing != L'\0') {
+        wchar_t *final = *out;
+        size_t n = wcslen(final);
         if (n > 0 && final[n - 1] == L'\\')
             n--;
         wcscpy(final + n, missing); /* missing starts with '\' */
     }
-    *out = final;
     return rc;
 }
 
@@ -478,36 +363,19 @@ static wchar_t *system_volume(void)
     return loc;
 }
 
-/* Resolves path (see fs.h). The fast path when nothing in it can lead
- * elsewhere; else the object is located (locate) and, when it lives on a
- * volume, named by cp_fs_place (winapi/fs_place.h) against the anchors'
- * own locations and the system volume: never by the mount folder the path
- * came through when the volume holds an anchor or the running Windows. */
-static int fs_resolve(void *ctx, const char *path, const char *const *anchors, size_t n_anchors,
-                      char *out, size_t outlen, cp_error *e)
+/* Names final (a located path, fsw_handle_final's form; changed in place)
+ * as resolve does (fs.h): on a volume, by cp_fs_place (winapi/fs_place.h)
+ * against the anchors' own locations and the system volume, never by the
+ * mount folder via (the caller's path, no \\?\) came through when the
+ * volume holds an anchor or the running Windows; a network path in the
+ * \\server\share form confinement refuses. UTF-8 into out. */
+int fsw_name(wchar_t *final, const wchar_t *via, const char *path, const char *const *anchors,
+             size_t n_anchors, char *out, size_t outlen, cp_error *e)
 {
-    (void)ctx;
     int rc = CP_OK;
-    wchar_t *final = NULL, *names = NULL, *named = NULL, *sysvol = NULL;
+    wchar_t *names = NULL, *named = NULL, *sysvol = NULL;
     wchar_t **awide = NULL;
     cp_fs_anchor *anchor = NULL;
-    wchar_t *w = fsw_to_wide(path, true, e);
-    if (w == NULL)
-        return e->status;
-    if (wcslen(w) > PREFIXED_ROOT_LEN && is_plain_path(w)) {
-        size_t plen = strlen(path);
-        while (plen > 3 && path[plen - 1] == '\\')
-            plen--;
-        if (plen >= outlen)
-            rc = cp_error_set(e, CP_E_INVALID_ARGUMENT, "resolve %s: too long", path);
-        else
-            memcpy(out, path, plen), out[plen] = '\0';
-        goto out;
-    }
-    rc = locate(w, path, &final, e);
-    if (rc != CP_OK)
-        goto out;
-
     const wchar_t *shown = final;
     if (wcsncmp(final, L"\\\\?\\Volume{", 11) == 0) {
         wchar_t *brace = wcschr(final, L'}');
@@ -538,7 +406,7 @@ static int fs_resolve(void *ctx, const char *path, const char *const *anchors, s
                 anchor[i].location = loc;
         }
         sysvol = system_volume();
-        named = cp_fs_place(final, w + PREFIX_LEN, names, sysvol, anchor, n_anchors);
+        named = cp_fs_place(final, via, names, sysvol, anchor, n_anchors);
         if (named == NULL) {
             rc = cp_error_set(e, CP_E_NOMEM, "fs_win32: out of memory resolving %s", path);
             goto out;
@@ -566,6 +434,31 @@ out:
     free(sysvol);
     free(named);
     free(names);
+    return rc;
+}
+
+/* Resolves path (see fs.h). The fast path when nothing in it can lead
+ * elsewhere; else the object is located (locate) and named (fsw_name). */
+static int fs_resolve(void *ctx, const char *path, const char *const *anchors, size_t n_anchors,
+                      char *out, size_t outlen, cp_error *e)
+{
+    (void)ctx;
+    int rc = CP_OK;
+    wchar_t *final = NULL;
+    wchar_t *w = fsw_to_wide(path, true, e);
+    if (w == NULL)
+        return e->status;
+    if (wcslen(w) > PREFIXED_ROOT_LEN && is_plain_path(w)) {
+        size_t plen = strlen(path);
+        while (plen > 3 && path[plen - 1] == '\\')
+            plen--;
+        if (plen >= outlen)
+            rc = cp_error_set(e, CP_E_INVALID_ARGUMENT, "resolve %s: too long", path);
+        else
+            memcpy(out, path, plen), out[plen] = '\0';
+    } else if ((rc = locate(w, path, &final, e)) == CP_OK) {
+        rc = fsw_name(final, w + PREFIX_LEN, path, anchors, n_anchors, out, outlen, e);
+    }
     free(final);
     free(w);
     return rc;
@@ -573,10 +466,10 @@ out:
 
 static const cp_fs_ops win32_ops = {
     .exists = fs_exists,
-    .mkdir_all = fs_mkdir_all,
+    .mkdir_all = fsw_mkdir_all,
     .remove = fsw_remove,
     .remove_contents = fsw_remove_contents,
-    .symlink = fs_symlink,
+    .symlink = fsw_symlink,
     .is_link = fs_is_link,
     .resolve = fs_resolve,
 };

@@ -94,6 +94,34 @@ int cp_hostpath_confine_entry(cp_call *call, const cp_pathrules *rules, const cp
     return cp_hostpath_confine(call, rules, fs, path, true, intent, out, e);
 }
 
+typedef struct guard_arg {
+    const cp_pathrules *rules;
+    const char *path;
+    cp_path_intent intent;
+} guard_arg;
+
+static int judge(void *arg, const char *final, cp_error *e)
+{
+    const guard_arg *a = arg;
+    int rc = cp_pathrules_check_resolved(a->rules, a->path, final, e);
+    if (rc == CP_OK && a->intent == CP_PATH_REPLACE)
+        rc = cp_pathrules_check_keeps_roots(a->rules, a->path, final, e);
+    return rc;
+}
+
+cp_fs_guard *cp_hostpath_guard(cp_call *call, const cp_pathrules *rules, const char *path,
+                               cp_path_intent intent)
+{
+    cp_fs_guard *g = cp_call_alloc(call, sizeof(*g));
+    guard_arg *a = cp_call_alloc(call, sizeof(*a));
+    const char *const *anchor = anchors(call, rules);
+    if (g == NULL || a == NULL || anchor == NULL)
+        return NULL;
+    *a = (guard_arg){rules, path, intent};
+    *g = (cp_fs_guard){anchor, cp_pathrules_count(rules), judge, a};
+    return g;
+}
+
 const char *cp_hostpath_with_drive(cp_call *call, const char *path)
 {
     if (path[0] != '\\' || path[1] == '\\')

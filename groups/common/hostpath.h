@@ -11,6 +11,13 @@
  * directory. The entry itself is not followed: once mounted, it leads to
  * another volume (\\?\Volume{...}\), which is exactly what a mount point
  * is, not an escape.
+ *
+ * That check is by name. A write of the filesystem or smb group then hands
+ * the host a guard (cp_hostpath_guard) with which the host judges again,
+ * through the handle it writes through, where it really is (winapi/fs.h
+ * cp_fs_guard), so a directory swapped for a link after the check is
+ * refused, not written through. The volume group's mount and unmount calls
+ * still name the folder to the storage host by path.
  */
 #ifndef CP_GROUPS_HOSTPATH_H
 #define CP_GROUPS_HOSTPATH_H
@@ -64,6 +71,16 @@ int cp_hostpath_confine_entry(cp_call *call, const cp_pathrules *rules, const cp
     __attribute__((warn_unused_result))
 #endif
     ;
+
+/* The guard (fs.h cp_fs_guard) a writing host operation on path gets once
+ * cp_hostpath_confine() passed: the host judges through it, on the
+ * directory handle it really writes through, what cp_hostpath_confine
+ * judged by name - cp_pathrules_check_resolved and, for CP_PATH_REPLACE,
+ * cp_pathrules_check_keeps_roots, on that handle's final path - so a link
+ * swapped in after the check is refused instead of written through. In
+ * the call's arena; NULL when out of memory. */
+cp_fs_guard *cp_hostpath_guard(cp_call *call, const cp_pathrules *rules, const char *path,
+                               cp_path_intent intent);
 
 /* Paths as drivers send them to the RPCs upstream never validates (the
  * volume group's paths, IsSymlink): a raw kubelet path may lack its drive

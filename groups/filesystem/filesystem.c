@@ -14,10 +14,19 @@
  *   ALL   - it follows the last component (RmdirContents deletes what the
  *           directory contains; CreateSymlink's source_path is what the new
  *           link will lead to): resolve the whole path.
- * The host's removal walks never follow links below the resolved path
- * (winapi/fs.h): each directory is opened relative to its parent without
- * following a link and emptied through that open directory, which is what
- * makes a recursive delete safe even if a link appears after this check.
+ * That check is by name; a caller who can write under a root could swap a
+ * directory on the way for a link right after it. So the writes (Mkdir,
+ * Rmdir, RmdirContents, CreateSymlink's target_path) also hand the host a
+ * guard (cp_hostpath_guard): the host acts only through directory handles
+ * it opened, and judges again - the same resolved-path and keep-the-roots
+ * rules - the real place of the handle it writes through whenever a link
+ * may lie on its way there (winapi/fs.h, cp_fs_guard). What is judged is
+ * what is written: a swap after the check is refused, never acted on.
+ * The host's removal walks never follow links below that handle: each
+ * directory is opened relative to its parent without following a link and
+ * emptied through that open directory, which is what makes a recursive
+ * delete safe even if a link appears after this check. PathExists and
+ * IsSymlink only read, and read by name.
  *
  * Roots. A configured directory (-kubelet-path, -working-dir) may be read
  * (PathExists, IsSymlink) and created when missing (Mkdir), never removed,
@@ -74,6 +83,19 @@ static int confine(cp_call *call, const char *path, resolve_mode mode, cp_path_i
     return CP_OK;
 }
 
+/* The guard the host's write judges again through (hostpath.h). */
+static const cp_fs_guard *guard(cp_call *call, const char *path, cp_path_intent intent)
+{
+    return cp_hostpath_guard(call, group_ctx(call)->rules, path, intent);
+}
+
+static int no_memory(cp_call *call)
+{
+    cp_error e;
+    cp_error_set(&e, CP_E_NOMEM, "out of memory");
+    return fail(call, &e);
+}
+
 static int checked(cp_call *call, const char *path, resolve_mode mode, cp_path_intent intent,
                    const char **out)
 {
@@ -110,8 +132,11 @@ int cp_fs_handle_mkdir(cp_call *call, const void *req, void *resp)
     int rc = checked(call, r->path, RESOLVE_ENTRY, CP_PATH_READ, &p);
     if (rc != CP_OK)
         return rc;
+    const cp_fs_guard *g = guard(call, r->path, CP_PATH_READ);
+    if (g == NULL)
+        return no_memory(call);
     cp_error e;
-    if (fs->ops->mkdir_all(fs->ctx, p, &e) != CP_OK)
+    if (fs->ops->mkdir_all(fs->ctx, p, g, &e) != CP_OK)
         return fail(call, &e);
     return CP_OK;
 }
@@ -125,8 +150,11 @@ int cp_fs_handle_rmdir(cp_call *call, const void *req, void *resp)
     int rc = checked(call, r->path, RESOLVE_ENTRY, CP_PATH_REPLACE, &p);
     if (rc != CP_OK)
         return rc;
+    const cp_fs_guard *g = guard(call, r->path, CP_PATH_REPLACE);
+    if (g == NULL)
+        return no_memory(call);
     cp_error e;
-    if (fs->ops->remove(fs->ctx, p, r->force, &e) != CP_OK)
+    if (fs->ops->remove(fs->ctx, p, r->force, g, &e) != CP_OK)
         return fail(call, &e);
     return CP_OK;
 }
@@ -140,8 +168,11 @@ int cp_fs_handle_rmdir_contents(cp_call *call, const void *req, void *resp)
     int rc = checked(call, r->path, RESOLVE_ALL, CP_PATH_REPLACE, &p);
     if (rc != CP_OK)
         return rc;
+    const cp_fs_guard *g = guard(call, r->path, CP_PATH_REPLACE);
+    if (g == NULL)
+        return no_memory(call);
     cp_error e;
-    if (fs->ops->remove_contents(fs->ctx, p, &e) != CP_OK)
+    if (fs->ops->remove_contents(fs->ctx, p, g, &e) != CP_OK)
         return fail(call, &e);
     return CP_OK;
 }
@@ -162,8 +193,11 @@ int cp_fs_handle_create_symlink(cp_call *call, const void *req, void *resp)
         rc = confine(call, r->source_path, RESOLVE_ALL, CP_PATH_READ, &source);
     if (rc != CP_OK)
         return rc;
+    const cp_fs_guard *g = guard(call, r->target_path, CP_PATH_REPLACE);
+    if (g == NULL)
+        return no_memory(call);
     cp_error e;
-    if (fs->ops->symlink(fs->ctx, link, source, &e) != CP_OK)
+    if (fs->ops->symlink(fs->ctx, link, source, CP_FS_LINK_AUTO, g, &e) != CP_OK)
         return fail(call, &e);
     return CP_OK;
 }

@@ -9,7 +9,9 @@
  * Each handler: path rules first (groups/common/pathrules.h), in
  * upstream's order (CreateSymlink: target_path, then source_path); then
  * confinement again after the host resolves links (see "resolution" in
- * filesystem.c); then the host operation (winapi/fs.h). Status codes:
+ * filesystem.c); then the host operation (winapi/fs.h), which for a write
+ * judges again, through the handle it writes through, what it reached
+ * (cp_fs_guard). Status codes:
  *   INVALID_ARGUMENT     a path rule is broken (the message names the path),
  *                        or Rmdir/RmdirContents/CreateSymlink's target_path
  *                        names a configured directory or an ancestor of one

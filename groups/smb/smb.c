@@ -226,11 +226,15 @@ int cp_smb_handle_new(cp_call *call, const void *req, void *resp)
         return fail(call, &e);
     /* local_path before anything is mapped: a refused link leaves no mapping. */
     const char *link = NULL;
+    const cp_fs_guard *g = NULL;
     if (r->local_path[0] != '\0') {
         if (cp_pathrules_check(ctx->rules, r->local_path, &e) != CP_OK ||
             cp_hostpath_confine(call, ctx->rules, &ctx->fs, r->local_path, true, CP_PATH_REPLACE,
                                 &link, &e) != CP_OK)
             return fail(call, &e);
+        g = cp_hostpath_guard(call, ctx->rules, r->local_path, CP_PATH_REPLACE);
+        if (g == NULL)
+            return cp_call_fail(call, CP_E_NOMEM, "NewSmbGlobalMapping: out of memory");
     }
     cp_smb_state st = CP_SMB_UNMAPPED;
     if (ctx->host.ops->state(ctx->host.ctx, root, &st, &e) != CP_OK)
@@ -248,7 +252,10 @@ int cp_smb_handle_new(cp_call *call, const void *req, void *resp)
         size_t n = strlen(norm);
         char target[SMB_PATH_MAX + 1];
         snprintf(target, sizeof(target), "%s%s", norm, n > 0 && norm[n - 1] == '\\' ? "" : "\\");
-        if (ctx->fs.ops->symlink(ctx->fs.ctx, link, target, &e) != CP_OK)
+        /* Always a directory link, as upstream's New-Item -ItemType
+         * SymbolicLink makes for a share: never a file link because the
+         * share did not answer at this moment. */
+        if (ctx->fs.ops->symlink(ctx->fs.ctx, link, target, CP_FS_LINK_DIR, g, &e) != CP_OK)
             return cp_call_fail(call, e.status, "creating link %s to %s failed with error: %s",
                                 r->local_path, norm, e.msg);
     }

@@ -554,6 +554,47 @@ static void test_new_maps_and_links(void **state)
     assert_string_equal(buf, "\\\\FS1.example.com\\Share\\pvc\\");
 }
 
+/* The fs host as the group sees it, recording what kind of link each
+ * symlink call asks for before the native host makes it. */
+static cp_fs_host real_fs;
+static int asked_kind = -1;
+static bool asked_guard = false;
+
+static int kind_symlink(void *ctx, const char *link_path, const char *target, cp_fs_link_kind kind,
+                        const cp_fs_guard *g, cp_error *e)
+{
+    asked_kind = (int)kind;
+    asked_guard = g != NULL && g->judge != NULL;
+    return real_fs.ops->symlink(ctx, link_path, target, kind, g, e);
+}
+
+/* The mapping's link is always a directory link, as upstream makes it
+ * (New-Item -ItemType SymbolicLink of the share): never left to what the
+ * share answers at that moment (a file link when it does not). And the
+ * link is judged where it is made (a guard is passed). */
+static void test_new_link_is_a_directory_link(void **state)
+{
+    env *t = *state;
+    real_fs = t->fs;
+    cp_fs_ops ops = *t->fs.ops;
+    ops.symlink = kind_symlink;
+    cp_error e;
+    cp_groups_config cfg = {.fs = {&ops, t->fs.ctx}, .smb = {&spy_ops, &t->spy}};
+    cp_groups *g = cp_groups_new(&cfg, &e);
+    assert_non_null(g);
+    cp_groups *saved = t->groups;
+    t->groups = g;
+    char msg[CP_ERROR_MSG_MAX];
+    asked_kind = -1;
+    assert_int_equal(call_new(t, "\\\\fs1\\share\\pvc", "C:\\var\\lib\\kubelet\\plugins\\s2", "u",
+                              "p", msg, sizeof(msg)),
+                     CP_OK);
+    assert_int_equal(asked_kind, CP_FS_LINK_DIR);
+    assert_true(asked_guard);
+    t->groups = saved;
+    cp_groups_free(g);
+}
+
 static void test_new_remaps_unreachable_root(void **state)
 {
     env *t = *state;
@@ -608,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_own_addresses),
         cmocka_unit_test(test_allowed_servers),
         cmocka_unit_test_setup_teardown(test_new_maps_and_links, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_link_is_a_directory_link, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_remaps_unreachable_root, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_refusals_keep_password_out, setup, teardown),
         cmocka_unit_test_setup_teardown(test_remove_takes_upstream_forms, setup, teardown),

@@ -214,7 +214,7 @@ static void test_fact10_fact11c_fs_host_shares_mount_points(void **state)
     snprintf(path, sizeof(path), "%s/C/k/stg", root);
     cp_fs_host fs;
     OK(cp_fs_host_posix_new(root, &fs, &e));
-    OK(fs.ops->mkdir_all(fs.ctx, "C:\\k\\stg", &e));
+    OK(fs.ops->mkdir_all(fs.ctx, "C:\\k\\stg", NULL, &e));
     cp_mount_points mp;
     OK(cp_storage_sim_mount_points(&t->h, &mp));
     cp_fs_host_posix_set_mount_points(&fs, &mp);
@@ -226,23 +226,23 @@ static void test_fact10_fact11c_fs_host_shares_mount_points(void **state)
     bool link = false;
     OK(fs.ops->is_link(fs.ctx, "c:\\k\\stg", &link, &e)); /* fact 10, any case */
     assert_true(link);
-    OK(fs.ops->remove(fs.ctx, "C:\\k\\stg", true, &e)); /* fact 11c */
+    OK(fs.ops->remove(fs.ctx, "C:\\k\\stg", true, NULL, &e)); /* fact 11c */
     assert_int_equal(OPS->volume_at(CTX, "C:\\k\\stg", id, sizeof(id), &e),
                      CP_E_FAILED_PRECONDITION);
     snprintf(path, sizeof(path), "%s/.sim-volumes/11111111-2222-3333-4444-555555555555.1/data",
              root);
     assert_int_equal(access(path, F_OK), 0); /* the volume's file is kept */
-    OK(fs.ops->mkdir_all(fs.ctx, "C:\\k\\stg", &e));
+    OK(fs.ops->mkdir_all(fs.ctx, "C:\\k\\stg", NULL, &e));
     OK(fs.ops->is_link(fs.ctx, "C:\\k\\stg", &link, &e));
     assert_false(link);
     /* a parent removed with force takes the mount point with it */
     OK(OPS->add_mount_point(CTX, c, "C:\\k\\stg", &e));
-    OK(fs.ops->remove(fs.ctx, "C:\\k", true, &e));
+    OK(fs.ops->remove(fs.ctx, "C:\\k", true, NULL, &e));
     assert_int_equal(OPS->volume_at(CTX, "C:\\k\\stg", id, sizeof(id), &e),
                      CP_E_FAILED_PRECONDITION);
     cp_storage_host other = {NULL, NULL};
     assert_int_equal(cp_storage_sim_mount_points(&other, &mp), CP_E_INVALID_ARGUMENT);
-    OK(fs.ops->remove(fs.ctx, "C:\\", true, &e));
+    OK(fs.ops->remove(fs.ctx, "C:\\", true, NULL, &e));
     cp_fs_host_posix_free(&fs);
     unlink(path);
     *strrchr(path, '/') = '\0';

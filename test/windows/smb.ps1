@@ -169,6 +169,10 @@ if ($m.Count -eq 1) {
 }
 $item = Get-Item -Force $link -ErrorAction SilentlyContinue
 Check ($null -ne $item -and "$($item.LinkType)" -eq 'SymbolicLink') 'local_path is a directory symbolic link' "$($item | Format-List * | Out-String)"
+# Always a directory link, as upstream makes it: never a file link because
+# the share did not answer at the moment the link was made.
+Check ($null -ne $item -and ($item.Attributes -band [IO.FileAttributes]::Directory)) `
+    '... with the Directory attribute (a directory link, not a file link)' "$($item.Attributes)"
 if ($null -ne $item) {
     $target = @($item.Target)[0]
     Check ($target.TrimEnd('\') -ieq $root) "the link points at $root" "$target"
