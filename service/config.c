@@ -166,7 +166,7 @@ static int group_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yam
         for (size_t i = 0; rc == CP_OK && i < gc->c->n_allowed_smb_servers; i++)
             if (!server_pattern_ok(gc->c->allowed_smb_servers[i]))
                 rc = cp_yw_errf(w, v,
-                                "%s.allowedServers: \"%s\" is not a host name, an address or "
+                                "%s: \"%s\" is not a host name, an address or "
                                 "\"*.\" followed by a domain",
                                 where, gc->c->allowed_smb_servers[i]);
         return rc;

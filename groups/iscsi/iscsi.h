@@ -27,7 +27,9 @@
  * however written: the IPv4 forms Windows' parsers take (127.1,
  * 0x7f000001, 2130706433, 0177.0.0.1), IPv6 literals with or without
  * brackets, IPv4-mapped, -compatible and NAT64 forms, and the
- * ipv6-literal.net names. A portal named exactly (no wildcard) in
+ * ipv6-literal.net names (read as groups/common/hostaddr.h reads them;
+ * a spelling Windows' parsers may read as different addresses is refused
+ * outright, allowedPortals or not). A portal named exactly (no wildcard) in
  * groups.iscsi.allowedPortals is allowed anyway; when allowedPortals is
  * set, a portal must match one of its entries (the same address, the same
  * name, or a name under "*.suffix"). Names are not resolved: an operator
@@ -87,10 +89,6 @@ int cp_iscsi_check_portal(const cp_iscsi_policy *p, const cp_iscsi_portal *porta
 /* Why address may not be a portal by default ("a loopback address ..."),
  * or NULL. */
 const char *cp_iscsi_refused_destination(const char *address);
-/* address as an IP address: 4 (IPv4 in out[0..3], any form inet_addr
- * takes), 6 (IPv6 literal, bracketed or not, or an ipv6-literal.net
- * name), or 0 (a name). */
-int cp_iscsi_parse_address(const char *address, uint8_t out[16]);
 /* Disk number as upstream's strconv: decimal, no sign. */
 void cp_iscsi_disk_id(uint32_t n, char *out, size_t len);
 

@@ -88,8 +88,8 @@ static bool is_self(const cp_smb_policy *p, const char *server)
     size_t sl = strlen(server), ll = strlen(".localhost"); /* RFC 6761 6.3 */
     if (sl > ll && strcasecmp(server + sl - ll, ".localhost") == 0)
         return true;
-    cp_smb_addr a;
-    if (cp_smb_parse_addr(server, &a) && cp_smb_addr_is_self(&a, p->local, p->n_local))
+    cp_hostaddr a;
+    if (cp_hostaddr_read(server, &a) != 0 && cp_smb_addr_is_self(&a, p->local, p->n_local))
         return true;
     if (p->self != NULL && p->self[0] != '\0') {
         size_t nl = strlen(p->self); /* "NODE" or "NODE.anything" */
@@ -127,6 +127,10 @@ int cp_smb_check_remote(const cp_smb_policy *p, const char *norm, cp_error *e)
         return cp_error_set(e, CP_E_INVALID_ARGUMENT,
                             "remote path %s: server name %s is not a host name or address", norm,
                             server);
+    cp_hostaddr addr;
+    if (cp_hostaddr_read(server, &addr) != 0 && addr.ambiguous)
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "remote path %s: server %s is %s", norm,
+                            server, CP_HOSTADDR_AMBIGUOUS_WHY);
     /* Components after the server: no '.', '..', drive or stream forms,
      * no control characters. */
     for (const char *c = end + 1; *c != '\0';) {
@@ -200,8 +204,9 @@ static int remote_of(const cp_smb_group_ctx *ctx, const char *remote, bool whole
     const char *s = root + 2, *end = strchr(s, '\\');
     snprintf(server, sizeof(server), "%.*s", (int)(end - s), s);
     cp_smb_policy pol = ctx->policy;
-    cp_smb_addr a, local[CP_SMB_ADDRS_MAX];
-    if (cp_smb_parse_addr(server, &a)) {
+    cp_smb_addr local[CP_SMB_ADDRS_MAX];
+    cp_hostaddr a;
+    if (cp_hostaddr_read(server, &a) != 0) {
         size_t n = 0;
         cp_error le;
         if (ctx->host.ops->local_addresses(ctx->host.ctx, local, CP_SMB_ADDRS_MAX, &n, &le) !=

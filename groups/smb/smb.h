@@ -28,8 +28,11 @@
  * as written (no wildcard). When allowedServers is set, the server must
  * match one of its entries (exact, or "*.suffix"). A server written as an
  * address when the host cannot list this machine's addresses is refused
- * with the host's status. local_path passes the filesystem rules and is
- * confined (hostpath.h) before any mapping.
+ * with the host's status, and one written in an address spelling Windows'
+ * parsers may read as different addresses (common/hostaddr.h: an IPv6
+ * group of more than 4 digits, "::" beside 8 groups, an octal or hex IPv4
+ * tail part) is refused whatever allowedServers says. local_path passes
+ * the filesystem rules and is confined (hostpath.h) before any mapping.
  * The password is given only to the host's map(): no error text, log line
  * or audit record carries it (the audit redacts the field "password").
  */

@@ -179,12 +179,19 @@ def test_portal_destination_rule(rpc, v, method):
     for address, port, rule in [("127.0.0.1", 0, "loopback"), ("2130706433", 3260, "loopback"),
                                 ("localhost", 3260, "loopback"), ("[::1]", 3260, "loopback"),
                                 ("169.254.169.254", 80, "link-local"),
-                                ("fe80::1", 3260, "link-local"), ("0.0.0.0", 3260, "unspecified")]:
+                                ("fe80::1", 3260, "link-local"), ("0.0.0.0", 3260, "unspecified"),
+                                ("000000000000000000177.0.0.1", 3260, "loopback")]:
         _, code, msg = rpc(v, method, address, port, **kw)
         shown = port or 3260
         assert code == INVALID, (address, code, msg)
         assert msg.startswith(f"target portal {address}:{shown}: {address} is a"), msg
         assert rule in msg and "groups.iscsi.allowedPortals" in msg, msg
+    # a spelling Windows' parsers may read as different addresses is refused
+    for address in ["::ffff:010.0.0.5", "0--00001.ipv6-literal.net"]:
+        _, code, msg = rpc(v, method, address, 3260, **kw)
+        assert code == INVALID, (address, code, msg)
+        assert msg.startswith(f"target portal {address}:3260: {address} is an address spelling"), msg
+        assert "may read differently" in msg, msg
     assert not [p for p in portals(rpc, v) if p[0] in ("127.0.0.1", "169.254.169.254")]
     # an ordinary portal on any port is not refused by the rule (the
     # simulated initiator then answers that it does not answer)

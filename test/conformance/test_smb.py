@@ -68,6 +68,11 @@ BAD_REMOTES = [
     "\\\\0000-0000-0000-0000-0000-0000-0000-0001.ipv6-literal.net\\share",
     "\\\\192.0.2.10\\share", "\\\\3221225994\\share", "\\\\2001-db8--10.ipv6-literal.net\\share",
     "\\\\fe80--10s3.ipv6-literal.net\\share",
+    # a literal-net scope of any text is dropped; spellings Windows' parsers
+    # may read as different addresses are refused (one reading may be this
+    # machine: 2001:db8::10)
+    "\\\\0--1s-x.ipv6-literal.net\\share", "\\\\2001-db8--00010.ipv6-literal.net\\share",
+    "\\\\0--ffff-0300.0.02.012.ipv6-literal.net\\share",
     # administrative shares behind the trailing dots and spaces Windows drops
     "\\\\fs1\\C$.", "\\\\fs1\\C$ ", "\\\\fs1\\ADMIN$.", "\\\\fs1\\IPC$.", "\\\\fs1\\print$ ",
 ]

@@ -511,7 +511,11 @@ static void test_errors(void **state)
                  "only the smb group maps servers");
     expect_error("groups:\n  smb:\n    allowedServers: ['\\\\fs1\\share']\n", 3,
                  "is not a host name, an address or \"*.\" followed by a domain");
-    expect_error("groups:\n  smb:\n    allowedServers: ['fs*']\n", 3, "is not a host name");
+    /* the key once, as the other keys' messages name it */
+    expect_error("groups:\n  smb:\n    allowedServers: ['fs*']\n", 3,
+                 "t.yaml:3: groups.smb.allowedServers: \"fs*\" is not a host name");
+    expect_error("groups:\n  smb:\n    allowedServers: [fs1, 'fs*']\n", 3,
+                 "groups.smb.allowedServers: \"fs*\" is not a host name");
     expect_error("groups:\n  smb:\n    allowedServers: ['*.']\n", 3, "is not a host name");
     expect_error("security:\n  allowedCallers: [SYSTEM, S-1-5-x]\n", 2,
                  "security.allowedCallers[1]: \"S-1-5-x\" is not a valid SID");

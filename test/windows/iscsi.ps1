@@ -138,6 +138,9 @@ try {
         'AddTargetPortal 127.0.0.1 is INVALID_ARGUMENT (loopback)' | Out-Null
     Expect-Code (Rpc iscsi v1alpha2 AddTargetPortal @{ target_portal = @{ target_address = '169.254.169.254'; target_port = 80 } }) 3 'is a link-local address' `
         'AddTargetPortal 169.254.169.254:80 is INVALID_ARGUMENT (link-local)' | Out-Null
+    # A spelling Windows' parsers may read as different addresses is refused as such.
+    Expect-Code (Rpc iscsi v1alpha2 AddTargetPortal @{ target_portal = @{ target_address = '::ffff:010.0.0.5' } }) 3 'may read differently' `
+        'AddTargetPortal ::ffff:010.0.0.5 is INVALID_ARGUMENT (an ambiguous spelling)' | Out-Null
     Check (@(Get-IscsiTargetPortal | Where-Object { $_.TargetPortalAddress -in '127.0.0.1', '169.254.169.254' }).Count -eq 0) `
         'neither refused portal was registered with the initiator'
     Claim 'README verification table, iscsi AddTargetPortal / ListTargetPortals: port 0 is 3260, idempotent'

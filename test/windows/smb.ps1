@@ -124,6 +124,21 @@ foreach ($own in $spellings) {
 }
 # (informational) what Windows itself does with one of those spellings
 Write-Output "# Windows resolves \\0x7f.1\C`$ to this node: $(Test-Path -LiteralPath "\\0x7f.1\C`$" -ErrorAction SilentlyContinue)"
+# A literal-net scope of any text is dropped (this machine); spellings
+# Windows' parsers may read as different addresses (a group of more than 4
+# digits, "::" beside 8 groups, an octal IPv4 tail part) are refused as such.
+$r = Rpc 'NewSmbGlobalMapping' @{ remote_path = "\\0--1s-x.ipv6-literal.net\share"; username = $user; password = $pass }
+Expect-Code $r 3 'is this machine' "\\0--1s-x.ipv6-literal.net\share is INVALID_ARGUMENT (this machine)"
+foreach ($odd in @("\\0--00001.ipv6-literal.net\share", "\\0-0-0-0--0-0-0-1.ipv6-literal.net\share",
+        "\\0--ffff-0177.0.0.1.ipv6-literal.net\share")) {
+    $r = Rpc 'NewSmbGlobalMapping' @{ remote_path = $odd; username = $user; password = $pass }
+    Expect-Code $r 3 'may read differently' "$odd is INVALID_ARGUMENT (an ambiguous spelling)"
+}
+# (informational) which reading Windows itself takes of those spellings:
+# True means it reached this node's C$ through it
+foreach ($odd in @("0--1s-x", "0--00001", "0-0-0-0--0-0-0-1", "0--ffff-0177.0.0.1")) {
+    Write-Output "# Windows reaches \\$odd.ipv6-literal.net\C`$ on this node: $(Test-Path -LiteralPath "\\$odd.ipv6-literal.net\C`$" -ErrorAction SilentlyContinue)"
+}
 $srv = $server
 foreach ($share in @('C$.', 'C$ ', 'ADMIN$.', 'IPC$.', 'print$ ')) {
     $r = Rpc 'NewSmbGlobalMapping' @{ remote_path = "\\$srv\$share"; username = $user; password = $pass }
