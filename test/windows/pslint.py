@@ -50,7 +50,7 @@ Register-ScheduledTask Get-NetFirewallRule Mount-DiskImage Get-DiskImage Invoke-
 Set-ItemProperty Get-FileHash Expand-Archive Rename-Item Move-Item Get-Location Set-Location
 Compare-Object Unregister-IscsiSession Start-Job Wait-Job Receive-Job Add-PartitionAccessPath
 Remove-NetFirewallRule New-NetFirewallRule Invoke-RestMethod New-SelfSignedCertificate Set-WSManQuickConfig
-Set-Item Restart-Service
+Set-Item Restart-Service Stop-Job Remove-Job
 '''.split()}
 
 
@@ -215,11 +215,13 @@ def tokenize(text, fname):
 
 def commands(toks):
     """(word, line) for each bare word in command position, outside [...] and
-    outside hashtable literals' keys."""
+    outside hashtable literals' keys. `default` directly in a switch's body
+    and followed by a block is the switch's keyword, not a command."""
     out = []
-    ctx = []  # open tokens: '(', '{', '[', '@{', '@('
+    ctx = []  # open tokens: '(', '{', '[', '@{', '@(', and 'switch{' for a switch's body
+    switch_at = None  # len(ctx) where the last `switch` keyword stood, until its body opens
     prev = prev2 = None
-    for kind, val, line in toks:
+    for idx, (kind, val, line) in enumerate(toks):
         in_brackets = '[' in ctx
         in_hash = bool(ctx) and ctx[-1] == '@{'
         # '=' is an assignment (a command may follow) after a variable, an
@@ -228,13 +230,24 @@ def commands(toks):
             (in_hash or (prev2 is not None and prev2[0] in ('var', 'close')))
         at_start = prev is None or (prev[0] in ('nl', 'open') and prev[1] in ('\n', '(', '{', '@(', '$(')) or \
             (prev[0] == 'op' and prev[1] in (';', '|')) or assign
+        nxt = toks[idx + 1] if idx + 1 < len(toks) else (None, None, None)
         if kind == 'word' and at_start and not in_brackets:
             if in_hash and not assign and not (prev[0] == 'op' and prev[1] == '|'):
                 pass  # a key of @{ key = value; ... }
+            elif val.lower() == 'default' and ctx and ctx[-1] == 'switch{' and nxt[:2] == ('open', '{'):
+                pass  # switch (...) { ...; default { ... } }
             else:
                 out.append((val, line))
+            if val.lower() == 'switch':
+                switch_at = len(ctx)
         if kind == 'open':
-            ctx.append(val)
+            # the first { at the switch keyword's own level is its body (after
+            # any -options and the (value), which open and close above it)
+            if val == '{' and switch_at == len(ctx):
+                ctx.append('switch{')
+                switch_at = None
+            else:
+                ctx.append(val)
         elif kind == 'close' and ctx:
             ctx.pop()
         prev2, prev = prev, (kind, val)
@@ -350,6 +363,8 @@ SAMPLES = {
     'a misspelt helper': ("function Check2 { }\nChekc $true 'x'\n", None),
     'a misspelt cmdlet': ("Get-Dsik | Out-Null\n", None),
     'a misspelt cmdlet in a string': ('Write-Output "now: $(Get-Dat)"\n', None),
+    'default outside a switch': ("if ($x) { default { 1 } }\n", None),
+    'default in a block inside a switch clause': ("switch ($x) { 'a' { default { 1 } } }\n", None),
     'run-all runs a script that is not there': None,
     'run-all passes a parameter the script lacks': None,
     'run-all leaves out a mandatory parameter': None,
@@ -357,7 +372,9 @@ SAMPLES = {
 }
 GOOD = ("param([Parameter(Mandatory = $true)] [string] $Cli, [string] $X = $null)\n"
         "function Rpc([string] $a) { @{ path = \"$($a)\"; force = $true } }\n"
-        "$h = @{ Name = 'x' }\nRpc 'y' | Out-Null\n$s = @'\nit's {(\n'@\nWrite-Output \"${h}: $env:TEMP $($h):\"\n")
+        "$h = @{ Name = 'x' }\nRpc 'y' | Out-Null\n"
+        "switch -regex ($h.Name) {\n    { $_ -in 'a', 'b' } { Rpc 'a' }\n    'x' { Rpc 'x' }\n    default { Rpc 'z' }\n}\n"
+        "$s = @'\nit's {(\n'@\nWrite-Output \"${h}: $env:TEMP $($h):\"\n")
 
 
 def self_test():

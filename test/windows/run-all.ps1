@@ -25,8 +25,11 @@
     3. selftest.ps1 against that service (the non-destructive part: service,
        health, pipes and their DACLs, the filesystem group in a scratch
        directory, the Event Log, /metrics);
-    4. with -Destructive only (it changes the machine): staging.ps1 and
-       drivers.ps1 (VHDX disks made with diskpart), smb.ps1 -SelfShare (two
+    4. with -Destructive only (it changes the machine): filesystem.ps1
+       (links, and the confinement race: it points a junction at the kubelet
+       directory, which a confinement defect would empty, and removes
+       C:\csi-proxy-race-outside), staging.ps1 and drivers.ps1 (VHDX
+       disks made with diskpart), smb.ps1 -SelfShare (two
        local users and shares of this machine), iscsi.ps1 (the iSCSI Target
        Server role over 127.0.0.1), system.ps1 (MSiSCSI stopped and started);
        without it each is one named skip;
@@ -189,13 +192,14 @@ Invoke-TestScript 'selftest' @('-Dir', $Dir, '-Kubelet', $Kubelet, '-MetricsUrl'
 
 # --- 4. what changes the machine --------------------------------------------------------------
 if ($Destructive) {
+    Invoke-TestScript 'filesystem' @('-Cli', $cli, '-Kubelet', $Kubelet)
     Invoke-TestScript 'staging' @('-Cli', $cli, '-Kubelet', $Kubelet, '-WorkDir', (Join-Path $Out 'vhd-staging'))
     Invoke-TestScript 'drivers' @('-Cli', $cli, '-Kubelet', $Kubelet, '-WorkDir', (Join-Path $Out 'vhd-drivers'))
     Invoke-TestScript 'smb' @('-Cli', $cli, '-Kubelet', $Kubelet, '-SelfShare', '-ServiceLog', $svcLog)
     Invoke-TestScript 'iscsi' @('-Cli', $cli, '-Kubelet', $Kubelet, '-ServiceLog', $svcLog)
     Invoke-TestScript 'system' @('-Cli', $cli)
 } else {
-    foreach ($s in 'staging', 'drivers', 'smb', 'iscsi', 'system') {
+    foreach ($s in 'filesystem', 'staging', 'drivers', 'smb', 'iscsi', 'system') {
         Skip-TestScript $s 'changes the machine: run with -Destructive'
     }
 }
