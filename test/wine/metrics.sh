@@ -10,7 +10,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 . test/wine/lib.sh
-wine_suite metrics csi-proxy.exe csi-proxy-cli.exe pipecheck.exe
+wine_suite metrics csi-proxy.exe csi-proxy-cli.exe pipecheck.exe httpcheck.exe
 PY=/usr/bin/python3
 LOG=$WINEPREFIX/server.log
 
@@ -18,7 +18,7 @@ wineboot -i >/dev/null 2>&1
 wineserver -p
 C=$WINEPREFIX/drive_c
 mkdir -p "$C/csi" "$C/var/lib/kubelet" "$C/csi-work"
-cp "$W/csi-proxy.exe" "$W/csi-proxy-cli.exe" "$W/pipecheck.exe" "$C/csi/"
+cp "$W/csi-proxy.exe" "$W/csi-proxy-cli.exe" "$W/pipecheck.exe" "$W/httpcheck.exe" "$C/csi/"
 
 # --- a bad address stops the start, naming the flag and the value ----------
 expect_run "a host name is refused at start: exit 2, flag and value named" 2 \
@@ -129,6 +129,91 @@ check "POST /metrics: 405" "$([ "$st" = 405 ] && echo 0 || echo 1)" "$st"
 st=$($PY test/wine/metrics_check.py status "$PORT" /metrics GET 127.0.0.2)
 check "a request that arrived on 127.0.0.2, not the address served: 403" \
     "$([ "$st" = 403 ] && echo 0 || echo 1)" "$st"
+
+# --- upstream's own form: -metrics-bind-address=localhost:PORT ---------------------
+# Upstream's Windows CI starts the service with localhost:8888 and its
+# integration suite (like a Prometheus target written localhost:8888)
+# fetches http://localhost:8888/metrics: the client connects to a loopback
+# address and sends "Host: localhost:8888". Every loopback spelling is
+# served; a Host that names anything else is answered 400 at once, never
+# left waiting. The client runs inside the prefix (httpcheck.exe, Winsock),
+# each answer within 10 s or it says "timeout".
+P2=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+LOG2=$WINEPREFIX/localhost.log
+cat >"$C/csi/lh.yaml" <<'YAML'
+groups:
+  iscsi: {}
+YAML
+wine 'C:\csi\csi-proxy.exe' -config 'C:\csi\lh.yaml' -metrics-bind-address "localhost:$P2" -v 2 \
+    >"$LOG2" 2>&1 &
+LPID=$!
+if $PY test/wine/metrics_check.py wait "$P2" 60; then
+    ok "localhost:$P2: the server answers"
+else
+    bad "localhost:$P2: the server answers" "$(tail -20 "$LOG2")"
+fi
+grep -q "metrics: serving http://localhost:$P2/metrics" "$LOG2"
+check "the log names the URL served, as written" $? "$(grep metrics "$LOG2")"
+# httpcheck ADDR HOST...: one line "HOST STATUS BODY" per Host.
+hc() { run_bounded 120 'C:\csi\httpcheck.exe' -t 10 "$@"; }
+hc_expect() { # NAME LINE: the last httpcheck run printed LINE
+    if grep -qxF -- "$2" <<<"$OUT"; then ok "$1"; else bad "$1" "want \"$2\"; got: $OUT"; fi
+}
+hc 127.0.0.1 "$P2" "localhost:$P2" "127.0.0.1:$P2" "[::1]:$P2" "LocalHost:$P2" localhost \
+    "example.com:$P2" "10.1.2.3:$P2" "127.0.0.2:$P2" "localhost.evil.example:$P2"
+hc_expect "inside the prefix, Host localhost:PORT (upstream's CI): 200 and the metrics" \
+    "localhost:$P2 200 metrics"
+hc_expect "inside the prefix, Host 127.0.0.1:PORT: 200 and the metrics" "127.0.0.1:$P2 200 metrics"
+hc_expect "inside the prefix, Host [::1]:PORT: 200 and the metrics" "[::1]:$P2 200 metrics"
+hc_expect "the host name is case-insensitive: Host LocalHost:PORT: 200" "LocalHost:$P2 200 metrics"
+hc_expect "Host localhost without a port: 200" "localhost 200 metrics"
+hc_expect "Host example.com:PORT on loopback: 400 at once, not a hang" "example.com:$P2 400 -"
+hc_expect "Host 10.1.2.3:PORT on loopback: 400 at once" "10.1.2.3:$P2 400 -"
+hc_expect "Host 127.0.0.2:PORT (not a spelling of the address served): 400 at once" "127.0.0.2:$P2 400 -"
+hc_expect "Host localhost.evil.example:PORT (a prefix is not a match): 400 at once" \
+    "localhost.evil.example:$P2 400 -"
+hc -p /other 127.0.0.1 "$P2" "localhost:$P2"
+hc_expect "Host localhost:PORT, another path: 404" "localhost:$P2 404 -"
+# [::1] where it is bound: Wine's http.sys listens on IPv4 only, so a
+# refused connection there is a skip, said as such; test/windows/security.ps1
+# checks [::1] on Windows, where http.sys listens on both families.
+hc ::1 "$P2" "localhost:$P2" "[::1]:$P2"
+if grep -q "^localhost:$P2 refused" <<<"$OUT"; then
+    echo "ok - over [::1]: Host localhost and [::1] served # SKIP Wine's http.sys does not listen on IPv6"
+else
+    hc_expect "over [::1], Host localhost:PORT: 200" "localhost:$P2 200 metrics"
+    hc_expect "over [::1], Host [::1]:PORT: 200" "[::1]:$P2 200 metrics"
+fi
+# From the Linux side too, as curl does: connect to 127.0.0.1, Host localhost.
+st=$($PY - "$P2" <<'PYEOF'
+import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
+c.request("GET", "/metrics", headers={"Host": f"localhost:{sys.argv[1]}"})
+print(c.getresponse().status)
+PYEOF
+)
+check "from Linux, Host localhost:PORT: 200" "$([ "$st" = 200 ] && echo 0 || echo 1)" "$st"
+
+# Stop with metrics on: Ctrl+C (Wine turns SIGINT into CTRL_C_EVENT) stops
+# the HTTP side too, and the process exits 0 having said so.
+kill -INT "$LPID"
+for _ in $(seq 1 300); do kill -0 "$LPID" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$LPID" 2>/dev/null; then
+    bad "Ctrl+C with metrics on: the process exits within 30 s" "$(tail -5 "$LOG2")"
+    kill "$LPID" 2>/dev/null
+else
+    wait "$LPID"
+    lrc=$?
+    grep -q 'exiting with code 0' "$LOG2"
+    said=$?
+    check "Ctrl+C with metrics on: exit 0, \"exiting with code 0\" logged" \
+        "$([ "$lrc" = 0 ] && [ "$said" = 0 ] && echo 0 || echo 1)" "exit $lrc; $(tail -5 "$LOG2" | tr -d '\r')"
+fi
+if grep -qiE 'stub|unimplemented|exception|backtrace' "$LOG2"; then
+    bad "... and no Wine stub or exception on the way out" "$(grep -iE 'stub|unimplemented|exception|backtrace' "$LOG2" | head -5)"
+else
+    ok "... and no Wine stub or exception on the way out"
+fi
 
 # --- an address http.sys cannot serve is a start-up error too --------------------
 # A second csi-proxy (other pipes: the iscsi group only) asking for the same
