@@ -6,7 +6,10 @@
 # an INVALID_ARGUMENT from the path rules, a refused caller - must show in
 # the counters exactly. Also: a bad address is a start-up error naming the
 # flag and the value; 404 and 405 for other paths and methods; loopback
-# only. Prints "ok - ..." and "N passed, N failed".
+# only. Upstream's own form, localhost:PORT, asked from inside the prefix
+# (httpcheck.exe) with each Host spelling: loopback ones served, any other
+# 400 at once; then stopped with Ctrl+C: exit 0, no Wine stub reached.
+# Prints "ok - ..." and "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
 . test/wine/lib.sh
@@ -159,14 +162,12 @@ hc() { run_bounded 120 'C:\csi\httpcheck.exe' -t 10 "$@"; }
 hc_expect() { # NAME LINE: the last httpcheck run printed LINE
     if grep -qxF -- "$2" <<<"$OUT"; then ok "$1"; else bad "$1" "want \"$2\"; got: $OUT"; fi
 }
-hc 127.0.0.1 "$P2" "localhost:$P2" "127.0.0.1:$P2" "[::1]:$P2" "LocalHost:$P2" localhost \
+hc 127.0.0.1 "$P2" "localhost:$P2" "127.0.0.1:$P2" "LocalHost:$P2" \
     "example.com:$P2" "10.1.2.3:$P2" "127.0.0.2:$P2" "localhost.evil.example:$P2"
 hc_expect "inside the prefix, Host localhost:PORT (upstream's CI): 200 and the metrics" \
     "localhost:$P2 200 metrics"
 hc_expect "inside the prefix, Host 127.0.0.1:PORT: 200 and the metrics" "127.0.0.1:$P2 200 metrics"
-hc_expect "inside the prefix, Host [::1]:PORT: 200 and the metrics" "[::1]:$P2 200 metrics"
 hc_expect "the host name is case-insensitive: Host LocalHost:PORT: 200" "LocalHost:$P2 200 metrics"
-hc_expect "Host localhost without a port: 200" "localhost 200 metrics"
 hc_expect "Host example.com:PORT on loopback: 400 at once, not a hang" "example.com:$P2 400 -"
 hc_expect "Host 10.1.2.3:PORT on loopback: 400 at once" "10.1.2.3:$P2 400 -"
 hc_expect "Host 127.0.0.2:PORT (not a spelling of the address served): 400 at once" "127.0.0.2:$P2 400 -"
@@ -174,6 +175,22 @@ hc_expect "Host localhost.evil.example:PORT (a prefix is not a match): 400 at on
     "localhost.evil.example:$P2 400 -"
 hc -p /other 127.0.0.1 "$P2" "localhost:$P2"
 hc_expect "Host localhost:PORT, another path: 404" "localhost:$P2 404 -"
+# Two spellings Wine's http.sys cannot route: it looks for the port after
+# the Host's first colon (inside "[::1]") or, without a port, finds none,
+# so the request matches no prefix and stays unanswered; it cannot even
+# register a bracketed IPv6 prefix. Windows routes both to the strong
+# wildcard (test/windows/security.ps1 checks them). A short wait here: a
+# timeout is that Wine limit, said as a skip; any answer must be 200.
+hc_wine_limit() { # NAME HOST
+    run_bounded 60 'C:\csi\httpcheck.exe' -t 3 127.0.0.1 "$P2" "$2"
+    if grep -qxF -- "$2 timeout -" <<<"$OUT"; then
+        echo "ok - $1 # SKIP Wine's http.sys never routes this Host (no answer in 3 s)"
+    else
+        hc_expect "$1" "$2 200 metrics"
+    fi
+}
+hc_wine_limit "inside the prefix, Host [::1]:PORT over 127.0.0.1: 200" "[::1]:$P2"
+hc_wine_limit "inside the prefix, Host localhost without a port: 200" localhost
 # [::1] where it is bound: Wine's http.sys listens on IPv4 only, so a
 # refused connection there is a skip, said as such; test/windows/security.ps1
 # checks [::1] on Windows, where http.sys listens on both families.
