@@ -223,7 +223,7 @@ static void serve(void *arg)
         ResetEvent(done);
         memset(req, 0, REQ_BUF);
         ULONG rc = api.HttpReceiveHttpRequest(h->queue, HTTP_NULL_ID, 0, req, REQ_BUF, NULL, &ov);
-        if (rc == ERROR_IO_PENDING || rc == NO_ERROR) {
+        if (rc == ERROR_IO_PENDING) { /* NO_ERROR: it completed at once */
             /* "WaitForMultipleObjects function": index 0 is the receive */
             HANDLE both[2] = {done, h->stop};
             if (WaitForMultipleObjects(2, both, FALSE, INFINITE) != WAIT_OBJECT_0)

@@ -343,11 +343,22 @@ static void test_bind_address_hosts(void **state)
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
         if (!cp_metrics_addr_host_ok(&a, good[i], strlen(good[i])))
             fail_msg("Host %s refused", good[i]);
-    static const char *const refused[] = {
-        "example.com:8888", "10.1.2.3:8888", "127.0.0.2:8888", "localhost.evil.example:8888",
-        "localhost:8889",   "localhost:",    "localhost:0",    "localhost:88888",
-        "[::1",             "[::1]:",        "::1",            "",
-        "localhostx",       "127.0.0.1.",    "[::2]:8888",     "localhost:8888x"};
+    static const char *const refused[] = {"example.com:8888",
+                                          "10.1.2.3:8888",
+                                          "127.0.0.2:8888",
+                                          "localhost.evil.example:8888",
+                                          "localhost:8889",
+                                          "localhost:",
+                                          "localhost:0",
+                                          "localhost:88888",
+                                          "[::1",
+                                          "[::1]:",
+                                          "::1",
+                                          "",
+                                          "localhostx",
+                                          "127.0.0.1.",
+                                          "[::2]:8888",
+                                          "localhost:8888x"};
     for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
         if (cp_metrics_addr_host_ok(&a, refused[i], strlen(refused[i])))
             fail_msg("Host \"%s\" served", refused[i]);

@@ -36,8 +36,8 @@ static int usage(void)
 }
 
 /* One request; the result line goes to stdout. */
-static void probe(const struct addrinfo *ai, DWORD timeout_ms, const char *method,
-                  const char *path, const char *host)
+static void probe(const struct addrinfo *ai, DWORD timeout_ms, const char *method, const char *path,
+                  const char *host)
 {
     SOCKET s = socket(ai->ai_family, SOCK_STREAM, IPPROTO_TCP);
     if (s == INVALID_SOCKET) {

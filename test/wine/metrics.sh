@@ -232,6 +232,40 @@ else
     ok "... and no Wine stub or exception on the way out"
 fi
 
+# --- the same under the Service Control Manager: sc stop with metrics on ------------
+svc_state() {
+    wine sc query csiproxy 2>&1 | tr -d '\r' | sed -n 's/.*STATE *: *[0-9]* *\([A-Z_]*\).*/\1/p' | head -1
+}
+svc_wait() { # STATE TENTHS
+    for _ in $(seq 1 "$2"); do [ "$(svc_state)" = "$1" ] && return 0; sleep 0.1; done
+    return 1
+}
+P3=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+SLOG='C:\csi\svc.log'
+expect_run "install the service with -metrics-bind-address=localhost:PORT" 0 "installed" \
+    run 'C:\csi\csi-proxy.exe' install -config 'C:\csi\lh.yaml' -metrics-bind-address "localhost:$P3" \
+    -log_file="$SLOG" -logtostderr=false -v 2
+run sc start csiproxy
+if svc_wait RUNNING 300 && $PY test/wine/metrics_check.py wait "$P3" 60; then
+    ok "sc start: RUNNING, metrics answer"
+else
+    bad "sc start: RUNNING, metrics answer" "state $(svc_state); $(tail -5 "$C/csi/svc.log" 2>/dev/null)"
+fi
+hc 127.0.0.1 "$P3" "localhost:$P3"
+hc_expect "the service: Host localhost:PORT from inside the prefix: 200" "localhost:$P3 200 metrics"
+run sc stop csiproxy
+svc_wait STOPPED 300
+check "sc stop with metrics on: STOPPED" $? "state $(svc_state); $(tail -5 "$C/csi/svc.log" 2>/dev/null)"
+for _ in $(seq 1 100); do grep -q 'exiting with code' "$C/csi/svc.log" 2>/dev/null && break; sleep 0.1; done
+grep -q 'exiting with code 0' "$C/csi/svc.log" 2>/dev/null
+check "... \"exiting with code 0\" in the service's log" $? "$(tail -5 "$C/csi/svc.log" 2>/dev/null)"
+if grep -qiE 'stub|unimplemented|exception' "$C/csi/svc.log" 2>/dev/null; then
+    bad "... and no Wine stub or exception in it" "$(grep -iE 'stub|unimplemented|exception' "$C/csi/svc.log" | head -3)"
+else
+    ok "... and no Wine stub or exception in it"
+fi
+run 'C:\csi\csi-proxy.exe' uninstall
+
 # --- an address http.sys cannot serve is a start-up error too --------------------
 # A second csi-proxy (other pipes: the iscsi group only) asking for the same
 # URL: http.sys refuses the registration and the start fails.
