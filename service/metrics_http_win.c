@@ -142,16 +142,16 @@ static bool host_allowed(const cp_metrics_http *h, const HTTP_REQUEST *req)
 {
     const HTTP_COOKED_URL *u = &req->CookedUrl;
     size_t n = u->pHost != NULL ? u->HostLength / sizeof(WCHAR) : 0;
-    char host[300];
-    if (n >= sizeof(host))
-        return cp_metrics_addr_host_ok(&h->addr, "?", 1);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         if (u->pHost[i] == L'/' || u->pHost[i] == L'?') { /* the host part ends there */
             n = i;
             break;
         }
+    char host[300];
+    if (n >= sizeof(host)) /* longer than any loopback spelling */
+        return cp_metrics_addr_host_ok(&h->addr, "?", 1);
+    for (size_t i = 0; i < n; i++)
         host[i] = u->pHost[i] < 0x80 ? (char)u->pHost[i] : '?';
-    }
     return cp_metrics_addr_host_ok(&h->addr, host, n);
 }
 
@@ -210,7 +210,7 @@ static void serve(void *arg)
     /* "CreateEventW function": manual-reset, for GetOverlappedResult */
     HANDLE done = CreateEventW(NULL, TRUE, FALSE, NULL);
     if (req == NULL || done == NULL) {
-        CP_LOG_ERROR("metrics: out of memory; not serving %s", h->url);
+        CP_LOG_ERROR("metrics: out of memory or handles; not serving %s", h->url);
         free(req);
         if (done != NULL)
             CloseHandle(done);

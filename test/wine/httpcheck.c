@@ -35,6 +35,22 @@ static int usage(void)
     return 2;
 }
 
+/* True once buf[0..len) holds the headers and as many body bytes as
+ * their Content-Length says (http.sys keeps the connection open after an
+ * answer, whatever "Connection: close" asked). */
+static int answer_complete(char *buf, int len)
+{
+    buf[len] = '\0';
+    const char *end = strstr(buf, "\r\n\r\n");
+    if (end == NULL)
+        return 0;
+    const char *cl = strstr(buf, "\r\nContent-Length:");
+    if (cl == NULL || cl > end)
+        return 0; /* no length: read until the server closes */
+    long want = strtol(cl + 17, NULL, 10);
+    return (long)(len - (end + 4 - buf)) >= want;
+}
+
 /* One request; the result line goes to stdout. */
 static void probe(const struct addrinfo *ai, DWORD timeout_ms, const char *method, const char *path,
                   const char *host)
@@ -72,8 +88,11 @@ static void probe(const struct addrinfo *ai, DWORD timeout_ms, const char *metho
         return;
     }
     int len = 0, got = 0, err = 0;
-    while (len < ANSWER_CAP && (got = recv(s, buf + len, ANSWER_CAP - len, 0)) > 0)
+    while (len < ANSWER_CAP && (got = recv(s, buf + len, ANSWER_CAP - len, 0)) > 0) {
         len += got;
+        if (answer_complete(buf, len))
+            break; /* a kept-alive connection would wait out the timeout */
+    }
     if (got < 0)
         err = WSAGetLastError();
     buf[len] = '\0';

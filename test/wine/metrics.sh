@@ -162,8 +162,9 @@ hc() { run_bounded 120 'C:\csi\httpcheck.exe' -t 10 "$@"; }
 hc_expect() { # NAME LINE: the last httpcheck run printed LINE
     if grep -qxF -- "$2" <<<"$OUT"; then ok "$1"; else bad "$1" "want \"$2\"; got: $OUT"; fi
 }
+LONG=$(printf 'a%.0s' $(seq 1 400)).example:$P2
 hc 127.0.0.1 "$P2" "localhost:$P2" "127.0.0.1:$P2" "LocalHost:$P2" \
-    "example.com:$P2" "10.1.2.3:$P2" "127.0.0.2:$P2" "localhost.evil.example:$P2"
+    "example.com:$P2" "10.1.2.3:$P2" "127.0.0.2:$P2" "localhost.evil.example:$P2" "$LONG"
 hc_expect "inside the prefix, Host localhost:PORT (upstream's CI): 200 and the metrics" \
     "localhost:$P2 200 metrics"
 hc_expect "inside the prefix, Host 127.0.0.1:PORT: 200 and the metrics" "127.0.0.1:$P2 200 metrics"
@@ -173,6 +174,7 @@ hc_expect "Host 10.1.2.3:PORT on loopback: 400 at once" "10.1.2.3:$P2 400 -"
 hc_expect "Host 127.0.0.2:PORT (not a spelling of the address served): 400 at once" "127.0.0.2:$P2 400 -"
 hc_expect "Host localhost.evil.example:PORT (a prefix is not a match): 400 at once" \
     "localhost.evil.example:$P2 400 -"
+hc_expect "a 400-character Host: 400 at once" "$LONG 400 -"
 hc -p /other 127.0.0.1 "$P2" "localhost:$P2"
 hc_expect "Host localhost:PORT, another path: 404" "localhost:$P2 404 -"
 # Two spellings Wine's http.sys cannot route: it looks for the port after
