@@ -77,6 +77,7 @@ int cp_metrics_addr_parse(const char *text, cp_metrics_addr *out, cp_error *e)
         out->ipv6 = true;
         if (host_len == 3 && memcmp(host, "::1", 3) == 0) {
             out->ip[15] = 1;
+            out->loopback = true;
             snprintf(out->host, sizeof(out->host), "[::1]");
         } else if (host_len == 2 && memcmp(host, "::", 2) == 0) {
             out->all = true;
@@ -88,12 +89,16 @@ int cp_metrics_addr_parse(const char *text, cp_metrics_addr *out, cp_error *e)
     } else if (host_len == 0 || (host_len == 9 && memcmp(host, "localhost", 9) == 0)) {
         static const uint8_t loopback[4] = {127, 0, 0, 1};
         memcpy(out->ip, loopback, 4);
+        out->loopback = true;
+        out->localhost = host_len != 0;
     } else if (!parse_ipv4(host, host_len, out->ip)) {
         return bad(e, text,
                    "the host must be an IP address, localhost or empty (loopback); "
                    "0.0.0.0 means every interface");
     } else if (memcmp(out->ip, "\0\0\0\0", 4) == 0) {
         out->all = true;
+    } else if (memcmp(out->ip, "\177\0\0\1", 4) == 0) {
+        out->loopback = true;
     }
     if (out->all)
         snprintf(out->host, sizeof(out->host), "+");
@@ -108,11 +113,71 @@ void cp_metrics_addr_url(const cp_metrics_addr *a, char *buf, size_t cap)
     snprintf(buf, cap, "http://%s:%u/", a->host, (unsigned)a->port);
 }
 
+void cp_metrics_addr_name(const cp_metrics_addr *a, char *buf, size_t cap)
+{
+    if (a->localhost)
+        snprintf(buf, cap, "http://localhost:%u/", (unsigned)a->port);
+    else
+        cp_metrics_addr_url(a, buf, cap);
+}
+
+void cp_metrics_addr_prefix(const cp_metrics_addr *a, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "http://+:%u/", (unsigned)a->port);
+}
+
 bool cp_metrics_addr_accepts(const cp_metrics_addr *a, int family, const uint8_t *ip)
 {
+    static const uint8_t mapped[12] = {[10] = 0xff, [11] = 0xff}; /* ::ffff:a.b.c.d */
+    static const uint8_t lo6[16] = {[15] = 1};
     if (a->all)
         return true;
+    if (family == 6 && memcmp(ip, mapped, sizeof(mapped)) == 0) {
+        family = 4;
+        ip += sizeof(mapped);
+    }
+    if (a->localhost && family == 6)
+        return memcmp(ip, lo6, 16) == 0;
     if (a->ipv6)
         return family == 6 && memcmp(ip, a->ip, 16) == 0;
     return family == 4 && memcmp(ip, a->ip, 4) == 0;
+}
+
+/* s[0..n) equals the lower-case word w, ASCII case ignored. */
+static bool same_word(const char *s, size_t n, const char *w)
+{
+    if (n != strlen(w))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        if (c != w[i])
+            return false;
+    }
+    return true;
+}
+
+bool cp_metrics_addr_host_ok(const cp_metrics_addr *a, const char *host, size_t len)
+{
+    if (!a->loopback)
+        return true;
+    size_t name_len = len;
+    const char *close = len > 0 && host[0] == '[' ? memchr(host, ']', len) : NULL;
+    const char *colon = memchr(close != NULL ? close : host, ':',
+                               len - (size_t)((close != NULL ? close : host) - host));
+    if (colon != NULL) {
+        char port[8];
+        size_t n = len - (size_t)(colon + 1 - host);
+        uint16_t p = 0;
+        if (n == 0 || n >= sizeof(port))
+            return false;
+        memcpy(port, colon + 1, n);
+        port[n] = '\0';
+        if (!parse_port(port, &p) || p != a->port)
+            return false;
+        name_len = (size_t)(colon - host);
+    }
+    return same_word(host, name_len, "localhost") || same_word(host, name_len, "127.0.0.1") ||
+           same_word(host, name_len, "[::1]");
 }

@@ -1,13 +1,15 @@
 /* metrics_http_win.c - see metrics_http_win.h. HTTP Server API version 2:
- * a server session, a URL group bound to a request queue, one URL, and a
- * thread receiving requests synchronously until the queue is shut down.
+ * a server session, a URL group bound to a request queue, one UrlPrefix
+ * (the port's strong wildcard, cp_metrics_addr_prefix), and a thread
+ * receiving requests with overlapped I/O until stop cancels the pending
+ * receive.
  * Every HTTP Server API function returns a Win32 error code (NO_ERROR on
  * success); none sets the thread's last error.
  *
  * httpapi.dll is loaded at run time, when -metrics-bind-address asks for
  * metrics, not imported: metrics are off by default, and a DLL in the
- * import table is loaded (and, under Wine, initialised) by every start
- * (issue 12 item 3). test/exe/check_imports.sh keeps it out of the table. */
+ * import table is loaded (and, under Wine, initialised) by every start.
+ * test/exe/check_imports.sh keeps it out of the table. */
 #define WIN32_LEAN_AND_MEAN
 #include <winsock2.h>
 #include <ws2tcpip.h>
@@ -26,11 +28,13 @@
 struct cp_metrics_http {
     cp_metrics *metrics;
     cp_metrics_addr addr;
-    char url[96];
+    char url[96];    /* the URL as the flag names it, for messages */
+    char prefix[32]; /* the UrlPrefix registered */
     bool initialized;
     HTTP_SERVER_SESSION_ID session;
     HTTP_URL_GROUP_ID group;
     HANDLE queue;
+    HANDLE stop; /* manual-reset: set by cp_metrics_http_stop */
     cp_thread *thread;
 };
 
@@ -48,7 +52,6 @@ static struct {
     API_FN(HttpCloseUrlGroup);
     API_FN(HttpCreateRequestQueue);
     API_FN(HttpCloseRequestQueue);
-    API_FN(HttpShutdownRequestQueue);
     API_FN(HttpSetUrlGroupProperty);
     API_FN(HttpAddUrlToUrlGroup);
     API_FN(HttpReceiveHttpRequest);
@@ -131,6 +134,27 @@ static bool arrived_on_allowed(const cp_metrics_http *h, const HTTP_REQUEST *req
     return h->addr.all;
 }
 
+/* The Host the request names: CookedUrl's host part, "name" or
+ * "name:port", from the Host header (or, without one, the address the
+ * request arrived on): "HTTP_COOKED_URL structure", Microsoft Learn.
+ * Anything not plain ASCII is no loopback spelling. */
+static bool host_allowed(const cp_metrics_http *h, const HTTP_REQUEST *req)
+{
+    const HTTP_COOKED_URL *u = &req->CookedUrl;
+    size_t n = u->pHost != NULL ? u->HostLength / sizeof(WCHAR) : 0;
+    for (size_t i = 0; i < n; i++)
+        if (u->pHost[i] == L'/' || u->pHost[i] == L'?') { /* the host part ends there */
+            n = i;
+            break;
+        }
+    char host[300];
+    if (n >= sizeof(host)) /* longer than any loopback spelling */
+        return cp_metrics_addr_host_ok(&h->addr, "?", 1);
+    for (size_t i = 0; i < n; i++)
+        host[i] = u->pHost[i] < 0x80 ? (char)u->pHost[i] : '?';
+    return cp_metrics_addr_host_ok(&h->addr, host, n);
+}
+
 static bool is_metrics_path(const HTTP_REQUEST *req)
 {
     static const WCHAR want[] = L"/metrics";
@@ -143,6 +167,10 @@ static void serve_one(cp_metrics_http *h, const HTTP_REQUEST *req)
 {
     if (!arrived_on_allowed(h, req)) {
         text(h, req->RequestId, 403, "Forbidden", NULL);
+        return;
+    }
+    if (!host_allowed(h, req)) { /* http.sys's own words for an unknown Host */
+        text(h, req->RequestId, 400, "Bad Request - Invalid Hostname", NULL);
         return;
     }
     if (!is_metrics_path(req)) {
@@ -164,21 +192,47 @@ static void serve_one(cp_metrics_http *h, const HTTP_REQUEST *req)
     free(body);
 }
 
-/* HttpReceiveHttpRequest, synchronous (no OVERLAPPED), until
- * HttpShutdownRequestQueue makes it return ERROR_OPERATION_ABORTED:
- * https://learn.microsoft.com/windows/win32/api/http/nf-http-httpreceivehttprequest */
+/* HttpReceiveHttpRequest, one request at a time, each answered before the
+ * next is taken, until cp_metrics_http_stop sets the stop event. Each
+ * receive is asynchronous (an OVERLAPPED, pBytesReturned NULL, as
+ * "HttpReceiveHttpRequest function" on Microsoft Learn says for that
+ * case) and waited for together with the stop event; on stop it is
+ * cancelled with CancelIoEx and waited for until it has completed
+ * ("CancelIoEx function": the OVERLAPPED may not be reused before; a
+ * cancelled receive ends with ERROR_OPERATION_ABORTED). No
+ * HttpShutdownRequestQueue: the pending receive is this thread's own to
+ * cancel, and Wine's httpapi.dll has that entry only as a stub that
+ * aborts the process. */
 static void serve(void *arg)
 {
     cp_metrics_http *h = arg;
     HTTP_REQUEST *req = malloc(REQ_BUF);
-    if (req == NULL) {
-        CP_LOG_ERROR("metrics: out of memory; not serving %s", h->url);
+    /* "CreateEventW function": manual-reset, for GetOverlappedResult */
+    HANDLE done = CreateEventW(NULL, TRUE, FALSE, NULL);
+    if (req == NULL || done == NULL) {
+        CP_LOG_ERROR("metrics: out of memory or handles; not serving %s", h->url);
+        free(req);
+        if (done != NULL)
+            CloseHandle(done);
         return;
     }
-    for (;;) {
-        ULONG got = 0;
+    while (WaitForSingleObject(h->stop, 0) != WAIT_OBJECT_0) {
+        OVERLAPPED ov;
+        memset(&ov, 0, sizeof(ov));
+        ov.hEvent = done;
+        ResetEvent(done);
         memset(req, 0, REQ_BUF);
-        ULONG rc = api.HttpReceiveHttpRequest(h->queue, HTTP_NULL_ID, 0, req, REQ_BUF, &got, NULL);
+        ULONG rc = api.HttpReceiveHttpRequest(h->queue, HTTP_NULL_ID, 0, req, REQ_BUF, NULL, &ov);
+        if (rc == ERROR_IO_PENDING) { /* NO_ERROR: it completed at once */
+            /* "WaitForMultipleObjects function": index 0 is the receive */
+            HANDLE both[2] = {done, h->stop};
+            if (WaitForMultipleObjects(2, both, FALSE, INFINITE) != WAIT_OBJECT_0)
+                CancelIoEx(h->queue, &ov);
+            /* "GetOverlappedResult function": bWait TRUE waits for the end
+             * of the receive, cancelled or not */
+            DWORD got = 0;
+            rc = GetOverlappedResult(h->queue, &ov, &got, TRUE) ? NO_ERROR : GetLastError();
+        }
         if (rc == NO_ERROR) {
             serve_one(h, req);
         } else if (rc == ERROR_MORE_DATA) {
@@ -194,6 +248,7 @@ static void serve(void *arg)
             break;
         }
     }
+    CloseHandle(done);
     free(req);
 }
 
@@ -229,7 +284,6 @@ static int load_api(cp_metrics_http *h, cp_error *e)
     NEED(HttpCloseUrlGroup);
     NEED(HttpCreateRequestQueue);
     NEED(HttpCloseRequestQueue);
-    NEED(HttpShutdownRequestQueue);
     NEED(HttpSetUrlGroupProperty);
     NEED(HttpAddUrlToUrlGroup);
     NEED(HttpReceiveHttpRequest);
@@ -276,14 +330,33 @@ static int setup(cp_metrics_http *h, cp_error *e)
     rc = api.HttpSetUrlGroupProperty(h->group, HttpServerBindingProperty, &bind, sizeof(bind));
     if (rc != NO_ERROR)
         return fail(e, h, "HttpSetUrlGroupProperty", rc);
-    /* An IP literal is an "IP-bound weak wildcard", "+" the strong one:
-     * https://learn.microsoft.com/windows/win32/http/urlprefix-strings
+    /* "UrlPrefix Strings" (Microsoft Learn): a host name is an "explicit"
+     * prefix, matched against the request's Host header; an IP literal an
+     * "IP-bound weak wildcard", any Host on that interface; "+" the strong
+     * wildcard, every Host on every interface, ahead of the other kinds.
+     * So http://127.0.0.1:PORT/ alone would not take a request that
+     * arrives on [::1] (where "localhost" often resolves first), and Wine's
+     * http.sys matches the Host text only and never answers a request no
+     * prefix matches. The strong wildcard brings every request for the
+     * port here, and serve_one answers each: the interface and (for
+     * loopback) the Host checked, every other request 400/403/404/405.
+     * The port is then this process's alone among HTTP Server API users.
+     * "IP Listen List": http.sys listens on the port on every address of
+     * the machine whatever the prefix, unless an administrator scopes it.
      * https://learn.microsoft.com/windows/win32/api/http/nf-http-httpaddurltourlgroup */
-    WCHAR wurl[96];
-    MultiByteToWideChar(CP_UTF8, 0, h->url, -1, wurl, (int)(sizeof(wurl) / sizeof(wurl[0])));
+    WCHAR wurl[32];
+    MultiByteToWideChar(CP_UTF8, 0, h->prefix, -1, wurl, (int)(sizeof(wurl) / sizeof(wurl[0])));
     rc = api.HttpAddUrlToUrlGroup(h->group, wurl, 0, 0);
-    if (rc != NO_ERROR)
-        return fail(e, h, "HttpAddUrlToUrlGroup", rc);
+    if (rc != NO_ERROR) {
+        char msg[256];
+        win_error(rc, msg, sizeof(msg));
+        return cp_error_set(e, CP_E_UNAVAILABLE,
+                            "-metrics-bind-address: cannot serve %s: HttpAddUrlToUrlGroup failed: "
+                            "%s (%lu) for the prefix %s (every host name on port %u: is another "
+                            "csi-proxy or HTTP Server API application using that port? netsh "
+                            "http show servicestate lists them)",
+                            h->url, msg, (unsigned long)rc, h->prefix, (unsigned)h->addr.port);
+    }
     return CP_OK;
 }
 
@@ -299,6 +372,8 @@ static void teardown(cp_metrics_http *h)
         api.HttpCloseServerSession(h->session);
     if (h->initialized)
         api.HttpTerminate(HTTP_INITIALIZE_SERVER, NULL);
+    if (h->stop != NULL)
+        CloseHandle(h->stop);
     free(h);
 }
 
@@ -311,7 +386,16 @@ cp_metrics_http *cp_metrics_http_start(cp_metrics *m, const cp_metrics_addr *a, 
     }
     h->metrics = m;
     h->addr = *a;
-    cp_metrics_addr_url(a, h->url, sizeof(h->url));
+    cp_metrics_addr_name(a, h->url, sizeof(h->url));
+    cp_metrics_addr_prefix(a, h->prefix, sizeof(h->prefix));
+    /* "CreateEventW function": manual-reset, unnamed, not signalled */
+    h->stop = CreateEventW(NULL, TRUE, FALSE, NULL);
+    if (h->stop == NULL) {
+        cp_error_set(e, CP_E_NOMEM, "-metrics-bind-address: CreateEventW failed: error %lu",
+                     (unsigned long)GetLastError());
+        teardown(h);
+        return NULL;
+    }
     if (setup(h, e) != CP_OK) {
         teardown(h);
         return NULL;
@@ -322,7 +406,8 @@ cp_metrics_http *cp_metrics_http_start(cp_metrics *m, const cp_metrics_addr *a, 
         teardown(h);
         return NULL;
     }
-    CP_LOG_INFO("metrics: serving %smetrics", h->url);
+    CP_LOG_INFO("metrics: serving %smetrics (HTTP Server API prefix %s%s)", h->url, h->prefix,
+                h->addr.loopback ? "; loopback Host names only" : "");
     return h;
 }
 
@@ -330,9 +415,11 @@ void cp_metrics_http_stop(cp_metrics_http *h)
 {
     if (h == NULL)
         return;
-    /* The pending receive returns ERROR_OPERATION_ABORTED:
-     * https://learn.microsoft.com/windows/win32/api/http/nf-http-httpshutdownrequestqueue */
-    api.HttpShutdownRequestQueue(h->queue);
+    /* "SetEvent function": serve() cancels its pending receive and returns;
+     * an answer being sent is finished first. Then the group, the queue
+     * (its handle closed with HttpCloseRequestQueue, as that page asks, not
+     * CloseHandle) and the session go. */
+    SetEvent(h->stop);
     cp_thread_join(h->thread);
     teardown(h);
 }

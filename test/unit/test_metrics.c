@@ -310,6 +310,85 @@ static void test_bind_address(void **state)
     assert_true(cp_metrics_addr_accepts(&a, 4, other4));
 }
 
+/* upstream's CI form, localhost:PORT: both loopback addresses, every
+ * loopback spelling of the Host, nothing else; one UrlPrefix for all. */
+static void test_bind_address_hosts(void **state)
+{
+    (void)state;
+    cp_metrics_addr a;
+    cp_error e = {0};
+    char buf[96];
+    static const uint8_t lo[4] = {127, 0, 0, 1}, lo2[4] = {127, 0, 0, 2}, other4[4] = {10, 0, 0, 1};
+    static const uint8_t lo6[16] = {[15] = 1}, other6[16] = {0xfe, 0x80, [15] = 1};
+    static const uint8_t mapped_lo[16] = {[10] = 0xff, [11] = 0xff, 127, 0, 0, 1};
+    static const uint8_t mapped_other[16] = {[10] = 0xff, [11] = 0xff, 10, 0, 0, 1};
+
+    assert_int_equal(cp_metrics_addr_parse("localhost:8888", &a, &e), CP_OK);
+    assert_true(a.loopback && a.localhost);
+    assert_true(cp_metrics_addr_accepts(&a, 4, lo));
+    assert_true(cp_metrics_addr_accepts(&a, 6, lo6));
+    assert_true(cp_metrics_addr_accepts(&a, 6, mapped_lo));
+    assert_false(cp_metrics_addr_accepts(&a, 4, lo2));
+    assert_false(cp_metrics_addr_accepts(&a, 4, other4));
+    assert_false(cp_metrics_addr_accepts(&a, 6, other6));
+    assert_false(cp_metrics_addr_accepts(&a, 6, mapped_other));
+    cp_metrics_addr_name(&a, buf, sizeof(buf));
+    assert_string_equal(buf, "http://localhost:8888/");
+    cp_metrics_addr_prefix(&a, buf, sizeof(buf));
+    assert_string_equal(buf, "http://+:8888/");
+
+    static const char *const good[] = {"localhost:8888", "127.0.0.1:8888", "[::1]:8888",
+                                       "LocalHost:8888", "LOCALHOST",      "localhost",
+                                       "127.0.0.1",      "[::1]"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+        if (!cp_metrics_addr_host_ok(&a, good[i], strlen(good[i])))
+            fail_msg("Host %s refused", good[i]);
+    static const char *const refused[] = {"example.com:8888",
+                                          "10.1.2.3:8888",
+                                          "127.0.0.2:8888",
+                                          "localhost.evil.example:8888",
+                                          "localhost:8889",
+                                          "localhost:",
+                                          "localhost:0",
+                                          "localhost:88888",
+                                          "[::1",
+                                          "[::1]:",
+                                          "::1",
+                                          "",
+                                          "localhostx",
+                                          "127.0.0.1.",
+                                          "[::2]:8888",
+                                          "localhost:8888x"};
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+        if (cp_metrics_addr_host_ok(&a, refused[i], strlen(refused[i])))
+            fail_msg("Host \"%s\" served", refused[i]);
+    /* the length given counts, not a terminator */
+    assert_true(cp_metrics_addr_host_ok(&a, "localhost:8888/metrics", 14));
+
+    /* ":PORT", 127.0.0.1 and [::1] are loopback too; the name is the URL */
+    assert_int_equal(cp_metrics_addr_parse(":8888", &a, &e), CP_OK);
+    assert_true(a.loopback && !a.localhost);
+    assert_false(cp_metrics_addr_host_ok(&a, "example.com:8888", 16));
+    cp_metrics_addr_name(&a, buf, sizeof(buf));
+    assert_string_equal(buf, "http://127.0.0.1:8888/");
+    assert_int_equal(cp_metrics_addr_parse("127.0.0.1:8888", &a, &e), CP_OK);
+    assert_true(a.loopback && cp_metrics_addr_host_ok(&a, "localhost:8888", 14));
+    assert_int_equal(cp_metrics_addr_parse("[::1]:8888", &a, &e), CP_OK);
+    assert_true(a.loopback && cp_metrics_addr_host_ok(&a, "localhost:8888", 14));
+    assert_false(cp_metrics_addr_accepts(&a, 4, lo));
+
+    /* another interface, or every one: any Host, as http.sys's IP-bound
+     * and strong wildcards route it */
+    assert_int_equal(cp_metrics_addr_parse("10.1.2.3:9090", &a, &e), CP_OK);
+    assert_false(a.loopback);
+    assert_true(cp_metrics_addr_host_ok(&a, "node-7:9090", 11));
+    cp_metrics_addr_prefix(&a, buf, sizeof(buf));
+    assert_string_equal(buf, "http://+:9090/");
+    assert_int_equal(cp_metrics_addr_parse("0.0.0.0:9090", &a, &e), CP_OK);
+    assert_false(a.loopback);
+    assert_true(cp_metrics_addr_host_ok(&a, "example.com", 11));
+}
+
 /* ---- what the groups and the audit feed ------------------------------ */
 
 typedef struct got {
@@ -399,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_code_names),
         cmocka_unit_test(test_bind_address),
+        cmocka_unit_test(test_bind_address_hosts),
         cmocka_unit_test(test_path_refusals_counted),
         cmocka_unit_test(test_disk_waiting),
         cmocka_unit_test(test_audit_records),
