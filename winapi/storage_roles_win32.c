@@ -52,16 +52,17 @@
  * GetVolumeNameForVolumeMountPointW. false when no local volume holds it. */
 static bool volume_of(const wchar_t *path, char id[CP_VOLUME_ID_LEN + 1])
 {
-    /* the host's table; the real calls where no host was opened
+    /* the host's table; the system's calls where no host was opened
      * (cp_sysfile_unresolved in csi-proxy-cli) */
-    const cp_storage_calls *sc = w32s_sc != NULL ? w32s_sc : &cp_storage_calls_win32;
     wchar_t root[PATH_CAP], vol[64];
-    if (!sc->GetVolumePathNameW(path, root, PATH_CAP))
+    if (!(w32s_sc != NULL ? w32s_sc->GetVolumePathNameW(path, root, PATH_CAP)
+                          : GetVolumePathNameW(path, root, PATH_CAP)))
         return false;
     /* A \\?\Volume{G}\ root is the volume's name already. */
     if (wcsncmp(root, L"\\\\?\\Volume{", 11) == 0 && wcslen(root) < 64)
         wcscpy(vol, root);
-    else if (!sc->GetVolumeNameForVolumeMountPointW(root, vol, 64))
+    else if (!(w32s_sc != NULL ? w32s_sc->GetVolumeNameForVolumeMountPointW(root, vol, 64)
+                               : GetVolumeNameForVolumeMountPointW(root, vol, 64)))
         return false;
     char *u8 = cp_win_wide_to_utf8(vol);
     cp_error e;
