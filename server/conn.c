@@ -392,8 +392,7 @@ static int on_begin_headers(nghttp2_session *h2, const nghttp2_frame *f, void *u
          * reset_stream, the stream is CLOSING: the INTERNAL_ERROR reset
          * queued for the callback's failure is not sent, and no header
          * or frame callback follows. */
-        nghttp2_submit_rst_stream(h2, NGHTTP2_FLAG_NONE, f->hd.stream_id,
-                                  NGHTTP2_REFUSED_STREAM);
+        nghttp2_submit_rst_stream(h2, NGHTTP2_FLAG_NONE, f->hd.stream_id, NGHTTP2_REFUSED_STREAM);
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     }
     cp_stream *st = calloc(1, sizeof(*st));

@@ -69,7 +69,7 @@ typedef struct cp_conn_opts {
      * refused (RST_STREAM REFUSED_STREAM) until the client takes some;
      * calls already read still run. Default 32 KiB. */
     size_t max_held_bytes;
-    uint32_t peer_pid;       /* 0 when unknown */
+    uint32_t peer_pid; /* 0 when unknown */
     /* Set when the caller was refused for this service: every call gets
      * PERMISSION_DENIED with this message. NULL when authorized. */
     const char *deny_message;

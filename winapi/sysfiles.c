@@ -5,17 +5,19 @@
 #include <string.h>
 
 const cp_sysfile_source cp_sysfile_sources[CP_SYSFILE_SOURCES] = {
-    {"PagingFiles", "HKLM\\SYSTEM\\CurrentControlSet\\Control\\Session Manager\\Memory "
-                    "Management\\PagingFiles",
+    {"PagingFiles",
+     "HKLM\\SYSTEM\\CurrentControlSet\\Control\\Session Manager\\Memory "
+     "Management\\PagingFiles",
      "page file", true},
-    {"ExistingPageFiles", "HKLM\\SYSTEM\\CurrentControlSet\\Control\\Session Manager\\Memory "
-                          "Management\\ExistingPageFiles",
+    {"ExistingPageFiles",
+     "HKLM\\SYSTEM\\CurrentControlSet\\Control\\Session Manager\\Memory "
+     "Management\\ExistingPageFiles",
      "page file", true},
     {"DumpFile", "HKLM\\SYSTEM\\CurrentControlSet\\Control\\CrashControl\\DumpFile",
      "crash dump file", false},
     {"DedicatedDumpFile",
-     "HKLM\\SYSTEM\\CurrentControlSet\\Control\\CrashControl\\DedicatedDumpFile",
-     "crash dump file", false},
+     "HKLM\\SYSTEM\\CurrentControlSet\\Control\\CrashControl\\DedicatedDumpFile", "crash dump file",
+     false},
 };
 
 static bool is_letter(char c)
@@ -44,8 +46,7 @@ static bool volume_guid(const char *p)
     for (int i = 0; i < 36; i++) {
         char c = p[i];
         bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-        if (dash ? c != '-'
-                 : !(is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+        if (dash ? c != '-' : !(is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
             return false;
     }
     return p[36] == '}' && p[37] == '\\';

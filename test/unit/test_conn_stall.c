@@ -76,9 +76,12 @@ static void sc_pump(cp_conn *c, stall_client *sc)
 
 static int32_t exists_call(stall_client *sc, body *b)
 {
-    nghttp2_nv nv[] = {HV(":method", "POST"), HV(":scheme", "http"),
-                       HV(":path", "/v1.Filesystem/PathExists"), HV(":authority", "x"),
-                       HV("content-type", "application/grpc"), HV("te", "trailers")};
+    nghttp2_nv nv[] = {HV(":method", "POST"),
+                       HV(":scheme", "http"),
+                       HV(":path", "/v1.Filesystem/PathExists"),
+                       HV(":authority", "x"),
+                       HV("content-type", "application/grpc"),
+                       HV("te", "trailers")};
     nghttp2_data_provider dp = {.source.ptr = b, .read_callback = body_read};
     return nghttp2_submit_request(sc->h2, NULL, nv, 6, &dp, NULL);
 }
@@ -163,9 +166,12 @@ static void test_client_reading_nothing_cut_off(void **state)
     sc_init(&sc, 0);
     cp_conn *c = cp_conn_new(&fs_svc, pool, NULL, post, NULL);
     assert_non_null(c);
-    nghttp2_nv nv[] = {HV(":method", "POST"), HV(":scheme", "http"),
-                       HV(":path", "/v1.Filesystem/PathExists"), HV(":authority", "x"),
-                       HV("content-type", "application/grpc"), HV("te", "trailers")};
+    nghttp2_nv nv[] = {HV(":method", "POST"),
+                       HV(":scheme", "http"),
+                       HV(":path", "/v1.Filesystem/PathExists"),
+                       HV(":authority", "x"),
+                       HV("content-type", "application/grpc"),
+                       HV("te", "trailers")};
     int rc = CP_OK, streams = 0;
     while (rc == CP_OK && streams < 20000) {
         /* HEADERS without END_STREAM and no message: no call starts */

@@ -341,7 +341,7 @@ static int stall(const wchar_t *wpath, const char *path, long conns, long calls,
         return printf("FAIL: -stall arguments out of range\n"), 2;
     static const char hello[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
                                 "\x00\x00\x06\x04\x00\x00\x00\x00\x00" /* SETTINGS */
-                                "\x00\x04\x00\x00\x00\x00"; /* INITIAL_WINDOW_SIZE 0 */
+                                "\x00\x04\x00\x00\x00\x00";            /* INITIAL_WINDOW_SIZE 0 */
     size_t cap = sizeof(hello) + (size_t)calls * 256;
     uint8_t *buf = malloc(cap);
     HANDLE *hs = calloc((size_t)conns, sizeof(*hs));
