@@ -13,8 +13,21 @@
 #include "thread.h"
 #include "wirecheck.h"
 
-#define DEFAULT_MAX_STREAMS 1000u
+/* Concurrent streams a client may open. Drivers make a few calls at once
+ * (one or two per volume being staged, published or measured); grpc-go
+ * keeps to the limit by making a further call wait for a stream to end,
+ * not by failing it. Each open stream whose client takes no answer holds
+ * about a kilobyte here, so the limit is what bounds a stalled client. */
+#define DEFAULT_MAX_STREAMS 64u
 #define DEFAULT_MAX_HEADER_BYTES (16u * 1024)
+/* Answers a connection may hold that its client has not taken (conn.h). */
+#define DEFAULT_MAX_HELD_BYTES (32u * 1024)
+/* What an answered stream costs while it waits, beyond its answer's bytes:
+ * our cp_stream, nghttp2's stream and its queued frames. */
+#define STREAM_HELD_COST (sizeof(cp_stream) + 512u)
+/* Frames waiting in nghttp2's queue (answers' headers, resets, window
+ * updates) past which the client is taken not to read at all. */
+#define MAX_QUEUED_FRAMES 2000u
 
 struct cp_stream {
     int32_t id;
@@ -44,7 +57,21 @@ struct cp_stream {
     bool remote_closed;
     uint8_t *resp; /* response bytes (prefix + body) */
     size_t resp_len, resp_off;
+    size_t held; /* this stream's share of c->held */
 };
+
+/* An answered stream holds memory until its answer is out and it closes. */
+static void hold(cp_conn *c, cp_stream *st, size_t n)
+{
+    st->held += n;
+    c->held += n;
+}
+
+static void release(cp_conn *c, cp_stream *st, size_t n)
+{
+    st->held -= n;
+    c->held -= n;
+}
 
 /* ---- responses ------------------------------------------------------ */
 
@@ -68,6 +95,7 @@ static void respond_status(cp_conn *c, cp_stream *st, int status, const char *ms
         NV("grpc-message", enc),
     };
     size_t n = msg[0] != '\0' ? 4 : 3;
+    hold(c, st, STREAM_HELD_COST);
     if (!st->remote_closed)
         st->rst_after_send = true;
     nghttp2_submit_response(c->h2, st->id, hdrs, n, NULL);
@@ -79,6 +107,7 @@ static void respond_http(cp_conn *c, cp_stream *st, const char *http_status)
         return;
     st->responded = true;
     const nghttp2_nv hdrs[] = {NV(":status", http_status)};
+    hold(c, st, STREAM_HELD_COST);
     if (!st->remote_closed)
         st->rst_after_send = true;
     nghttp2_submit_response(c->h2, st->id, hdrs, 1, NULL);
@@ -88,12 +117,12 @@ static ssize_t read_resp(nghttp2_session *h2, int32_t id, uint8_t *buf, size_t l
                          nghttp2_data_source *src, void *ud)
 {
     (void)h2;
-    (void)ud;
     cp_stream *st = src->ptr;
     size_t left = st->resp_len - st->resp_off;
     size_t n = left < len ? left : len;
     memcpy(buf, st->resp + st->resp_off, n);
     st->resp_off += n;
+    release(ud, st, n);
     if (st->resp_off == st->resp_len) {
         *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
         const nghttp2_nv tr[] = {NV("grpc-status", "0")};
@@ -109,6 +138,7 @@ static void respond_ok(cp_conn *c, cp_stream *st, uint8_t *resp, size_t len)
     st->resp = resp;
     st->resp_len = len;
     st->resp_off = 0;
+    hold(c, st, STREAM_HELD_COST + len);
     if (!st->remote_closed)
         st->rst_after_send = true;
     const nghttp2_nv hdrs[] = {NV(":status", "200"), NV("content-type", "application/grpc")};
@@ -355,6 +385,16 @@ static int on_begin_headers(nghttp2_session *h2, const nghttp2_frame *f, void *u
     cp_conn *c = ud;
     if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
         return 0;
+    if (c->held > c->opts.max_held_bytes) {
+        /* The client does not take its answers: no new call until it
+         * does. REFUSED_STREAM says the call was not processed, so that
+         * a client may retry it (grpc-go does, once, at once). As in
+         * reset_stream, the stream is CLOSING: the INTERNAL_ERROR reset
+         * queued for the callback's failure is not sent, and no header
+         * or frame callback follows. */
+        nghttp2_submit_rst_stream(h2, NGHTTP2_FLAG_NONE, f->hd.stream_id, NGHTTP2_REFUSED_STREAM);
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
     cp_stream *st = calloc(1, sizeof(*st));
     if (st == NULL)
         return NGHTTP2_ERR_CALLBACK_FAILURE;
@@ -497,6 +537,7 @@ static int on_stream_close(nghttp2_session *h2, int32_t id, uint32_t err, void *
     if (st == NULL)
         return 0;
     nghttp2_session_set_stream_user_data(h2, id, NULL);
+    c->held -= st->held;
     if (st->job != NULL) /* reset by the client (or answered at its deadline) */
         cp_job_cancel(st->job);
     if (st->prev != NULL)
@@ -525,6 +566,8 @@ cp_conn *cp_conn_new(const cp_service *svc, cp_pool *pool, const cp_conn_opts *o
         c->opts.max_streams = DEFAULT_MAX_STREAMS;
     if (c->opts.max_header_bytes == 0)
         c->opts.max_header_bytes = DEFAULT_MAX_HEADER_BYTES;
+    if (c->opts.max_held_bytes == 0)
+        c->opts.max_held_bytes = DEFAULT_MAX_HELD_BYTES;
     c->refs = 1;
     c->svc = svc;
     c->pool = pool;
@@ -604,6 +647,13 @@ int cp_conn_recv(cp_conn *c, const uint8_t *data, size_t len)
     ssize_t n = nghttp2_session_mem_recv(c->h2, data, len);
     if (n < 0)
         return CP_E_IO;
+    /* A client that reads nothing while it sends makes frames pile up
+     * here (each call refused or answered queues one): it is cut off, as
+     * nghttp2 cuts off one that leaves its PING and SETTINGS unanswered. */
+    if (nghttp2_session_get_outbound_queue_size(c->h2) > MAX_QUEUED_FRAMES) {
+        nghttp2_session_terminate_session(c->h2, NGHTTP2_ENHANCE_YOUR_CALM);
+        return CP_E_IO;
+    }
     return CP_OK;
 }
 

@@ -61,9 +61,15 @@ typedef void (*cp_audit_fn)(void *ctx, const cp_call_record *r);
 
 typedef struct cp_conn_opts {
     size_t max_recv_msg;     /* default 4 MiB */
-    uint32_t max_streams;    /* concurrent streams; default 1000 */
+    uint32_t max_streams;    /* concurrent streams; default 64 */
     size_t max_header_bytes; /* per request; default 16 KiB */
-    uint32_t peer_pid;       /* 0 when unknown */
+    /* Answered calls whose answers the client has not taken (its flow-
+     * control window is shut, or it reads nothing) hold their bytes and
+     * their streams' state. Past this many bytes held, a new call is
+     * refused (RST_STREAM REFUSED_STREAM) until the client takes some;
+     * calls already read still run. Default 32 KiB. */
+    size_t max_held_bytes;
+    uint32_t peer_pid; /* 0 when unknown */
     /* Set when the caller was refused for this service: every call gets
      * PERMISSION_DENIED with this message. NULL when authorized. */
     const char *deny_message;

@@ -21,6 +21,7 @@ struct cp_conn {
     void *post_ctx;
     cp_stream *streams; /* open streams, doubly linked */
     size_t inflight;
+    size_t held;        /* bytes answered streams hold until their client takes them */
     bool closed;        /* transport released it */
     bool draining;      /* GOAWAY sent */
     const uint8_t *out; /* unsent remainder of the last mem_send chunk */

@@ -169,7 +169,8 @@ void cp_pc_on_connect(pipe_conn *pc, bool ok, int64_t now)
     }
     pc->connected = true; /* counted: cp_pc_close takes it off nconns */
     InterlockedIncrement(&lp->nconn);
-    pc->connected_at = cp_win_filetime_now();
+    if (pc->connected_at == 0) /* take_done takes it when it sees the connect done */
+        pc->connected_at = cp_win_filetime_now();
     pc->active_at = now;
     pc->rbuf = malloc(READ_BUF + WRITE_BUF);
     if (pc->rbuf == NULL) {

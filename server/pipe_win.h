@@ -58,7 +58,7 @@ struct pipe_conn {
     int64_t deadline;     /* cached cp_conn_next_deadline() */
     int64_t hold_until;   /* output held until then (0: not held), see on_read */
     int64_t active_at;    /* last read or finished call, for opts.idle_ms */
-    int64_t connected_at; /* FILETIME of the connect, for opts.authorize */
+    int64_t connected_at; /* FILETIME when the loop saw the connect done, for opts.authorize */
     HANDLE opener;        /* the allowed client process (authorize hook), or NULL */
     uint32_t pid;         /* its id, for the revoke hook */
     bool opener_checked;  /* before_call asked the system for the bytes of this read */

@@ -155,6 +155,11 @@ static void take_done(pipe_loop *lp, int64_t now)
                 continue;
         }
         if (op_done(&pc->rd)) {
+            /* A connect: its time, as soon after it as the loop can tell
+             * (never before it), for the authorize hook's pid-reuse
+             * guard: a process created later cannot be the client. */
+            if (!pc->connected && pc->connected_at == 0)
+                pc->connected_at = cp_win_filetime_now();
             if (n < MAXIMUM_WAIT_OBJECTS)
                 rd[n++] = pc;
             else

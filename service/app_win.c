@@ -12,6 +12,7 @@
 #include "../server/pool.h"
 #include "../server/transport.h"
 #include "../winapi/fs.h"
+#include "../winapi/sysfiles.h"
 #include "app_win.h"
 #include "audit.h"
 #include "eventlog_win.h"
@@ -79,6 +80,14 @@ static unsigned pool_threads(const cp_config *c)
     DWORD cpus = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
     unsigned n = cpus > 0 && cpus < 512 ? 2u * (unsigned)cpus : 4u;
     return n < 4 ? 4 : n;
+}
+
+/* A page-file or crash-dump entry whose volume cannot be told: that
+ * volume is not kept from being changed (sysfiles.h), said at start. */
+static void sysfile_warn(void *ctx, const char *line)
+{
+    (void)ctx;
+    CP_LOG_WARN("%s", line);
 }
 
 static void log_security(const cp_config *c)
@@ -246,6 +255,7 @@ int cp_app_start(void *ctx, cp_error *e)
     if (c->path != NULL)
         CP_LOG_INFO("configuration: %s", c->path);
     log_security(c);
+    cp_sysfile_unresolved(sysfile_warn, NULL);
     CP_LOG_INFO("serving %zu pipes", n);
     for (size_t i = 0; i < n; i++)
         CP_LOG_INFO("  \\\\.\\pipe\\%s", names[i]);

@@ -441,6 +441,7 @@ int cp_config_defaults(cp_config *c)
     memset(c, 0, sizeof(*c));
     c->limits.max_message_bytes = CP_CONFIG_DEFAULT_MAX_MESSAGE;
     c->limits.drain_timeout_ms = CP_CONFIG_DEFAULT_DRAIN_MS;
+    c->limits.max_connections = CP_CONFIG_DEFAULT_MAX_CONNECTIONS;
     c->log = (cp_config_log){.v = -1,
                              .to_stderr = -1,
                              .also_to_stderr = -1,

@@ -13,7 +13,7 @@
  *     smb: {versions: [v1], allowedCallers: [S-1-5-21-1-2-3-1104]}
  *     system: {allowedServices: [w32time]}
  *     iscsi: {allowedPortals: [10.0.0.5, '*.san.example.com']}
- *   limits: {maxMessageBytes: 4194304, maxConnections: 0, idleTimeout: 0s,
+ *   limits: {maxMessageBytes: 4194304, maxConnections: 2048, idleTimeout: 0s,
  *            drainTimeout: 10s, workerThreads: 0}
  *   log: {v: 2, file: C:\etc\kubernetes\logs\csi-proxy.log, toStderr: false,
  *         redactFields: [username]}
@@ -47,6 +47,10 @@
 /* Default limits (also what an absent key means). */
 #define CP_CONFIG_DEFAULT_MAX_MESSAGE (4u * 1024 * 1024)
 #define CP_CONFIG_DEFAULT_DRAIN_MS 10000
+/* Open connections at most, over every pipe: a node's plugins use a few
+ * each, and each connection may hold a bounded amount of memory for its
+ * client (conn.h: 64 streams, answers held), so this bounds the total. */
+#define CP_CONFIG_DEFAULT_MAX_CONNECTIONS 2048
 
 /* Resolves an account name that is not a SID string and not in the
  * well-known table. Returns true and fills out, or false with why set. */
@@ -67,7 +71,7 @@ typedef struct cp_config_group {
 
 typedef struct cp_config_limits {
     uint64_t max_message_bytes; /* default 4 MiB; 1 KiB .. 64 MiB */
-    uint32_t max_connections;   /* 0: unlimited */
+    uint32_t max_connections;   /* 0: unlimited; default CP_CONFIG_DEFAULT_MAX_CONNECTIONS */
     int64_t idle_timeout_ms;    /* 0: never close idle connections */
     int64_t drain_timeout_ms;   /* default 10 s; stop, shutdown, Ctrl+C */
     uint32_t worker_threads;    /* 0: 2 x CPUs, at least 4 */

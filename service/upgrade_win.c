@@ -16,9 +16,14 @@
  *   5. if it ran before, it is started and must, within START_DEADLINE_MS,
  *      reach RUNNING and answer on every pipe its configuration serves
  *      (cli/health.h, the same check as `csi-proxy-cli health`).
- * When step 5 fails, everything is put back: the new one stopped, the old
- * binary renamed back, the old ImagePath written, the old service started
- * and checked; exit EXIT_ROLLED_BACK. A stopped service stays stopped (and
+ * When step 5 fails, everything is put back: the new one stopped and its
+ * process waited for (the one the service ran, whether or not it still
+ * reports running), the old binary renamed back, the old ImagePath
+ * written, the old service started and checked; exit EXIT_ROLLED_BACK.
+ * When that process does not exit, nothing is put back (its exe cannot be
+ * replaced under it, and the old service could not start beside it): the
+ * new binary and ImagePath stay, the old binary stays at <exe>.old, and
+ * the exit is EXIT_STUCK with what to do. A stopped service stays stopped (and
  * is not checked): install never changes whether the service runs.
  * Configuration files are not written by install, so there is none to
  * restore; a -config flag is part of the ImagePath and restored with it. */
@@ -43,6 +48,7 @@
 
 #define START_DEADLINE_MS 30000
 #define EXIT_ROLLED_BACK 3
+#define EXIT_STUCK 4
 #define PROCESS_EXIT_WAIT_MS 15000
 
 typedef struct upgrade {
@@ -53,6 +59,8 @@ typedef struct upgrade {
     wchar_t target[MAX_PATH + 8]; /* the exe the ImagePath names (kept) */
     wchar_t kept[MAX_PATH + 8];   /* target + ".old" */
     bool swapped;
+    HANDLE proc; /* the new service's process (SYNCHRONIZE), once started; or NULL */
+    DWORD pid;
 } upgrade;
 
 static void say(const char *fmt, const char *arg)
@@ -99,27 +107,52 @@ static DWORD query_state(SC_HANDLE svc, DWORD *pid, DWORD *exit_code)
     return st.dwCurrentState;
 }
 
-/* Stops the service and waits for its process to end (its pipes and its
- * exe go with it). */
-static bool stop(SC_HANDLE svc, int64_t drain_ms)
+/* A handle to wait on the service's process: its id from
+ * QueryServiceStatusEx (SERVICE_STATUS_PROCESS.dwProcessId, "0 if the
+ * service is not running"), opened with SYNCHRONIZE ("OpenProcess
+ * function" and "Process Security and Access Rights", Microsoft Learn:
+ * the right WaitForSingleObject needs). The handle keeps the id from
+ * being reused while it is held. NULL when not running or not opened. */
+static HANDLE open_service_process(SC_HANDLE svc, DWORD *pid_out)
 {
     DWORD pid = 0;
-    if (query_state(svc, &pid, NULL) == SERVICE_STOPPED)
-        return true;
-    HANDLE proc = pid != 0 ? OpenProcess(SYNCHRONIZE, FALSE, pid) : NULL;
-    SERVICE_STATUS st;
-    if (!ControlService(svc, SERVICE_CONTROL_STOP, &st) &&
-        GetLastError() != ERROR_SERVICE_NOT_ACTIVE) {
-        cp_install_report("ControlService(stop)", GetLastError());
-        if (proc != NULL)
-            CloseHandle(proc);
-        return false;
+    DWORD state = query_state(svc, &pid, NULL);
+    HANDLE h = state != 0 && state != SERVICE_STOPPED && pid != 0
+                   ? OpenProcess(SYNCHRONIZE, FALSE, pid)
+                   : NULL;
+    if (pid_out != NULL)
+        *pid_out = h != NULL ? pid : 0;
+    return h;
+}
+
+/* Stops the service and waits for its process to end (its pipes and its
+ * exe go with it): the process running now, and proc (a process the
+ * service ran before, e.g. one started by start_healthy that may already
+ * report STOPPED while it still exits). The SCM reports STOPPED before
+ * the process ends, so the process is what is waited for, bounded:
+ * "WaitForSingleObject function", Microsoft Learn (WAIT_OBJECT_0: the
+ * process has exited). */
+static bool stop(SC_HANDLE svc, int64_t drain_ms, HANDLE proc)
+{
+    HANDLE now = open_service_process(svc, NULL);
+    bool ok = true;
+    if (query_state(svc, NULL, NULL) != SERVICE_STOPPED) {
+        SERVICE_STATUS st;
+        if (!ControlService(svc, SERVICE_CONTROL_STOP, &st) &&
+            GetLastError() != ERROR_SERVICE_NOT_ACTIVE) {
+            cp_install_report("ControlService(stop)", GetLastError());
+            ok = false;
+        } else {
+            ok = cp_install_wait_stopped(svc, (DWORD)(drain_ms + 20000));
+        }
     }
-    bool ok = cp_install_wait_stopped(svc, (DWORD)(drain_ms + 20000));
-    if (ok && proc != NULL)
-        ok = WaitForSingleObject(proc, PROCESS_EXIT_WAIT_MS) == WAIT_OBJECT_0;
-    if (proc != NULL)
-        CloseHandle(proc);
+    if (now != NULL) {
+        if (WaitForSingleObject(now, PROCESS_EXIT_WAIT_MS) != WAIT_OBJECT_0)
+            ok = false;
+        CloseHandle(now);
+    }
+    if (proc != NULL && WaitForSingleObject(proc, PROCESS_EXIT_WAIT_MS) != WAIT_OBJECT_0)
+        ok = false;
     return ok;
 }
 
@@ -136,8 +169,10 @@ static int service_flags(const upgrade *u, char **out)
 }
 
 /* Starts the service; true when it reaches RUNNING and every pipe its
- * flags' configuration serves answers, by the deadline. */
-static bool start_healthy(SC_HANDLE svc, int argc, char **argv)
+ * flags' configuration serves answers, by the deadline. When u is not
+ * NULL, the started process is kept in u->proc (for roll_back to wait
+ * for it), from the first status that names it. */
+static bool start_healthy(SC_HANDLE svc, int argc, char **argv, upgrade *u)
 {
     ULONGLONG until = GetTickCount64() + START_DEADLINE_MS;
     if (!StartServiceW(svc, 0, NULL) && GetLastError() != ERROR_SERVICE_ALREADY_RUNNING) {
@@ -148,7 +183,11 @@ static bool start_healthy(SC_HANDLE svc, int argc, char **argv)
         return false;
     }
     DWORD state, code = 0;
-    while ((state = query_state(svc, NULL, &code)) != SERVICE_RUNNING) {
+    for (;;) {
+        if (u != NULL && u->proc == NULL)
+            u->proc = open_service_process(svc, &u->pid);
+        if ((state = query_state(svc, NULL, &code)) == SERVICE_RUNNING)
+            break;
         if (state == SERVICE_STOPPED || state == 0 || GetTickCount64() >= until) {
             printf("csi-proxy: csiproxy did not reach RUNNING (%s, exit code %lu)\n",
                    state == SERVICE_STOPPED ? "it stopped" : "timed out", (unsigned long)code);
@@ -204,14 +243,26 @@ static bool start_healthy(SC_HANDLE svc, int argc, char **argv)
     return healthy;
 }
 
-/* Puts the old binary and ImagePath back and starts the old service. */
+/* Puts the old binary and ImagePath back and starts the old service,
+ * once the new one's process has exited. */
 static int roll_back(upgrade *u, int64_t drain_ms)
 {
     printf("csi-proxy: rolling back to the previous binary and configuration\n");
-    if (!stop(u->svc, drain_ms))
-        printf("csi-proxy: the new csiproxy did not stop; rolling back anyway\n");
+    if (!stop(u->svc, drain_ms, u->proc)) {
+        char pid[16] = "?";
+        if (u->pid != 0)
+            snprintf(pid, sizeof(pid), "%lu", (unsigned long)u->pid);
+        printf("csi-proxy: the new csiproxy did not stop (process %s still runs): nothing is "
+               "rolled back; the new binary and configuration stay in place\n",
+               pid);
+        if (u->swapped)
+            say_w("the previous binary is kept as %s", u->kept);
+        printf("csi-proxy: end that process, then run install again from the previous "
+               "release (or rename the .old binary back and start csiproxy)\n");
+        return EXIT_STUCK;
+    }
     if (u->swapped) {
-        if (!MoveFileExW(u->kept, u->target, MOVEFILE_REPLACE_EXISTING))
+        if (!MoveFileExW(u->kept, u->target, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
             cp_install_report("restoring the old binary (MoveFileEx)", GetLastError());
         else
             say_w("old binary restored: %s", u->target);
@@ -223,7 +274,7 @@ static int roll_back(upgrade *u, int64_t drain_ms)
         say_w("old service configuration restored: %s", u->old_path);
     char *flags[256];
     int n = u->old_argc - 1 < 256 ? service_flags(u, flags) : 0;
-    if (start_healthy(u->svc, n, flags))
+    if (start_healthy(u->svc, n, flags, NULL))
         printf("csi-proxy: rolled back: the previous csiproxy serves again\n");
     else
         printf("csi-proxy: rolled back, but the previous csiproxy does not answer either: "
@@ -284,7 +335,7 @@ int cp_upgrade(SC_HANDLE svc, const wchar_t *self, int argc, char **argv)
     if (running) {
         printf("csi-proxy: stopping csiproxy (calls in flight are drained)...\n");
         fflush(stdout);
-        if (!stop(svc, drain_ms)) {
+        if (!stop(svc, drain_ms, NULL)) {
             printf("csi-proxy: csiproxy did not stop; nothing changed\n");
             goto out;
         }
@@ -292,13 +343,17 @@ int cp_upgrade(SC_HANDLE svc, const wchar_t *self, int argc, char **argv)
     }
     if (swap) {
         swprintf(u.kept, sizeof(u.kept) / sizeof(u.kept[0]), L"%ls.old", u.target);
-        if (!MoveFileExW(u.target, u.kept, MOVEFILE_REPLACE_EXISTING)) {
+        /* "MoveFileExW function (winbase.h)", Microsoft Learn:
+         * MOVEFILE_WRITE_THROUGH "does not return until the file is
+         * actually moved on the disk", so a crash or power loss right
+         * after leaves the binaries as reported. */
+        if (!MoveFileExW(u.target, u.kept, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {
             rc = cp_install_report("keeping the old binary (MoveFileEx)", GetLastError());
             goto restart_old;
         }
         if (!CopyFileW(self, u.target, TRUE)) {
             rc = cp_install_report("copying the new binary (CopyFile)", GetLastError());
-            MoveFileExW(u.kept, u.target, MOVEFILE_REPLACE_EXISTING);
+            MoveFileExW(u.kept, u.target, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH);
             goto restart_old;
         }
         u.swapped = true;
@@ -327,7 +382,7 @@ int cp_upgrade(SC_HANDLE svc, const wchar_t *self, int argc, char **argv)
     say_w("service configuration updated: %s", path);
     printf("csi-proxy: starting csiproxy...\n");
     fflush(stdout);
-    if (!start_healthy(svc, argc, argv)) {
+    if (!start_healthy(svc, argc, argv, &u)) {
         printf("csi-proxy: the new csiproxy did not come up within %d s\n",
                START_DEADLINE_MS / 1000);
         rc = roll_back(&u, drain_ms);
@@ -340,6 +395,8 @@ restart_old:
     if (running && !StartServiceW(svc, 0, NULL))
         cp_install_report("StartService(csiproxy) after the failed swap", GetLastError());
 out:
+    if (u.proc != NULL)
+        CloseHandle(u.proc);
     cp_cmdline_free(u.old_argv);
     free(u.old_path);
     free(img8);

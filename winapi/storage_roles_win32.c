@@ -20,8 +20,7 @@
  *              the page files Session Manager opens at boot, "Introduction
  *              to the page file", Microsoft Learn) and ExistingPageFiles
  *              (REG_MULTI_SZ "\??\C:\pagefile.sys": the ones in use now);
- *              "?:\pagefile.sys" (system managed) names no volume by itself
- *              and is covered by ExistingPageFiles
+ *              entries parsed by sysfiles.c
  *   crash dump HKLM\SYSTEM\CurrentControlSet\Control\CrashControl: DumpFile
  *              (REG_EXPAND_SZ, default %SystemRoot%\MEMORY.DMP) and
  *              DedicatedDumpFile (REG_SZ; "Overview of memory dump file
@@ -30,10 +29,13 @@
  *              sit in a mounted folder, so its volume is found by
  *              GetVolumePathNameW, not by its drive letter)
  * A value that does not exist adds nothing; any other failure to read one
- * fails the call (the caller then refuses the change: fail closed).
+ * fails the call (the caller then refuses the change: fail closed). An
+ * entry whose volume cannot be told is passed over here and named by
+ * cp_sysfile_unresolved (logged at start, shown by `csi-proxy-cli health`).
  * Wine has none of these registry values and no disk extents; the checks a
  * node must confirm are in test/windows/staging.ps1. */
 #include "storage_win32_internal.h"
+#include "sysfiles.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,9 +52,17 @@
  * GetVolumeNameForVolumeMountPointW. false when no local volume holds it. */
 static bool volume_of(const wchar_t *path, char id[CP_VOLUME_ID_LEN + 1])
 {
+    /* the host's table; the system's calls where no host was opened
+     * (cp_sysfile_unresolved in csi-proxy-cli) */
     wchar_t root[PATH_CAP], vol[64];
-    if (!w32s_sc->GetVolumePathNameW(path, root, PATH_CAP) ||
-        !w32s_sc->GetVolumeNameForVolumeMountPointW(root, vol, 64))
+    if (!(w32s_sc != NULL ? w32s_sc->GetVolumePathNameW(path, root, PATH_CAP)
+                          : GetVolumePathNameW(path, root, PATH_CAP)))
+        return false;
+    /* A \\?\Volume{G}\ root is the volume's name already. */
+    if (wcsncmp(root, L"\\\\?\\Volume{", 11) == 0 && wcslen(root) < 64)
+        wcscpy(vol, root);
+    else if (!(w32s_sc != NULL ? w32s_sc->GetVolumeNameForVolumeMountPointW(root, vol, 64)
+                               : GetVolumeNameForVolumeMountPointW(root, vol, 64)))
         return false;
     char *u8 = cp_win_wide_to_utf8(vol);
     cp_error e;
@@ -111,57 +121,92 @@ static int read_strings(const wchar_t *key, const wchar_t *value, const char *na
     return cp_error_set(e, CP_E_UNAVAILABLE, "RegGetValueW %s: the value kept changing", name);
 }
 
-/* The file name of a page-file entry: "C:\pagefile.sys 1024 4096"
- * (PagingFiles: name, initial and maximum size in MB; the sizes may be
- * absent) or "\??\C:\pagefile.sys" (ExistingPageFiles). false for "?:\..."
- * and empty entries. */
-static bool paging_path(const wchar_t *entry, wchar_t *out, size_t cap)
+/* The volume of one entry of a value (sysfiles.h), in id: true. false
+ * with *none when the entry names nothing to look up, else with why. */
+static bool entry_volume(const wchar_t *entry, bool paging, char id[CP_VOLUME_ID_LEN + 1],
+                         bool *none, char *why, size_t cap)
 {
-    if (wcsncmp(entry, L"\\??\\", 4) == 0)
-        entry += 4;
-    size_t n = wcslen(entry);
-    if (n == 0 || n >= cap)
+    *none = false;
+    char *u8 = cp_win_wide_to_utf8(entry);
+    if (u8 == NULL)
+        return snprintf(why, cap, "not valid UTF-16, or out of memory"), false;
+    char path[PATH_CAP * 3];
+    cp_sysfile_kind k = cp_sysfile_entry(u8, paging, path, sizeof(path));
+    free(u8);
+    if (k != CP_SYSFILE_PATH) {
+        *none = k == CP_SYSFILE_NONE;
+        snprintf(why, cap, "%s", path);
         return false;
-    wmemcpy(out, entry, n);
-    out[n] = L'\0';
-    for (int field = 0; field < 2; field++) {
-        while (n > 0 && out[n - 1] == L' ')
-            out[--n] = L'\0';
-        size_t sp = n;
-        while (sp > 0 && out[sp - 1] != L' ')
-            sp--;
-        bool digits = sp > 0 && sp < n;
-        for (size_t i = sp; digits && i < n; i++)
-            digits = out[i] >= L'0' && out[i] <= L'9';
-        if (!digits)
-            break;
-        n = sp - 1;
-        out[n] = L'\0';
     }
-    while (n > 0 && out[n - 1] == L' ')
-        out[--n] = L'\0';
-    return n > 0 && out[0] != L'?';
+    wchar_t *w = cp_win_utf8_to_wide(path);
+    if (w != NULL && volume_of(w, id)) {
+        free(w);
+        return true;
+    }
+    DWORD err = GetLastError();
+    char t[256];
+    snprintf(why, cap, "GetVolumePathNameW/GetVolumeNameForVolumeMountPointW on %s: %s", path,
+             w == NULL ? "out of memory" : cp_win_errtext(err, t, sizeof(t)));
+    free(w);
+    return false;
 }
 
-/* Sets role in *roles when a file the value names (each string a path;
- * with paging, a page-file entry) is on volume id. */
-static int role_from_value(const wchar_t *key, const wchar_t *value, const char *name, bool paging,
-                           const char *id, unsigned role, unsigned *roles, cp_error *e)
+/* Sets role in *roles when a file the value names is on volume id. */
+static int role_from_value(const wchar_t *key, const cp_sysfile_source *src, const char *id,
+                           unsigned role, unsigned *roles, cp_error *e)
 {
-    wchar_t *list;
-    int rc = read_strings(key, value, name, &list, e);
+    wchar_t *list, value[64];
+    MultiByteToWideChar(CP_UTF8, 0, src->value, -1, value, 64);
+    int rc = read_strings(key, value, src->name, &list, e);
     if (rc != CP_OK || list == NULL)
         return rc;
     for (const wchar_t *s = list; *s != L'\0'; s += wcslen(s) + 1) {
-        wchar_t path[PATH_CAP];
-        char on[CP_VOLUME_ID_LEN + 1];
-        if (paging ? !paging_path(s, path, PATH_CAP) : wcslen(s) >= PATH_CAP)
-            continue;
-        if (volume_of(paging ? path : s, on) && strcmp(on, id) == 0)
+        char on[CP_VOLUME_ID_LEN + 1], why[8];
+        bool none;
+        if (entry_volume(s, src->paging, on, &none, why, sizeof(why)) && strcmp(on, id) == 0)
             *roles |= role;
     }
     free(list);
     return CP_OK;
+}
+
+static const wchar_t *source_key(const cp_sysfile_source *src)
+{
+    return src->paging ? MM_KEY : CRASH_KEY;
+}
+
+int cp_sysfile_unresolved(void (*report)(void *ctx, const char *line), void *ctx)
+{
+    int bad = 0;
+    char line[2048];
+    for (int i = 0; i < CP_SYSFILE_SOURCES; i++) {
+        const cp_sysfile_source *src = &cp_sysfile_sources[i];
+        wchar_t *list, value[64];
+        cp_error e;
+        MultiByteToWideChar(CP_UTF8, 0, src->value, -1, value, 64);
+        if (read_strings(source_key(src), value, src->name, &list, &e) != CP_OK) {
+            snprintf(line, sizeof(line),
+                     "%s: %s; csi-proxy cannot tell which volumes hold these files", src->name,
+                     e.msg);
+            report(ctx, line);
+            return -1;
+        }
+        if (list == NULL)
+            continue;
+        for (const wchar_t *s = list; *s != L'\0'; s += wcslen(s) + 1) {
+            char on[CP_VOLUME_ID_LEN + 1], why[PATH_CAP * 3 + 128];
+            bool none;
+            if (entry_volume(s, src->paging, on, &none, why, sizeof(why)) || none)
+                continue;
+            char *u8 = cp_win_wide_to_utf8(s);
+            cp_sysfile_problem(src, u8 != NULL ? u8 : "?", why, line, sizeof(line));
+            free(u8);
+            report(ctx, line);
+            bad++;
+        }
+        free(list);
+    }
+    return bad;
 }
 
 /* Every disk with an extent of the volume; one disk from
@@ -259,19 +304,11 @@ int w32_volume_use(void *ctx, const char *id, cp_volume_use *o, cp_error *e)
     if (strcmp(boot, id) == 0)
         o->roles |= CP_VOLUME_ROLE_BOOT;
 
-    rc = role_from_value(MM_KEY, L"PagingFiles",
-                         "HKLM\\SYSTEM\\...\\Memory Management\\PagingFiles", true, id,
-                         CP_VOLUME_ROLE_PAGEFILE, &o->roles, e);
-    if (rc == CP_OK)
-        rc = role_from_value(MM_KEY, L"ExistingPageFiles",
-                             "HKLM\\SYSTEM\\...\\Memory Management\\ExistingPageFiles", true, id,
-                             CP_VOLUME_ROLE_PAGEFILE, &o->roles, e);
-    if (rc == CP_OK)
-        rc = role_from_value(CRASH_KEY, L"DumpFile", "HKLM\\SYSTEM\\...\\CrashControl\\DumpFile",
-                             false, id, CP_VOLUME_ROLE_CRASHDUMP, &o->roles, e);
-    if (rc == CP_OK)
-        rc = role_from_value(CRASH_KEY, L"DedicatedDumpFile",
-                             "HKLM\\SYSTEM\\...\\CrashControl\\DedicatedDumpFile", false, id,
-                             CP_VOLUME_ROLE_CRASHDUMP, &o->roles, e);
+    for (int i = 0; i < CP_SYSFILE_SOURCES && rc == CP_OK; i++) {
+        const cp_sysfile_source *src = &cp_sysfile_sources[i];
+        rc = role_from_value(source_key(src), src, id,
+                             src->paging ? CP_VOLUME_ROLE_PAGEFILE : CP_VOLUME_ROLE_CRASHDUMP,
+                             &o->roles, e);
+    }
     return rc;
 }

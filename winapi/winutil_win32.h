@@ -43,7 +43,8 @@
 #define CP_WIN_OBJECT_HEAD 200
 #define CP_WIN_OBJECT_TAIL 150
 
-/* The current time in FILETIME units (100 ns since 1601). */
+/* The current time in FILETIME units (100 ns since 1601), to the
+ * microsecond (the precise clock, not the clock tick). */
 int64_t cp_win_filetime_now(void);
 
 /* Converts NUL-terminated UTF-8 to UTF-16. Returns a malloc'd string the

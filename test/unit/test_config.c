@@ -260,6 +260,8 @@ static void test_defaults(void **state)
     assert_false(cp_config_serves(&c, "nosuch", "v1"));
     assert_int_equal(c.limits.max_message_bytes, 4u * 1024 * 1024);
     assert_int_equal(c.limits.drain_timeout_ms, 10000);
+    /* Connections are bounded unless the file says otherwise (0: none). */
+    assert_int_equal(c.limits.max_connections, 2048);
     assert_int_equal(c.log.v, -1);
     cp_config_free(&c);
 
@@ -270,6 +272,10 @@ static void test_defaults(void **state)
     cp_config_free(&c);
     assert_int_equal(load(&c, "# nothing\n", &e), CP_OK);
     assert_string_equal(c.groups[0].pipe_sddl, "D:P(A;;GA;;;SY)(A;;GA;;;BA)");
+    assert_int_equal(c.limits.max_connections, 2048);
+    cp_config_free(&c);
+    assert_int_equal(load(&c, "limits:\n  maxConnections: 0\n", &e), CP_OK);
+    assert_int_equal(c.limits.max_connections, 0);
     cp_config_free(&c);
 }
 

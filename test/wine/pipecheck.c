@@ -24,6 +24,14 @@
  *             the last wave, so that the server's answers (~330 bytes each)
  *             outgrow the pipe (64 KiB); then read: exit 1 unless
  *             all N calls are answered
+ *   -stall CONNS CALLS SECS PATH  CONNS connections to the first pipe (a
+ *             filesystem v1 one), each a client that takes no answer: its
+ *             SETTINGS say INITIAL_WINDOW_SIZE 0, it sends CALLS
+ *             PathExists(PATH) calls at once, acknowledging nothing (PATH
+ *             inside a root: each answer is a message the zero window holds
+ *             back), then reads nothing; prints "stalled: ..." once all are
+ *             written, holds them SECS seconds, exits 0 (1 when a
+ *             connection could not be opened or written)
  */
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
@@ -303,11 +311,85 @@ static int flood(HANDLE h, const char *path, long calls)
     return ok ? 0 : 1;
 }
 
+/* PathExists(path) on stream id, as path_exists_call (at most 700 bytes). */
+static size_t short_call(uint8_t *out, uint32_t id, const char *path)
+{
+    static const uint8_t hpack[] = {
+        0x83, 0x86, /* :method POST, :scheme http */
+        0x04, 25,   '/', 'v', '1', '.', 'F', 'i', 'l', 'e', 's', 'y', 's', 't',
+        'e',  'm',  '/', 'P', 'a', 't', 'h', 'E', 'x', 'i', 's', 't', 's', /* :path */
+        0x01, 9,    'l', 'o', 'c', 'a', 'l', 'h', 'o', 's', 't',           /* :authority */
+        0x0f, 0x10, 16,  'a', 'p', 'p', 'l', 'i', 'c', 'a', 't', 'i', 'o', 'n',
+        '/',  'g',  'r', 'p', 'c', /* content-type */
+        0x00, 2,    't', 'e', 8,   't', 'r', 'a', 'i', 'l', 'e', 'r', 's'};
+    size_t plen = strlen(path);
+    size_t n = frame(out, sizeof(hpack), 1, 0x4, id); /* END_HEADERS */
+    memcpy(out + n, hpack, sizeof(hpack));
+    n += sizeof(hpack);
+    n += frame(out + n, 5 + 2 + plen, 0, 0x1, id); /* END_STREAM */
+    uint8_t *m = out + n;
+    m[0] = 0, m[1] = 0, m[2] = 0, m[3] = 0, m[4] = (uint8_t)(2 + plen);
+    m[5] = 0x0a, m[6] = (uint8_t)plen;
+    memcpy(m + 7, path, plen);
+    return n + 7 + plen;
+}
+
+static int stall(const wchar_t *wpath, const char *path, long conns, long calls, long secs,
+                 const char *target)
+{
+    if (strlen(target) > 120 || calls < 1 || calls > 100000 || conns < 1 || conns > 4000)
+        return printf("FAIL: -stall arguments out of range\n"), 2;
+    static const char hello[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+                                "\x00\x00\x06\x04\x00\x00\x00\x00\x00" /* SETTINGS */
+                                "\x00\x04\x00\x00\x00\x00";            /* INITIAL_WINDOW_SIZE 0 */
+    size_t cap = sizeof(hello) + (size_t)calls * 256;
+    uint8_t *buf = malloc(cap);
+    HANDLE *hs = calloc((size_t)conns, sizeof(*hs));
+    if (buf == NULL || hs == NULL)
+        return printf("FAIL: out of memory\n"), 1;
+    memcpy(buf, hello, sizeof(hello) - 1);
+    size_t n = sizeof(hello) - 1;
+    for (long k = 0; k < calls; k++)
+        n += short_call(buf + n, (uint32_t)(2 * k + 1), target);
+    int rc = 0;
+    long opened = 0;
+    for (; opened < conns; opened++) {
+        HANDLE h = INVALID_HANDLE_VALUE;
+        for (int tries = 0; tries < 200 && h == INVALID_HANDLE_VALUE; tries++) {
+            WaitNamedPipeW(wpath, 2000);
+            h = CreateFileW(wpath, GENERIC_READ | GENERIC_WRITE, 0, NULL, OPEN_EXISTING,
+                            FILE_FLAG_OVERLAPPED | SECURITY_SQOS_PRESENT | SECURITY_ANONYMOUS,
+                            NULL);
+            if (h == INVALID_HANDLE_VALUE && GetLastError() != ERROR_PIPE_BUSY)
+                break;
+        }
+        if (h == INVALID_HANDLE_VALUE) {
+            printf("FAIL %s: connection %ld: error %lu\n", path, opened + 1, GetLastError());
+            rc = 1;
+            break;
+        }
+        hs[opened] = h;
+        /* The server may refuse calls and end a connection that reads
+         * nothing: a short or failed write is not an error here. */
+        io(h, true, buf, (DWORD)n, 10000);
+    }
+    printf("stalled: %ld connections, %ld calls each (%zu bytes), held %ld s\n", opened, calls, n,
+           secs);
+    fflush(stdout);
+    Sleep((DWORD)secs * 1000);
+    for (long k = 0; k < opened; k++)
+        CloseHandle(hs[k]);
+    free(hs);
+    free(buf);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     bool absent = false, h2 = false;
     long hold_ms = 0, churn_ms = 0, flood_calls = 0, silent_secs = 0;
-    const char *silent_dir = NULL;
+    long stall_conns = 0, stall_calls = 0, stall_secs = 0;
+    const char *silent_dir = NULL, *stall_path = NULL;
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (strcmp(argv[i], "-absent") == 0)
@@ -320,12 +402,17 @@ int main(int argc, char **argv)
             churn_ms = strtol(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "-flood") == 0 && i + 1 < argc)
             flood_calls = strtol(argv[++i], NULL, 10);
-        else if (strcmp(argv[i], "-silent-rmdir") == 0 && i + 2 < argc) {
+        else if (strcmp(argv[i], "-stall") == 0 && i + 4 < argc) {
+            stall_conns = strtol(argv[++i], NULL, 10);
+            stall_calls = strtol(argv[++i], NULL, 10);
+            stall_secs = strtol(argv[++i], NULL, 10);
+            stall_path = argv[++i];
+        } else if (strcmp(argv[i], "-silent-rmdir") == 0 && i + 2 < argc) {
             silent_dir = argv[++i];
             silent_secs = strtol(argv[++i], NULL, 10);
         } else {
             fprintf(stderr, "usage: pipecheck [-absent] [-h2] [-hold MS] [-churn MS] [-flood N] "
-                            "[-silent-rmdir DIR SECS] "
+                            "[-silent-rmdir DIR SECS] [-stall CONNS CALLS SECS PATH] "
                             "[NAME...]\n");
             return 2;
         }
@@ -356,6 +443,10 @@ int main(int argc, char **argv)
             printf("FAIL %s: bad name\n", name);
             failures++;
             continue;
+        }
+        if (stall_path != NULL) {
+            free(open);
+            return stall(wpath, path, stall_conns, stall_calls, stall_secs, stall_path);
         }
         HANDLE h = INVALID_HANDLE_VALUE;
         DWORD err = 0;

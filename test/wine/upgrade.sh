@@ -16,7 +16,8 @@
 #   - an upgrade whose new service cannot start (a log file in a missing
 #     directory), from a second unpacked release: rolled back, the previous
 #     binary and ImagePath back, the old one serving again, exit 3;
-#   - `csi-proxy-cli health` both ways; uninstall leaves no service, no
+#   - `csi-proxy-cli health` both ways, and its warning for a page-file
+#     entry whose volume cannot be told; uninstall leaves no service, no
 #     event source and no pipes; a fresh install by install.cmd with
 #     CSI_PROXY_DIR and CSI_PROXY_CONFIG, the installed exes the archive's.
 # Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
@@ -171,6 +172,15 @@ else
     bad "a client calling through the upgrade loses no call" "$(cat "$CALLS")"
 fi
 expect "health after the upgrade" 0 "smb v1 ok" health
+# A page-file entry whose volume cannot be told (a relative path, which
+# GetVolumePathNameW would answer with the boot volume) is named by health
+# as a warning; the pipes are up, so the exit stays 0.
+MM='HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Memory Management'
+wine reg add "$MM" /v PagingFiles /t REG_MULTI_SZ /d 'pagefile.sys 0 0' /f >/dev/null 2>&1
+expect "health names a page-file entry whose volume cannot be told (a warning, exit 0)" 0 \
+    'warning: page file entry "pagefile.sys 0 0" (HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Memory Management\PagingFiles): its volume cannot be told (not an absolute path)' \
+    health
+wine reg delete "$MM" /v PagingFiles /f >/dev/null 2>&1
 
 # --- an upgrade whose new service cannot start: rolled back -------------------------
 # A second release unpacked beside the first, its exe another version.
