@@ -82,6 +82,8 @@ $cli = Join-Path $Dir 'csi-proxy-cli.exe'
 
 # --- running one script ------------------------------------------------------------
 $psExe = (Get-Process -Id $PID).Path
+$script:Utf8NoBom = New-Object Text.UTF8Encoding $false
+$script:ChildLog = ''
 function Count-Records([string] $scriptName) {
     $n = @{ pass = 0; fail = 0; skip = 0 }
     foreach ($l in [IO.File]::ReadAllLines($results)) {
@@ -95,12 +97,11 @@ function Invoke-TestScript([string] $name, [string[]] $argv) {
     $path = Join-Path $PSScriptRoot "$name.ps1"
     $log = Join-Path $Out "$name.log"
     Write-TestLine "# ===== $name.ps1 $($argv -join ' ')"
-    $saved = $ErrorActionPreference
-    $ErrorActionPreference = 'Continue'   # a child's stderr line is output here, not an error
-    & $psExe -NoProfile -ExecutionPolicy Bypass -File $path @argv 2>&1 |
-        ForEach-Object { "$_" } | Tee-Object -FilePath $log | ForEach-Object { Write-TestLine $_ }
-    $code = $LASTEXITCODE
-    $ErrorActionPreference = $saved
+    $script:ChildLog = $log
+    [IO.File]::WriteAllText($log, '')
+    # each line of the child, stdout or stderr, to the console and the log as it comes
+    $show = { param([string] $text) Write-TestLine $text; [IO.File]::AppendAllText($script:ChildLog, $text + "`r`n", $script:Utf8NoBom) }
+    $code = (Invoke-Native $psExe (@('-NoProfile', '-ExecutionPolicy', 'Bypass', '-File', $path) + $argv) $show).Code
     $n = Count-Records $name
     $script:TestClaim = "$name.ps1 completes: it reports every check through common.ps1 and exits 0 only when none failed"
     if ($n.pass + $n.fail + $n.skip -eq 0) {
