@@ -10,9 +10,11 @@
   csi-proxy.exe, csi-proxy-cli.exe and svctest.exe (build/win/) in -Dir.
 
   Order:
-    1. osjudge.ps1, tokcache.ps1, security.ps1: no csiproxy service (they
-       start csi-proxy.exe in a console, or install and uninstall it with
-       `csi-proxy.exe install`, themselves);
+    1. osjudge.ps1, tokcache.ps1, security.ps1, metrics.ps1: no csiproxy
+       service (they start csi-proxy.exe in a console, or install and
+       uninstall it with `csi-proxy.exe install`, themselves; metrics.ps1
+       also takes port 8888, which run-all's service takes later), then a
+       check that none of them left the service behind;
     2. the build installed as the csiproxy service with upstream's own lines
        (kubernetes-csi/csi-proxy .github/workflows/windows.yml: the exe in
        C:\etc\kubernetes\node\bin, `sc.exe create csiproxy start= "auto"
@@ -155,6 +157,14 @@ if (Get-Service csiproxy -ErrorAction SilentlyContinue) {
 Invoke-TestScript 'osjudge' @('-Dir', $Dir)
 Invoke-TestScript 'tokcache' @('-Dir', $Dir, '-Kubelet', $Kubelet)
 Invoke-TestScript 'security' @('-Dir', $Dir, '-Kubelet', $Kubelet)
+# Here, not with the service: metrics.ps1 installs and uninstalls the csiproxy
+# service itself (its first step uninstalls any csiproxy service) and serves
+# localhost:8888, the port run-all's service takes in step 2.
+Invoke-TestScript 'metrics' @('-Dir', $Dir, '-Port', '8888', '-WorkDir', (Join-Path $Out 'metrics'))
+Claim 'run-all.ps1: a script that installs its own csiproxy service removes it again'
+$left = [bool](Get-Service csiproxy -ErrorAction SilentlyContinue)
+Check (-not $left) 'no csiproxy service is left before run-all installs its own'
+if ($left) { Remove-CsiProxyService }
 
 # --- 2. the service, installed as upstream's workflow installs upstream's -------------------
 Claim 'README "Installing on a node": a service made with upstream''s sc.exe lines runs (drop-in)'
