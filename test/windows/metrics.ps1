@@ -173,7 +173,7 @@ try {
     Check ((LogText) -match 'exiting with code 0') '... "exiting with code 0" logged' (LogTail)
     $crash = @(Get-WinEvent -FilterHashtable @{ LogName = 'Application'; ProviderName = 'Application Error'; StartTime = $started } -ErrorAction SilentlyContinue |
         Where-Object { $_.Message -like '*csi-proxy.exe*' })
-    Check ($crash.Count -eq 0) '... and no Application Error for csi-proxy.exe' "$(($crash | Select-Object -First 1).Message)"
+    Check ($crash.Count -eq 0) '... and no Application Error for csi-proxy.exe' $(if ($crash.Count) { $crash[0].Message } else { '' })
     $got = Probe '127.0.0.1' "localhost:$Port"
     Check ($got -ne '200 metrics') '... and the port serves no metrics afterwards' $got
     $r = Invoke-Native $Exe @('uninstall')

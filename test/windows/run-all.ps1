@@ -162,6 +162,8 @@ Invoke-TestScript 'security' @('-Dir', $Dir, '-Kubelet', $Kubelet)
 # localhost:8888, the port run-all's service takes in step 2.
 Invoke-TestScript 'metrics' @('-Dir', $Dir, '-Port', '8888', '-WorkDir', (Join-Path $Out 'metrics'))
 Claim 'run-all.ps1: a script that installs its own csiproxy service removes it again'
+$until = (Get-Date).AddSeconds(10)   # a deleted service goes once its last handle closes
+while ((Get-Service csiproxy -ErrorAction SilentlyContinue) -and (Get-Date) -lt $until) { Start-Sleep -Milliseconds 250 }
 $left = [bool](Get-Service csiproxy -ErrorAction SilentlyContinue)
 Check (-not $left) 'no csiproxy service is left before run-all installs its own'
 if ($left) { Remove-CsiProxyService }
