@@ -21,7 +21,8 @@
 #   6. test/windows/*.ps1 and scripts/packer/*.ps1 (no PowerShell here):
 #      test/windows/pslint.py, a
 #      structural check (ASCII, closed strings and brackets, every command
-#      defined or known, run-all.ps1's scripts and parameters), with its
+#      defined or known, no program's stderr redirected outside common.ps1's
+#      Invoke-Native, run-all.ps1's scripts and parameters), with its
 #      self-test;
 #   7. docs (scripts/check_docs.py): Markdown links resolve, nothing points
 #      outside the repository, the README stays short; a warning for commit

@@ -10,6 +10,10 @@
                                 "skip - name (why)"
     Complete-Tests              "N passed, N failed, N skipped"; exit 1 on
                                 any failure, 0 otherwise
+    Invoke-Native FILE ARGS     runs a program: its exit code and its stdout
+                                and stderr lines, whatever
+                                $ErrorActionPreference the script has (the
+                                only place a program's 2>&1 is allowed)
 
   The lines go to the console ([Console]::Out), not into the pipeline, so a
   function that checks and then returns a value returns only that value.
@@ -70,6 +74,37 @@ function Skip([string] $name, [string] $why) {
     Add-TestRecord 'skip' $name $why
 }
 
+# Runs a program (a native command) and returns [pscustomobject]@{ Code;
+# Out (its stdout and stderr lines, as strings); Text (those lines joined
+# with newlines) }. The one place a script merges a program's stderr (2>&1):
+# Windows PowerShell 5.1 turns each stderr line of a native command into an
+# ErrorRecord on the Error stream and applies $ErrorActionPreference to it,
+# so under the scripts' 'Stop' one stderr line (the CLI's "cannot connect",
+# exit 14) would end the script (about_Preference_Variables: only from
+# PowerShell 7.2 on does the preference not affect redirected native
+# records; "Differences between Windows PowerShell 5.1 and PowerShell 7.x").
+# Here the preference is 'Continue' in this function's scope only: the
+# records become lines of Out, and the exit code decides. A program that
+# cannot be started gives Code -1 and the reason as its one line (never a
+# stale $LASTEXITCODE). $onLine, when given, is called with each line as it
+# comes (run-all shows a child's output live); it runs in this function's
+# scope chain, so it names the caller's variables as $script:NAME.
+function Invoke-Native([string] $file, [string[]] $argv = @(), [scriptblock] $onLine = $null) {
+    $ErrorActionPreference = 'Continue'
+    try {
+        $out = @(& $file @argv 2>&1 | ForEach-Object {
+                $line = "$_"
+                if ($onLine) { & $onLine $line }
+                $line
+            })
+        $code = $LASTEXITCODE
+    } catch {
+        $out = @("cannot run ${file}: $($_.Exception.Message)")
+        $code = -1
+    }
+    [pscustomobject]@{ Code = $code; Out = $out; Text = ($out -join "`n") }
+}
+
 function Complete-Tests {
     Write-TestLine "$($script:TestsPassed) passed, $($script:TestsFailed) failed, $($script:TestsSkipped) skipped"
     if ($script:TestsFailed -gt 0) { exit 1 }
@@ -110,10 +145,9 @@ function Format-Xml([string] $s) { [Security.SecurityElement]::Escape($s) }
 function Invoke-Diskpart([string[]] $lines) {
     $f = Join-Path $env:TEMP "csi-proxy-diskpart-$PID.txt"
     [IO.File]::WriteAllLines($f, $lines)
-    $o = & diskpart.exe /s $f
-    $code = $LASTEXITCODE
+    $r = Invoke-Native 'diskpart.exe' @('/s', $f)
     Remove-Item -Force $f -ErrorAction SilentlyContinue
-    if ($code -ne 0) { throw "diskpart: $($o -join ' ')" }
+    if ($r.Code -ne 0) { throw "diskpart: $($r.Out -join ' ')" }
 }
 
 # A new dynamic VHDX of $sizeMB, attached; its file and disk number.

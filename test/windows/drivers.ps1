@@ -38,8 +38,9 @@ function Rpc([string] $Group, [string] $Method, $Body = $null, [string] $Version
         [IO.File]::WriteAllText($reqFile, ($Body | ConvertTo-Json -Compress -Depth 6))
         $a += "@$reqFile"
     }
-    $out = @(& $Cli @a 2>&1 | ForEach-Object { "$_" })
-    $code = $LASTEXITCODE
+    $r = Invoke-Native $Cli $a
+    $out = $r.Out
+    $code = $r.Code
     $line = $out | Where-Object { $_.StartsWith('{') } | Select-Object -First 1
     $json = $null
     if ($line) { $json = $line | ConvertFrom-Json }

@@ -52,9 +52,8 @@ Set-StrictMode -Version 3
 $reqFile = Join-Path $env:TEMP "csi-proxy-fs-$PID.json"
 function Rpc([string] $Method, $Body) {
     [IO.File]::WriteAllText($reqFile, ($Body | ConvertTo-Json -Compress -Depth 4))
-    $ErrorActionPreference = 'Continue'   # a stderr line (cannot connect) is output here, not an error
-    $out = @(& $Cli filesystem v2alpha1 $Method "@$reqFile" 2>&1 | ForEach-Object { "$_" })
-    [pscustomobject]@{ Code = $LASTEXITCODE; Out = ($out -join ' | ') }
+    $r = Invoke-Native $Cli @('filesystem', 'v2alpha1', $Method, "@$reqFile")
+    [pscustomobject]@{ Code = $r.Code; Out = ($r.Out -join ' | ') }
 }
 # Removes what this script made at $path. A link is removed as a link and
 # never entered: Windows PowerShell's Remove-Item -Recurse follows a

@@ -69,11 +69,12 @@ function Rpc([string] $Group, [string] $Version, [string] $Method, $Body = $null
         $a += "@$reqFile"
     }
     try {
-        $out = @(& $Cli @a 2>&1 | ForEach-Object { "$_" })
+        $r = Invoke-Native $Cli $a
     } finally {
         Remove-Item -Force $reqFile -ErrorAction SilentlyContinue
     }
-    $code = $LASTEXITCODE
+    $out = $r.Out
+    $code = $r.Code
     $line = $out | Where-Object { $_.StartsWith('{') } | Select-Object -First 1
     $json = $null
     if ($line) { $json = $line | ConvertFrom-Json }

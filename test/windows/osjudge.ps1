@@ -25,8 +25,9 @@ Set-StrictMode -Version 3
 . (Join-Path $PSScriptRoot 'common.ps1')   # Claim, Ok, Bad, Check, Skip, Complete-Tests
 
 Claim 'README "Security model" 2: the gate''s AccessCheck judge answers as CheckTokenMembership, SID by SID'
-$out = @(& (Join-Path $Dir 'svctest.exe') osjudge 2>&1 | ForEach-Object { "$_" })
-$code = $LASTEXITCODE
+$r = Invoke-Native (Join-Path $Dir 'svctest.exe') @('osjudge')
+$out = $r.Out
+$code = $r.Code
 $out | ForEach-Object { Write-TestLine "# svctest: $_" }
 Check ($code -eq 0) 'svctest osjudge: the judge and CheckTokenMembership agree on every case' "exit $code"
 $restricted = @($out | Where-Object { $_ -like '*restricting SIDs {Everyone}, Administrators:*' })

@@ -13,7 +13,12 @@ and what it proves it proves by its own tokenizer. Checked:
   3. every bare word in command position is a keyword, a function the script
      (or common.ps1, when it dot-sources it) defines, a cmdlet or program in
      KNOWN below, or NAME.exe: a misspelt helper or cmdlet fails here;
-  4. run-all.ps1: every script it runs (Invoke-TestScript / Skip-TestScript)
+  4. no redirection of the Error stream (2>&1, 2>$null, 2> FILE, *>...) on a
+     program (& $x, NAME.exe, or a word that is no cmdlet or function)
+     outside common.ps1's Invoke-Native: Windows PowerShell 5.1 turns such
+     a program's stderr lines into error records under the script's
+     $ErrorActionPreference ('Stop' ends the script at the first line);
+  5. run-all.ps1: every script it runs (Invoke-TestScript / Skip-TestScript)
      exists, every script in the directory is named there, every -Param it
      passes is in that script's param block, and every mandatory parameter
      is passed.
@@ -187,6 +192,10 @@ def tokenize(text, fname):
             elif c in ';|':
                 push('op', c)
                 i += 1
+            elif c in '2*' and text[i - 1:i] in (' ', '\t') and re.match(r'[2*]>', text[i:i + 2]):
+                m = re.compile(r'[2*]>(&1|>)?').match(text, i)
+                push('redir', m.group(0))
+                i = m.end()
             elif c == '=' and text[i + 1:i + 2] != '=':
                 push('op', '=')
                 i += 1
@@ -254,6 +263,63 @@ def commands(toks):
     return out
 
 
+def function_spans(toks):
+    """{name.lower(): [(first, last)]}: the token indexes of each function's body."""
+    spans = {}
+    for i in range(len(toks) - 1):
+        if not (toks[i][0] == 'word' and toks[i][1].lower() == 'function' and toks[i + 1][0] == 'word'):
+            continue
+        j, depth = i + 2, 0
+        while j < len(toks):  # past a (param) list, to the body's {
+            k, v, _ = toks[j]
+            if k == 'open':
+                if v == '{' and depth == 0:
+                    break
+                depth += 1
+            elif k == 'close':
+                depth -= 1
+            j += 1
+        start, depth = j, 0
+        while j < len(toks):
+            if toks[j][0] == 'open':
+                depth += 1
+            elif toks[j][0] == 'close':
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        spans.setdefault(toks[i + 1][1].lower(), []).append((start, j))
+    return spans
+
+
+def native_redirects(toks, defined, allowed_spans):
+    """(redirection, program, line) for each redirection of the Error stream
+    on a program (not a cmdlet, function or expression) outside allowed_spans."""
+    out = []
+    starts = [0]  # the first token of the current pipeline element, per nesting level
+    prev = prev2 = None
+    for idx, (kind, val, line) in enumerate(toks):
+        assign = prev is not None and prev[:2] == ('op', '=') and prev2 is not None and prev2[0] in ('var', 'close')
+        if prev is None or (prev[0] in ('nl', 'open')) or (prev[0] == 'op' and prev[1] in (';', '|')) or assign:
+            if kind not in ('nl', 'close'):
+                starts[-1] = idx
+        if kind == 'open':
+            starts.append(idx + 1)
+        elif kind == 'close' and len(starts) > 1:
+            starts.pop()
+        elif kind == 'redir' and not any(a <= idx <= b for a, b in allowed_spans):
+            first = toks[starts[-1]] if starts[-1] < len(toks) else (None, None, None)
+            nxt = toks[starts[-1] + 1] if starts[-1] + 1 < len(toks) else (None, None, None)
+            if first[:2] in (('op', '&'), ('op', '.')) and nxt[:2] != ('open', '{'):
+                out.append((val, first[1] + ' ' + ('(...)' if nxt[0] == 'open' else str(nxt[1])), line))
+            elif first[0] == 'word':
+                w = first[1].lower()
+                if w.endswith('.exe') or not (w in KEYWORDS or w in defined or w in KNOWN):
+                    out.append((val, first[1], line))
+        prev2, prev = prev, (kind, val)
+    return out
+
+
 def functions(toks):
     return {toks[i + 1][1].lower() for i in range(len(toks) - 1)
             if toks[i][0] == 'word' and toks[i][1].lower() == 'function' and toks[i + 1][0] == 'word'}
@@ -295,6 +361,10 @@ def check_file(path, text, common_funcs):
         if lw in KEYWORDS or lw in defined or lw in KNOWN or lw.endswith('.exe'):
             continue
         errs.append(f'{path}:{line}: command {w} is not defined here (a function), nor a known cmdlet')
+    allowed = function_spans(toks).get('invoke-native', []) if os.path.basename(path) == 'common.ps1' else []
+    for redir, prog, line in native_redirects(toks, defined, allowed):
+        errs.append(f'{path}:{line}: {redir} on the program {prog}: run it with Invoke-Native (common.ps1); '
+                    f'under $ErrorActionPreference Stop, PowerShell 5.1 ends the script at its first stderr line')
     return toks, errs
 
 
@@ -311,7 +381,8 @@ def check_dir(d):
             toks[f], errs = check_file(f, texts[f], common_funcs)
         except Lint as e:
             errs = [str(e)]
-        res.append((f'{f}: ASCII, closed strings and brackets, every command defined or known', errs))
+        res.append((f'{f}: ASCII, closed strings and brackets, every command defined or known, '
+                    f'no program\'s stderr redirected outside Invoke-Native', errs))
     if 'run-all.ps1' in toks:
         errs = []
         named = set()
@@ -360,6 +431,10 @@ SAMPLES = {
     'an unclosed subexpression in a string': ('Write-Output "a $(Get-Date b"\n', None),
     'a non-ASCII character': ("# dash \u2013\nWrite-Output 'a'\n", None),
     'a colon after a variable in a string': ('Write-Output "exit $code: failed"\n', None),
+    '2>&1 on a program called with &': ("$o = @(& $Cli health 2>&1 | ForEach-Object { \"$_\" })\n", None),
+    '2>$null on NAME.exe': ("sc.exe query csiproxy 2>$null | Out-Null\n", None),
+    '2>&1 on a program in a helper of its own': ("function Run($f) {\n    $o = & $f @('x') 2>&1\n}\n", None),
+    '2>&1 in Invoke-Native outside common.ps1': ("function Invoke-Native($f) { & $f 2>&1 }\n", None),
     'a misspelt helper': ("function Check2 { }\nChekc $true 'x'\n", None),
     'a misspelt cmdlet': ("Get-Dsik | Out-Null\n", None),
     'a misspelt cmdlet in a string': ('Write-Output "now: $(Get-Dat)"\n', None),
@@ -374,7 +449,13 @@ GOOD = ("param([Parameter(Mandatory = $true)] [string] $Cli, [string] $X = $null
         "function Rpc([string] $a) { @{ path = \"$($a)\"; force = $true } }\n"
         "$h = @{ Name = 'x' }\nRpc 'y' | Out-Null\n"
         "switch -regex ($h.Name) {\n    { $_ -in 'a', 'b' } { Rpc 'a' }\n    'x' { Rpc 'x' }\n    default { Rpc 'z' }\n}\n"
-        "$s = @'\nit's {(\n'@\nWrite-Output \"${h}: $env:TEMP $($h):\"\n")
+        "$s = @'\nit's {(\n'@\nWrite-Output \"${h}: $env:TEMP $($h):\"\n"
+        "$e = \"$(Get-Date 2>&1 | Out-String)\"; $n = 2 * 3; if ($n -gt 2) { Rpc 'q' 2>&1 | Out-Null }\n")
+# common.ps1's Invoke-Native is the one place a program's stderr is merged.
+GOOD_COMMON = ("function Invoke-Native([string] $file, [string[]] $argv = @()) {\n"
+               "    $ErrorActionPreference = 'Continue'\n"
+               "    $out = @(& $file @argv 2>&1 | ForEach-Object { \"$_\" })\n}\n"
+               "function Other { Invoke-Native 'sc.exe' @('query') }\n")
 
 
 def self_test():
@@ -385,6 +466,8 @@ def self_test():
             f.write(GOOD)
         errs = check_file('good.ps1', GOOD, set())[1]
         res.append(('self-test: a well-formed sample passes', errs))
+        errs = check_file('common.ps1', GOOD_COMMON, set())[1]
+        res.append(('self-test: 2>&1 inside common.ps1\'s Invoke-Native passes', errs))
     for name, sample in SAMPLES.items():
         if sample is None:
             continue

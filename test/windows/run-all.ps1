@@ -10,9 +10,11 @@
   csi-proxy.exe, csi-proxy-cli.exe and svctest.exe (build/win/) in -Dir.
 
   Order:
-    1. osjudge.ps1, tokcache.ps1, security.ps1: no csiproxy service (they
-       start csi-proxy.exe in a console, or install and uninstall it with
-       `csi-proxy.exe install`, themselves);
+    1. osjudge.ps1, tokcache.ps1, security.ps1, metrics.ps1: no csiproxy
+       service (they start csi-proxy.exe in a console, or install and
+       uninstall it with `csi-proxy.exe install`, themselves; metrics.ps1
+       also takes port 8888, which run-all's service takes later), then a
+       check that none of them left the service behind;
     2. the build installed as the csiproxy service with upstream's own lines
        (kubernetes-csi/csi-proxy .github/workflows/windows.yml: the exe in
        C:\etc\kubernetes\node\bin, `sc.exe create csiproxy start= "auto"
@@ -82,6 +84,8 @@ $cli = Join-Path $Dir 'csi-proxy-cli.exe'
 
 # --- running one script ------------------------------------------------------------
 $psExe = (Get-Process -Id $PID).Path
+$script:Utf8NoBom = New-Object Text.UTF8Encoding $false
+$script:ChildLog = ''
 function Count-Records([string] $scriptName) {
     $n = @{ pass = 0; fail = 0; skip = 0 }
     foreach ($l in [IO.File]::ReadAllLines($results)) {
@@ -95,12 +99,11 @@ function Invoke-TestScript([string] $name, [string[]] $argv) {
     $path = Join-Path $PSScriptRoot "$name.ps1"
     $log = Join-Path $Out "$name.log"
     Write-TestLine "# ===== $name.ps1 $($argv -join ' ')"
-    $saved = $ErrorActionPreference
-    $ErrorActionPreference = 'Continue'   # a child's stderr line is output here, not an error
-    & $psExe -NoProfile -ExecutionPolicy Bypass -File $path @argv 2>&1 |
-        ForEach-Object { "$_" } | Tee-Object -FilePath $log | ForEach-Object { Write-TestLine $_ }
-    $code = $LASTEXITCODE
-    $ErrorActionPreference = $saved
+    $script:ChildLog = $log
+    [IO.File]::WriteAllText($log, '')
+    # each line of the child, stdout or stderr, to the console and the log as it comes
+    $show = { param([string] $text) Write-TestLine $text; [IO.File]::AppendAllText($script:ChildLog, $text + "`r`n", $script:Utf8NoBom) }
+    $code = (Invoke-Native $psExe (@('-NoProfile', '-ExecutionPolicy', 'Bypass', '-File', $path) + $argv) $show).Code
     $n = Count-Records $name
     $script:TestClaim = "$name.ps1 completes: it reports every check through common.ps1 and exits 0 only when none failed"
     if ($n.pass + $n.fail + $n.skip -eq 0) {
@@ -154,6 +157,16 @@ if (Get-Service csiproxy -ErrorAction SilentlyContinue) {
 Invoke-TestScript 'osjudge' @('-Dir', $Dir)
 Invoke-TestScript 'tokcache' @('-Dir', $Dir, '-Kubelet', $Kubelet)
 Invoke-TestScript 'security' @('-Dir', $Dir, '-Kubelet', $Kubelet)
+# Here, not with the service: metrics.ps1 installs and uninstalls the csiproxy
+# service itself (its first step uninstalls any csiproxy service) and serves
+# localhost:8888, the port run-all's service takes in step 2.
+Invoke-TestScript 'metrics' @('-Dir', $Dir, '-Port', '8888', '-WorkDir', (Join-Path $Out 'metrics'))
+Claim 'run-all.ps1: a script that installs its own csiproxy service removes it again'
+$until = (Get-Date).AddSeconds(10)   # a deleted service goes once its last handle closes
+while ((Get-Service csiproxy -ErrorAction SilentlyContinue) -and (Get-Date) -lt $until) { Start-Sleep -Milliseconds 250 }
+$left = [bool](Get-Service csiproxy -ErrorAction SilentlyContinue)
+Check (-not $left) 'no csiproxy service is left before run-all installs its own'
+if ($left) { Remove-CsiProxyService }
 
 # --- 2. the service, installed as upstream's workflow installs upstream's -------------------
 Claim 'README "Installing on a node": a service made with upstream''s sc.exe lines runs (drop-in)'

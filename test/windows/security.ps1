@@ -37,8 +37,8 @@ $Cli = Join-Path $Dir 'csi-proxy-cli.exe'
 $Svc = Join-Path $Dir 'svctest.exe'
 . (Join-Path $PSScriptRoot 'common.ps1')   # Claim, Ok, Bad, Check, Skip, Complete-Tests
 function Run([string] $file, [string[]] $argv) {
-    $out = @(& $file @argv 2>&1 | ForEach-Object { "$_" }) -join "`n"
-    return @{ Code = $LASTEXITCODE; Out = $out }
+    $r = Invoke-Native $file $argv
+    return @{ Code = $r.Code; Out = $r.Text }
 }
 function WaitState([string] $state, [int] $seconds = 30) {
     $until = (Get-Date).AddSeconds($seconds)

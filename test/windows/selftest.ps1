@@ -43,8 +43,8 @@ Set-StrictMode -Version 3
 . (Join-Path $PSScriptRoot 'common.ps1')   # Claim, Ok, Bad, Check, Skip, Complete-Tests
 
 function Run([string] $file, [string[]] $argv) {
-    $out = @(& $file @argv 2>&1 | ForEach-Object { "$_" })
-    [pscustomobject]@{ Code = $LASTEXITCODE; Out = ($out -join ' | ') }
+    $r = Invoke-Native $file $argv
+    [pscustomobject]@{ Code = $r.Code; Out = ($r.Out -join ' | ') }
 }
 # The request goes through a file: PowerShell 5.1 mangles quotes in native arguments.
 $reqFile = Join-Path $env:TEMP "csi-proxy-selftest-$PID.json"

@@ -45,11 +45,11 @@ $reqFile = Join-Path $env:TEMP 'csi-proxy-smb-rpc.json'
 function Rpc([string] $Method, $Body) {
     [IO.File]::WriteAllText($reqFile, ($Body | ConvertTo-Json -Compress -Depth 4))
     try {
-        $out = @(& $Cli smb v1 $Method "@$reqFile" 2>&1 | ForEach-Object { "$_" })
+        $r = Invoke-Native $Cli @('smb', 'v1', $Method, "@$reqFile")
     } finally {
         Remove-Item -Force $reqFile -ErrorAction SilentlyContinue
     }
-    [pscustomobject]@{ Code = $LASTEXITCODE; Out = ($out -join ' | ') }
+    [pscustomobject]@{ Code = $r.Code; Out = ($r.Out -join ' | ') }
 }
 function Expect-Code($r, [int] $code, [string] $text, [string] $name) {
     Check (($r.Code -eq $code) -and ($r.Out -like "*$text*")) $name "exit $($r.Code), want $code with '$text': $($r.Out)"

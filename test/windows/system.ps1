@@ -24,8 +24,9 @@ Set-StrictMode -Version 3
 $reqFile = Join-Path $env:TEMP "csi-proxy-system-$PID.json"
 function Sys([string] $Method, $Body) {
     [IO.File]::WriteAllText($reqFile, ($Body | ConvertTo-Json -Compress))
-    $out = @(& $Cli system v1alpha1 $Method "@$reqFile" 2>&1 | ForEach-Object { "$_" })
-    $code = $LASTEXITCODE
+    $r = Invoke-Native $Cli @('system', 'v1alpha1', $Method, "@$reqFile")
+    $out = $r.Out
+    $code = $r.Code
     $line = $out | Where-Object { $_.StartsWith('{') } | Select-Object -First 1
     $json = $null
     if ($line) { $json = $line | ConvertFrom-Json }

@@ -87,8 +87,9 @@ try {
     while (-not (Test-Path '\\.\pipe\csi-proxy-filesystem-v1') -and (Get-Date) -lt $until) { Start-Sleep -Milliseconds 200 }
     Check (Test-Path '\\.\pipe\csi-proxy-filesystem-v1') 'csi-proxy.exe serves the filesystem pipe'
 
-    $text = @(& $Svc tokcache csi-proxy-filesystem-v1 $Kubelet $Sid 2>&1 | ForEach-Object { "$_" })
-    $code = $LASTEXITCODE
+    $r = Invoke-Native $Svc @('tokcache', 'csi-proxy-filesystem-v1', $Kubelet, $Sid)
+    $text = $r.Out
+    $code = $r.Code
     $text | ForEach-Object { Write-Output "# tokcache: $_" }
     Start-Sleep -Milliseconds 500
     $L = Get-Content $log -Raw
