@@ -41,7 +41,7 @@ KEYWORDS = {
 KNOWN = {n.lower() for n in '''
 Add-Content Add-Type Clear-Content ConvertFrom-Json ConvertTo-Json ConvertTo-SecureString Copy-Item
 Disable-IscsiSessionChap Dismount-DiskImage Format-List Get-Acl Get-ChildItem Get-CimInstance Get-Content
-Get-Date Get-Disk Get-IscsiConnection Get-IscsiSession Register-IscsiSession Get-NetIPAddress Get-IscsiTarget Get-IscsiTargetPortal Get-IscsiServerTarget
+Get-Date Get-Disk Get-IscsiConnection Get-IscsiSession Register-IscsiSession Remove-ItemProperty Get-NetIPAddress Get-IscsiTarget Get-IscsiTargetPortal Get-IscsiServerTarget
 Get-Item Get-ItemProperty Get-Partition Get-PhysicalDisk Get-Process Get-Random Get-Service Get-SmbGlobalMapping
 Get-Volume Get-WinEvent Get-WindowsFeature Group-Object Install-WindowsFeature Invoke-WebRequest Join-Path
 Measure-Object New-IscsiServerTarget New-IscsiVirtualDisk New-Item New-LocalUser New-Object New-SmbShare

@@ -7,14 +7,17 @@
 
 .DESCRIPTION
   Run from an elevated PowerShell on a throw-away machine, with the build's
-  csi-proxy.exe, csi-proxy-cli.exe and svctest.exe (build/win/) in -Dir.
+  csi-proxy.exe, csi-proxy-cli.exe, svctest.exe and pipecheck.exe
+  (build/win/) in -Dir.
 
   Order:
     1. osjudge.ps1, tokcache.ps1, security.ps1, metrics.ps1: no csiproxy
        service (they start csi-proxy.exe in a console, or install and
        uninstall it with `csi-proxy.exe install`, themselves; metrics.ps1
-       also takes port 8888, which run-all's service takes later), then a
-       check that none of them left the service behind;
+       also takes port 8888, which run-all's service takes later), and with
+       -Destructive transport.ps1 (stalled clients, the pid-reuse clock,
+       page-file warnings, upgrade rollback), then a check that none of them
+       left the service behind;
     2. the build installed as the csiproxy service with upstream's own lines
        (kubernetes-csi/csi-proxy .github/workflows/windows.yml: the exe in
        C:\etc\kubernetes\node\bin, `sc.exe create csiproxy start= "auto"
@@ -142,7 +145,7 @@ function Remove-CsiProxyService {
 Claim 'run-all.ps1 preconditions: an elevated session and the build under test'
 $admin = ([Security.Principal.WindowsPrincipal][Security.Principal.WindowsIdentity]::GetCurrent()).IsInRole([Security.Principal.WindowsBuiltInRole]::Administrator)
 Check $admin 'the session is elevated (Administrators enabled)'
-foreach ($f in 'csi-proxy.exe', 'csi-proxy-cli.exe', 'svctest.exe') {
+foreach ($f in 'csi-proxy.exe', 'csi-proxy-cli.exe', 'svctest.exe', 'pipecheck.exe') {
     Check (Test-Path -LiteralPath (Join-Path $Dir $f)) "$f is in $Dir"
 }
 if (Get-Service csiproxy -ErrorAction SilentlyContinue) {
@@ -161,6 +164,13 @@ Invoke-TestScript 'security' @('-Dir', $Dir, '-Kubelet', $Kubelet)
 # service itself (its first step uninstalls any csiproxy service) and serves
 # localhost:8888, the port run-all's service takes in step 2.
 Invoke-TestScript 'metrics' @('-Dir', $Dir, '-Port', '8888', '-WorkDir', (Join-Path $Out 'metrics'))
+# transport.ps1 installs and removes the service itself too, and changes
+# CrashControl's DedicatedDumpFile for a moment (restored): -Destructive only.
+if ($Destructive) {
+    Invoke-TestScript 'transport' @('-Dir', $Dir, '-Kubelet', $Kubelet, '-WorkDir', (Join-Path $Out 'transport'))
+} else {
+    Skip-TestScript 'transport' 'changes the machine: run with -Destructive'
+}
 Claim 'run-all.ps1: a script that installs its own csiproxy service removes it again'
 $until = (Get-Date).AddSeconds(10)   # a deleted service goes once its last handle closes
 while ((Get-Service csiproxy -ErrorAction SilentlyContinue) -and (Get-Date) -lt $until) { Start-Sleep -Milliseconds 250 }

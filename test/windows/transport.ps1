@@ -31,8 +31,10 @@
        has exited) is rolled back: exit 3, "old binary restored" (the
        MoveFileEx over the new exe succeeded, so its process was gone), the
        previous service serves again; never "did not stop".
-  Prints "ok - ..." / "not ok - ..." and "N passed, N failed"; exits 1 on
-  any failure. Record the result (date, Windows build, output) in README.md.
+  Reports through common.ps1 ("N passed, N failed, N skipped"); exits 1 on
+  any failure. run-all.ps1 runs it with -Destructive (it changes
+  CrashControl's DedicatedDumpFile for a moment, restoring it, and installs
+  and removes the csiproxy service itself).
 #>
 param(
     [Parameter(Mandatory = $true)] [string] $Dir,
@@ -44,14 +46,10 @@ Set-StrictMode -Version 3
 
 $Cli = Join-Path $Dir 'csi-proxy-cli.exe'
 $Pipecheck = Join-Path $Dir 'pipecheck.exe'
-$script:pass = 0
-$script:fail = 0
-function Ok([string] $name) { $script:pass++; Write-Output "ok - $name" }
-function Bad([string] $name, [string] $why) { $script:fail++; Write-Output "not ok - $name"; if ($why) { Write-Output "    $why" } }
-function Check([bool] $cond, [string] $name, [string] $why = '') { if ($cond) { Ok $name } else { Bad $name $why } }
+. (Join-Path $PSScriptRoot 'common.ps1')   # Claim, Ok, Bad, Check, Skip, Complete-Tests, Invoke-Native
 function Run([string] $file, [string[]] $argv) {
-    $out = @(& $file @argv 2>&1 | ForEach-Object { "$_" }) -join "`n"
-    return @{ Code = $LASTEXITCODE; Out = $out }
+    $r = Invoke-Native $file $argv
+    return @{ Code = $r.Code; Out = $r.Text }
 }
 function WaitState([string] $state, [int] $seconds = 30) {
     $until = (Get-Date).AddSeconds($seconds)
@@ -73,14 +71,16 @@ New-Item -ItemType Directory -Force -Path $OldDir | Out-Null
 Copy-Item -Force (Join-Path $Dir 'csi-proxy.exe') $OldDir
 $Exe = Join-Path $OldDir 'csi-proxy.exe'
 
-& (Join-Path $Dir 'csi-proxy.exe') uninstall | Out-Null
+Claim 'docs/operators/install.md: csi-proxy.exe install on a node without the service'
+Invoke-Native (Join-Path $Dir 'csi-proxy.exe') @('uninstall') | Out-Null
 $r = Run $Exe @('install', "-log_file=$log", '-logtostderr=false', '-v', '2')
 Check ($r.Code -eq 0 -and (WaitState 'Running')) 'installed from a copy; the service runs' $r.Out
 
 # --- 1. page files and crash dumps ------------------------------------------------
+Claim 'docs/operators/health-and-metrics.md: a page-file or crash-dump entry whose volume cannot be resolved is a health warning'
 $mm = 'HKLM:\SYSTEM\CurrentControlSet\Control\Session Manager\Memory Management'
 $existing = (Get-ItemProperty $mm -ErrorAction SilentlyContinue).ExistingPageFiles
-Write-Output "# ExistingPageFiles: $($existing -join ' | ')"
+Write-TestLine "# ExistingPageFiles: $($existing -join ' | ')"
 $r = Run $Cli @('health')
 Check ($r.Code -eq 0 -and $r.Out -notmatch 'warning: (page file|crash dump file) entry') `
     'health: every page-file and crash-dump entry of this node resolves to a volume' $r.Out
@@ -99,6 +99,7 @@ try {
 }
 
 # --- 2. the pid-reuse guard does not refuse fresh clients -------------------------
+Claim 'docs/security-model.md 2: the opener must have been created before the connection, by the precise clock'
 $body = Req @{ path = $Kubelet }
 $procs = 1..40 | ForEach-Object {
     Start-Process -FilePath $Cli -ArgumentList @('filesystem', 'v1', 'PathExists', $body) -NoNewWindow -PassThru
@@ -109,6 +110,7 @@ Check ($failed.Count -eq 0) '40 clients started at once, each calling as soon as
 Check (-not ((Get-Content $log -Raw) -match 'created after the connection')) '... none taken for a later process'
 
 # --- 3. stalled clients -----------------------------------------------------------
+Claim 'docs/security-model.md 5: a client that takes no answers pins at most 64 streams and about 32 KiB per connection'
 $before = (ServiceProcess).WorkingSet64
 $stall = Start-Process -FilePath $Pipecheck -NoNewWindow -PassThru -RedirectStandardOutput (Join-Path $WorkDir 'stall.out') `
     -ArgumentList @('-stall', '200', '1000', '60', $Kubelet, 'csi-proxy-filesystem-v1')
@@ -124,6 +126,7 @@ Check ($grown -lt 64) ("200 stalled clients x 1000 calls: the working set grew b
 Stop-Process -Id $stall.Id -ErrorAction SilentlyContinue
 
 # --- 4. upgrade rollback waits for the new service's process -----------------------
+Claim 'docs/operators/install.md: rollback only once the new service''s process has exited (exit 3), else exit 4'
 $r = Run (Join-Path $Dir 'csi-proxy.exe') @('install', '-log_file=C:\no\such\dir\csi-proxy.log', '-logtostderr=false')
 Check ($r.Code -eq 3 -and $r.Out -match 'old binary restored' -and $r.Out -notmatch 'did not stop') `
     'an upgrade whose service stops at once is rolled back once its process exited: exit 3, old binary restored' $r.Out
@@ -133,6 +136,5 @@ Check ($r.Code -eq 0) '... and serves (health exit 0)' $r.Out
 
 # --- clean up ---------------------------------------------------------------------
 Stop-Service csiproxy
-& $Exe uninstall | Out-Null
-Write-Output "$script:pass passed, $script:fail failed"
-if ($script:fail -gt 0) { exit 1 }
+Invoke-Native $Exe @('uninstall') | Out-Null
+Complete-Tests
