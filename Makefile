@@ -35,14 +35,14 @@ WLIBS  := -L$(DEPS)/lib -lnghttp2 -lprotobuf-c -lyaml -ladvapi32 -lhttpapi \
 PROTOS  := $(sort $(wildcard api/*/*/api.proto))
 GEN_C   := $(patsubst api/%.proto,$(GEN)/%.pb-c.c,$(PROTOS))
 GEN_H   := $(GEN_C:.c=.h)
-PLAT    := %_posix.c %_win.c %_win32.c %_sim.c
-CORE    := $(filter-out $(PLAT),$(wildcard server/*.c groups/*.c groups/*/*.c service/*.c winapi/*.c)) $(GEN_C)
-CORE    := $(filter-out service/main%.c,$(CORE))
-NAT_SRC := $(CORE) $(wildcard server/*_posix.c winapi/*_posix.c winapi/*_sim.c service/*_posix.c)
-NAT_SRC := $(filter-out service/main_posix.c,$(NAT_SRC))
-WIN_SRC := $(CORE) $(wildcard server/*_win.c winapi/*_win32.c winapi/*_win.c service/*_win.c)
-WIN_SRC := $(filter-out service/main_win.c,$(WIN_SRC))
-CLI_SRC := $(filter-out cli/main.c $(PLAT),$(wildcard cli/*.c))
+# The folders are the layers, bottom to top (docs/design/data-flow.md).
+LAYERS  := base rpc transport transport/pipe dispatch metrics groups groups/* host security service
+PLAT    := %_posix.c %_win.c %_sim.c
+LIB_SRC := $(filter-out service/main%.c,$(wildcard $(addsuffix /*.c,$(LAYERS))))
+CORE    := $(filter-out $(PLAT),$(LIB_SRC)) $(GEN_C)
+NAT_SRC := $(CORE) $(filter %_posix.c,$(LIB_SRC)) $(wildcard sim/*.c)
+WIN_SRC := $(CORE) $(filter %_win.c,$(LIB_SRC))
+CLI_SRC := $(filter-out cli/main.c $(PLAT),$(wildcard cli/*.c client/*.c))
 
 nobj = $(patsubst %.c,$(NAT)/obj/%.o,$(1))
 wobj = $(patsubst %.c,$(WIN)/obj/%.o,$(1))
@@ -97,9 +97,9 @@ $(NAT)/csi-proxy: $(call nobj,service/main_posix.c) $(NAT)/libcore.a
 $(WIN)/csi-proxy.exe: $(call wobj,service/main_win.c) $(WIN)/libcore.a
 	$(WINCC) -s -municode -Wl,-Map=$@.map,--cref -o $@ $^ $(WLIBS)
 
-$(NAT)/csi-proxy-cli: $(call nobj,cli/main.c $(CLI_SRC) $(wildcard cli/*_posix.c)) $(NAT)/libcore.a
+$(NAT)/csi-proxy-cli: $(call nobj,cli/main.c $(CLI_SRC) $(wildcard cli/*_posix.c client/*_posix.c)) $(NAT)/libcore.a
 	$(CC) -o $@ $^ $(NLIBS)
-$(WIN)/csi-proxy-cli.exe: $(call wobj,cli/main.c $(CLI_SRC) $(wildcard cli/*_win.c)) $(WIN)/libcore.a
+$(WIN)/csi-proxy-cli.exe: $(call wobj,cli/main.c $(CLI_SRC) $(wildcard cli/*_win.c client/*_win.c)) $(WIN)/libcore.a
 	$(WINCC) -s -municode -Wl,-Map=$@.map,--cref -o $@ $^ $(WLIBS)
 
 # Every unit test binary takes a test name or glob, or --list (test/unit/runner.c).

@@ -11,7 +11,7 @@
 
 #include "cli/entry.h"
 #include "cli/health_cmd.h"
-#include "service/account_win.h"
+#include "security/account_win.h"
 
 const cp_config_resolve_fn cp_cli_resolver = cp_win_resolve_account;
 

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/health.h"
+#include "client/health.h"
 #include "groups/catalog.h"
-#include "winapi/sysfiles.h"
+#include "host/sysfiles.h"
 
 #define EXIT_DOWN 1
 #define EXIT_BAD_ARGS 3

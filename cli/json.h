@@ -30,8 +30,8 @@
 #include <stddef.h>
 #include <protobuf-c/protobuf-c.h>
 
-#include "server/arena.h"
-#include "server/status.h"
+#include "base/arena.h"
+#include "base/status.h"
 
 /* Nesting limit for arrays and objects (the messages nest 4 deep). */
 #define CP_JSON_MAX_DEPTH 64

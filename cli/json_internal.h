@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <protobuf-c/protobuf-c.h>
 
-#include "json.h"
+#include "cli/json.h"
 
 /* Decodes one UTF-8 sequence at s[0..len); returns its length and sets
  * *cp, or 0 if it is not well-formed (overlong, surrogate, > U+10FFFF).

@@ -1,6 +1,6 @@
 /* json_out.c - ProtobufCMessage -> one line of JSON text (proto3 JSON
  * mapping; invalid UTF-8 in strings becomes U+FFFD). */
-#include "json_internal.h"
+#include "cli/json_internal.h"
 
 #include <math.h>
 #include <stdint.h>

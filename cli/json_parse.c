@@ -1,6 +1,6 @@
 /* json_parse.c - JSON text -> cp_json tree: the tokenizer and parser,
  * string escapes and UTF-8 validation (RFC 8259, strict). */
-#include "json_internal.h"
+#include "cli/json_internal.h"
 
 #include <stdarg.h>
 #include <stdint.h>

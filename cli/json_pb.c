@@ -1,6 +1,6 @@
 /* json_pb.c - cp_json tree -> ProtobufCMessage, driven by the generated
  * descriptors (proto3 JSON mapping); JSON field names and map fields. */
-#include "json_internal.h"
+#include "cli/json_internal.h"
 
 #include <errno.h>
 #include <math.h>

@@ -13,14 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/dial.h"
+#include "client/dial.h"
 #include "cli/entry.h"
-#include "cli/h2client.h"
+#include "client/h2client.h"
 #include "cli/health_cmd.h"
 #include "cli/json.h"
 #include "groups/catalog.h"
-#include "server/arena.h"
-#include "server/status.h"
+#include "base/arena.h"
+#include "base/status.h"
 #include "service/version.h"
 
 #define CLI_VERSION CP_VERSION /* the release version, as csi-proxy.exe -version */

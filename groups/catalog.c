@@ -1,5 +1,5 @@
 /* catalog.c - the 23 services, in upstream's start order. */
-#include "catalog.h"
+#include "groups/catalog.h"
 
 #include <string.h>
 

@@ -10,23 +10,23 @@
  * checked when the registry is built: a bad table is a start-up error, not
  * a wrong answer later.
  */
-#include "groups.h"
+#include "groups/groups.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/dispatch.h"
-#include "catalog.h"
-#include "common/disklocks.h"
-#include "common/pathrules.h"
-#include "common/storagegroup.h"
-#include "disk/disk.h"
-#include "filesystem/filesystem.h"
-#include "iscsi/iscsi.h"
-#include "smb/smb.h"
-#include "system/system.h"
-#include "volume/volume.h"
+#include "dispatch/dispatch.h"
+#include "groups/catalog.h"
+#include "groups/common/disklocks.h"
+#include "groups/common/pathrules.h"
+#include "groups/common/storagegroup.h"
+#include "groups/disk/disk.h"
+#include "groups/filesystem/filesystem.h"
+#include "groups/iscsi/iscsi.h"
+#include "groups/smb/smb.h"
+#include "groups/system/system.h"
+#include "groups/volume/volume.h"
 
 struct cp_groups {
     cp_pathrules *rules;

@@ -9,13 +9,13 @@
 
 #include <stddef.h>
 
-#include "../server/method.h"
-#include "../server/metrics.h"
-#include "../winapi/fs.h"
-#include "../winapi/iscsi.h"
-#include "../winapi/storage.h"
-#include "../winapi/smb.h"
-#include "../winapi/system.h"
+#include "dispatch/method.h"
+#include "metrics/metrics.h"
+#include "host/fs.h"
+#include "host/iscsi_host.h"
+#include "host/storage.h"
+#include "host/smb_host.h"
+#include "host/system_host.h"
 
 #define CP_DEFAULT_KUBELET_PATH "C:\\var\\lib\\kubelet"
 

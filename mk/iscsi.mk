@@ -7,11 +7,11 @@
 # test/wine/iscsi.sh copies one at a time into its private Wine prefix's
 # system32. Neither is linked into anything, nor shipped.
 
-$(WIN)/iscsidsc_fake/iscsidsc.dll: test/wine/iscsidsc_fake.c winapi/iscsidsc_win32.h winapi/iscsi_isdsc.h
+$(WIN)/iscsidsc_fake/iscsidsc.dll: test/wine/iscsidsc_fake.c host/iscsidsc_win.h host/iscsi_isdsc.h
 	@mkdir -p $(@D)
 	$(WINCC) $(WCFLAGS) -shared -s -o $@ $<
 
-$(WIN)/iscsidsc_nologin/iscsidsc.dll: test/wine/iscsidsc_fake.c winapi/iscsidsc_win32.h winapi/iscsi_isdsc.h
+$(WIN)/iscsidsc_nologin/iscsidsc.dll: test/wine/iscsidsc_fake.c host/iscsidsc_win.h host/iscsi_isdsc.h
 	@mkdir -p $(@D)
 	$(WINCC) $(WCFLAGS) -DFAKE_NO_LOGIN -shared -s -o $@ $<
 

@@ -4,7 +4,7 @@
 #                                  product's Win32 storage host unchanged,
 #                                  on the device model's call table
 #                                  (test/model/*.c) instead of the real one
-#                                  (winapi/storage_calls_win32.h). Fixture:
+#                                  (host/storage_calls_win.h). Fixture:
 #                                  CSI_PROXY_MODEL_FIXTURE=<path>. Test
 #                                  builds only.
 #

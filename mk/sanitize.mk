@@ -34,7 +34,7 @@ $(ASAN)/test_%: $(call aobj,test/unit/test_%.c test/unit/runner.c) $(ASAN)/libco
 
 # The load client is a plain (uninstrumented) native program: the server is
 # what is under test, and the client's CPU is better spent making calls.
-$(LOAD_BIN): $(call nobj,test/load/load_client.c cli/h2client.c cli/dial_posix.c) $(NAT)/libcore.a
+$(LOAD_BIN): $(call nobj,test/load/load_client.c client/h2client.c client/dial_posix.c) $(NAT)/libcore.a
 	$(CC) -o $@ $^ $(NLIBS)
 
 .PHONY: asan test-asan test-faults load

@@ -13,7 +13,7 @@ $(WIN)/csi-proxy.exe: $(WIN)/res/messages.o
 
 # --- Wine test tools ----------------------------------------------------------
 # (svctest's "handed" child makes a gRPC call with the CLI's client.)
-$(WIN)/svctest.exe: test/wine/svctest.c $(call wobj,cli/h2client.c) $(WIN)/libcore.a
+$(WIN)/svctest.exe: test/wine/svctest.c $(call wobj,client/h2client.c) $(WIN)/libcore.a
 	@mkdir -p $(dir $@)
 	$(WINCC) -std=c11 -O2 $(WARN) -I. -I$(DEPS)/include -DNGHTTP2_STATICLIB -DUNICODE -D_UNICODE \
 	    -municode -s -o $@ $^ $(WLIBS)

@@ -4,7 +4,7 @@
 #   1. make: every .PHONY target has a recipe or prerequisites (a phony
 #      target with neither does nothing and exits 0, as test-wine once did);
 #   2. source rules (STYLE.md): no process-creation call in the product's
-#      source (server/ groups/ service/ winapi/ cli/, comments stripped),
+#      source (the product folders, comments stripped),
 #      and <windows.h> only in platform files (*_win*.c, *_win*.h);
 #   3. format: clang-format-14 --dry-run -Werror with .clang-format, over
 #      the project's C files except those in scripts/format-pending.txt
@@ -24,7 +24,9 @@
 #      defined or known, no program's stderr redirected outside common.ps1's
 #      Invoke-Native, run-all.ps1's scripts and parameters), with its
 #      self-test;
-#   7. docs (scripts/check_docs.py): Markdown links resolve, nothing points
+#   7. layers (scripts/check_layers.py): no include runs up the folder
+#      layers (docs/design/data-flow.md), project includes root-relative;
+#      docs (scripts/check_docs.py): Markdown links resolve, nothing points
 #      outside the repository, the README stays short; a warning for commit
 #      subjects over 72 characters.
 #
@@ -37,7 +39,7 @@ cd "$(dirname "$0")/.."
 CLANG_FORMAT=${CLANG_FORMAT:-$(command -v clang-format-14 || command -v clang-format)}
 PENDING=scripts/format-pending.txt
 SUPPRESS=scripts/cppcheck-suppressions.txt
-PRODUCT_DIRS=(server groups service winapi cli)
+PRODUCT_DIRS=(base rpc transport dispatch metrics groups host security service client cli)
 PY=${PY:-/usr/bin/python3}
 pass=0
 fail=0
@@ -171,8 +173,8 @@ run_check "windows scripts: pslint.py refuses broken samples" $PY test/windows/p
 run_check "windows scripts: pslint.py over test/windows" $PY test/windows/pslint.py
 run_check "windows scripts: pslint.py over scripts/packer" $PY test/windows/pslint.py scripts/packer
 
-# --- 7. docs and history ---------------------------------------------------------
-out=$(/usr/bin/python3 scripts/check_docs.py)
+# --- 7. layers, docs and history ----------------------------------------------------
+out=$(/usr/bin/python3 scripts/check_layers.py; /usr/bin/python3 scripts/check_docs.py)
 pass=$((pass + $(grep -c '^ok - ' <<<"$out")))
 fail=$((fail + $(grep -c '^not ok - ' <<<"$out")))
 printf '%s\n' "$out"

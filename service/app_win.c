@@ -7,21 +7,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../groups/groups.h"
-#include "../winapi/winutil_win32.h"
-#include "../server/pool.h"
-#include "../server/transport.h"
-#include "../winapi/fs.h"
-#include "../winapi/sysfiles.h"
-#include "app_win.h"
-#include "audit.h"
-#include "eventlog_win.h"
-#include "gate_win.h"
-#include "log.h"
-#include "metrics_http_win.h"
-#include "pipesec_win.h"
-#include "redact.h"
-#include "roots.h"
+#include "groups/groups.h"
+#include "base/winutil_win.h"
+#include "rpc/pool.h"
+#include "transport/transport.h"
+#include "host/fs.h"
+#include "host/sysfiles.h"
+#include "service/app_win.h"
+#include "security/audit.h"
+#include "service/eventlog_win.h"
+#include "security/gate_win.h"
+#include "base/log.h"
+#include "service/metrics_http_win.h"
+#include "security/pipesec_win.h"
+#include "security/redact.h"
+#include "security/roots.h"
 
 struct cp_app {
     const cp_flags *flags;

@@ -8,9 +8,9 @@
 
 #include <stdint.h>
 
-#include "../server/status.h"
-#include "config.h"
-#include "flags.h"
+#include "base/status.h"
+#include "service/config.h"
+#include "service/flags.h"
 
 typedef struct cp_app cp_app;
 

@@ -2,7 +2,7 @@
  * and the Microsoft C runtime: 2n backslashes + quote -> n backslashes
  * and a quote that toggles quoting; 2n+1 backslashes + quote -> n
  * backslashes and a literal quote; backslashes elsewhere are literal. */
-#include "cmdline.h"
+#include "service/cmdline.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * walked (yamlwalk.h) against a fixed schema: each mapping has a handler
  * that knows its keys, so an unknown key is always an error, never
  * ignored. */
-#include "config.h"
+#include "service/config.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,12 +10,12 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "../groups/catalog.h"
-#include "broad.h"
-#include "redact.h"
-#include "regfile.h"
-#include "sddl.h"
-#include "yamlwalk.h"
+#include "groups/catalog.h"
+#include "security/broad.h"
+#include "security/redact.h"
+#include "base/regfile.h"
+#include "security/sddl.h"
+#include "base/yamlwalk.h"
 
 static const char *const group_names[CP_CONFIG_N_GROUPS] = {"filesystem", "disk",   "volume",
                                                             "smb",        "system", "iscsi"};

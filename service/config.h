@@ -35,9 +35,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../server/status.h"
-#include "flags.h"
-#include "sid.h"
+#include "base/status.h"
+#include "service/flags.h"
+#include "security/sid.h"
 
 #define CP_CONFIG_DEFAULT_PATH "C:\\ProgramData\\csi-proxy\\config.yaml"
 #define CP_CONFIG_MAX_FILE (1024 * 1024) /* larger files are refused */

@@ -4,9 +4,9 @@
 
 #include <stdlib.h>
 
-#include "../winapi/winutil_win32.h"
-#include "eventlog_win.h"
-#include "log.h"
+#include "base/winutil_win.h"
+#include "service/eventlog_win.h"
+#include "base/log.h"
 
 #define CP_MSG_TEXT 1 /* service/messages.mc: "%1" */
 

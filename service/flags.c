@@ -1,5 +1,5 @@
 /* flags.c - Go flag syntax over a table of flags. */
-#include "flags.h"
+#include "service/flags.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/metrics_addr.h"
+#include "metrics/metrics_addr.h"
 
 typedef enum ftype { F_BOOL, F_STRING, F_INT, F_UINT64, F_SEVERITY, F_TRACE, F_DIRS } ftype;
 

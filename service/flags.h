@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../server/status.h"
+#include "base/status.h"
 
 #define CP_FLAGS_DEFAULT_KUBELET_PATH "C:\\var\\lib\\kubelet"
 

@@ -7,14 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../winapi/winutil_win32.h"
-#include "account_win.h"
-#include "cmdline.h"
-#include "config.h"
-#include "eventlog_win.h"
-#include "flags.h"
-#include "install_internal_win.h"
-#include "install_win.h"
+#include "base/winutil_win.h"
+#include "security/account_win.h"
+#include "service/cmdline.h"
+#include "service/config.h"
+#include "service/eventlog_win.h"
+#include "service/flags.h"
+#include "service/install_internal_win.h"
+#include "service/install_win.h"
 
 #define STOP_WAIT_MS 30000
 #define DESCRIPTION                                                                                \

@@ -14,15 +14,15 @@
 #include <unistd.h>
 
 #include "groups/groups.h"
-#include "server/pool.h"
-#include "server/transport.h"
+#include "rpc/pool.h"
+#include "transport/transport.h"
 #include "service/flags.h"
-#include "service/regfile.h"
-#include "service/roots.h"
+#include "base/regfile.h"
+#include "security/roots.h"
 #include "service/version.h"
-#include "winapi/iscsi_sim.h"
-#include "winapi/smb_sim.h"
-#include "winapi/storage_sim.h"
+#include "sim/iscsi_sim.h"
+#include "sim/smb_sim.h"
+#include "sim/storage_sim.h"
 
 #define DRAIN_MS 10000
 
@@ -116,7 +116,7 @@ int main(int argc, char **argv)
                                   cp_smb_sim_new(f.sim_fixture, &smb, &e) != CP_OK))
         goto out;
     /* The fs host sees the simulator's mount points as Windows would
-     * (winapi/mountpoints.h). */
+     * (host/mountpoints.h). */
     cp_mount_points mp;
     if (cp_storage_sim_mount_points(&storage, &mp) == CP_OK)
         cp_fs_host_posix_set_mount_points(&fs, &mp);

@@ -16,15 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../winapi/winutil_win32.h"
-#include "account_win.h"
-#include "app_win.h"
-#include "config.h"
-#include "flags.h"
-#include "install_win.h"
-#include "log.h"
-#include "scm_win.h"
-#include "version.h"
+#include "base/winutil_win.h"
+#include "security/account_win.h"
+#include "service/app_win.h"
+#include "service/config.h"
+#include "service/flags.h"
+#include "service/install_win.h"
+#include "base/log.h"
+#include "service/scm_win.h"
+#include "service/version.h"
 
 #define CLOSE_WAIT_MS 4500 /* Windows ends a process ~5 s after CTRL_CLOSE_EVENT */
 

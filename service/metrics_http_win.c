@@ -21,9 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/thread.h"
-#include "log.h"
-#include "metrics_http_win.h"
+#include "base/thread.h"
+#include "base/log.h"
+#include "service/metrics_http_win.h"
 
 struct cp_metrics_http {
     cp_metrics *metrics;

@@ -12,9 +12,9 @@
 #ifndef CP_METRICS_HTTP_WIN_H
 #define CP_METRICS_HTTP_WIN_H
 
-#include "../server/metrics.h"
-#include "../server/metrics_addr.h"
-#include "../server/status.h"
+#include "metrics/metrics.h"
+#include "metrics/metrics_addr.h"
+#include "base/status.h"
 
 typedef struct cp_metrics_http cp_metrics_http;
 

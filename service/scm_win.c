@@ -7,10 +7,10 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "scm_win.h"
+#include "service/scm_win.h"
 
-#include "../winapi/winutil_win32.h"
-#include "log.h"
+#include "base/winutil_win.h"
+#include "base/log.h"
 
 #define START_WAIT_HINT_MS 10000
 #define SHUTDOWN_DRAIN_MS 3000 /* SHUTDOWN leaves a service only a few seconds */

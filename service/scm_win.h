@@ -13,7 +13,7 @@
 #include <stddef.h> /* wchar_t */
 #include <stdint.h>
 
-#include "../server/status.h"
+#include "base/status.h"
 
 typedef struct cp_scm_app {
     void *ctx;

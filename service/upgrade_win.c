@@ -15,7 +15,7 @@
  *      written;
  *   5. if it ran before, it is started and must, within START_DEADLINE_MS,
  *      reach RUNNING and answer on every pipe its configuration serves
- *      (cli/health.h, the same check as `csi-proxy-cli health`).
+ *      (client/health.h, the same check as `csi-proxy-cli health`).
  * When step 5 fails, everything is put back: the new one stopped and its
  * process waited for (the one the service ran, whether or not it still
  * reports running), the old binary renamed back, the old ImagePath
@@ -36,15 +36,15 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "../cli/health.h"
-#include "../groups/catalog.h"
-#include "../winapi/winutil_win32.h"
-#include "account_win.h"
-#include "cmdline.h"
-#include "config.h"
-#include "flags.h"
-#include "install_internal_win.h"
-#include "install_win.h"
+#include "client/health.h"
+#include "groups/catalog.h"
+#include "base/winutil_win.h"
+#include "security/account_win.h"
+#include "service/cmdline.h"
+#include "service/config.h"
+#include "service/flags.h"
+#include "service/install_internal_win.h"
+#include "service/install_win.h"
 
 #define START_DEADLINE_MS 30000
 #define EXIT_ROLLED_BACK 3

@@ -5,13 +5,13 @@
  * the first in line: a parked call is woken (and finds the lock its own
  * when it runs again), a blocked thread is signalled. Few disks are busy
  * at once, so a linear table costs nothing next to a disk IOCTL. */
-#include "disklocks.h"
+#include "groups/common/disklocks.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 
-#include "../../server/thread.h"
+#include "base/thread.h"
 
 typedef struct entry {
     const void *who;

@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#include "../../server/method.h"
+#include "dispatch/method.h"
 
 typedef struct cp_disklocks cp_disklocks;
 

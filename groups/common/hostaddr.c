@@ -1,6 +1,6 @@
 /* hostaddr.c - reading a host name as Windows reads an address (see
  * hostaddr.h). */
-#include "hostaddr.h"
+#include "groups/common/hostaddr.h"
 
 #include <ctype.h>
 #include <stdint.h>

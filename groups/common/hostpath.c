@@ -1,6 +1,6 @@
 /* hostpath.c - see hostpath.h. The two-step check (rules, then rules again
  * after link resolution) that the filesystem and volume groups share. */
-#include "hostpath.h"
+#include "groups/common/hostpath.h"
 
 #include <string.h>
 

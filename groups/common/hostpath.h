@@ -14,7 +14,7 @@
  *
  * That check is by name. A write of the filesystem or smb group then hands
  * the host a guard (cp_hostpath_guard) with which the host judges again,
- * through the handle it writes through, where it really is (winapi/fs.h
+ * through the handle it writes through, where it really is (host/fs.h
  * cp_fs_guard), so a directory swapped for a link after the check is
  * refused, not written through. The volume group's mount and unmount calls
  * still name the folder to the storage host by path.
@@ -24,9 +24,9 @@
 
 #include <stdbool.h>
 
-#include "../../server/method.h"
-#include "../../winapi/fs.h"
-#include "pathrules.h"
+#include "dispatch/method.h"
+#include "host/fs.h"
+#include "groups/common/pathrules.h"
 
 /* What the request does with the path it names. A configured directory
  * (and any ancestor of one) may be named for CP_PATH_READ, never for

@@ -1,6 +1,6 @@
 /* pathrules.c - path confinement to the kubelet path and working dirs.
  * The rules and their order are documented in pathrules.h. */
-#include "pathrules.h"
+#include "groups/common/pathrules.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../server/utf8.h"
+#include "base/utf8.h"
 
 /* Paths in messages are cut here: a request may carry a megabyte. */
 #define SHOWN_MAX 300

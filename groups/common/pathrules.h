@@ -52,7 +52,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../server/status.h"
+#include "base/status.h"
 
 #define CP_PATHRULES_MAX_LEN 260
 

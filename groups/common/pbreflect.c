@@ -1,7 +1,7 @@
 /* pbreflect.c - see pbreflect.h. protobuf-c lays a repeated field out as a
  * size_t count at quantifier_offset and a pointer array at offset; a map is
  * a repeated field of its entry message (key = field 1, value = field 2). */
-#include "pbreflect.h"
+#include "groups/common/pbreflect.h"
 
 #include <stdio.h>
 #include <string.h>

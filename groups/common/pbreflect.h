@@ -1,6 +1,6 @@
 /* pbreflect.h - setting and reading fields of versioned protobuf-c messages
  * by name, for the converters whose fields a plain field map
- * (server/convert.h) cannot express: maps whose key is a decimal string in
+ * (dispatch/convert.h) cannot express: maps whose key is a decimal string in
  * old versions and a uint32 in new ones, maps of messages, repeated
  * strings. One converter then serves every version: the key's type, the
  * value's fields and their names are read from each version's descriptor.
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../server/method.h"
+#include "dispatch/method.h"
 
 /* The string field `name` of msg: "" when empty, NULL when msg's type has
  * no string field of that name. Borrowed from msg. */

@@ -1,5 +1,5 @@
 /* storagegroup.c - see storagegroup.h. */
-#include "storagegroup.h"
+#include "groups/common/storagegroup.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -7,11 +7,11 @@
 
 #include <stdbool.h>
 
-#include "../../server/method.h"
-#include "../../winapi/fs.h"
-#include "../../winapi/storage.h"
-#include "disklocks.h"
-#include "pathrules.h"
+#include "dispatch/method.h"
+#include "host/fs.h"
+#include "host/storage.h"
+#include "groups/common/disklocks.h"
+#include "groups/common/pathrules.h"
 
 /* cp_service.ctx of every disk and volume service. All members are
  * borrowed: groups.c keeps them alive longer than any call. */

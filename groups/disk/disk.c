@@ -1,12 +1,12 @@
 /* disk.c - the disk group's logic, shared by every version (see disk.h). */
-#include "disk.h"
+#include "groups/disk/disk.h"
 
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/pbreflect.h"
+#include "groups/common/pbreflect.h"
 
 /* Longest page83 / serial we carry: identifiers are at most 64 KiB by
  * their 16-bit size; real ones are tens of bytes. */

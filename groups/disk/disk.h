@@ -30,9 +30,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../server/method.h"
-#include "../../winapi/storage_ids.h"
-#include "../common/storagegroup.h"
+#include "dispatch/method.h"
+#include "host/storage_ids.h"
+#include "groups/common/storagegroup.h"
 
 typedef struct cp_disk_request {
     uint32_t disk_number;

@@ -1,5 +1,5 @@
 /* v1.c - the disk v1 table (WIRE-API §7.1). */
-#include "disk.h"
+#include "groups/disk/disk.h"
 
 #include "disk/v1/api.pb-c.h"
 

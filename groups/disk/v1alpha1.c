@@ -1,7 +1,7 @@
 /* v1alpha1.c - the disk v1alpha1 table (WIRE-API §7.1).
  * Disk numbers are decimal strings here: PartitionDisk parses diskID, and
  * GetDiskNumberByName (v1alpha1 only) answers one. */
-#include "disk.h"
+#include "groups/disk/disk.h"
 
 #include "disk/v1alpha1/api.pb-c.h"
 

@@ -1,7 +1,7 @@
 /* v1beta1.c - the disk v1beta1 table (WIRE-API §7.1).
  * String disk IDs; DiskStats is the legacy name of GetDiskStats, and
  * ListDiskIDs answers identifiers{"page83", "serialNumber"} per disk. */
-#include "disk.h"
+#include "groups/disk/disk.h"
 
 #include "disk/v1beta1/api.pb-c.h"
 

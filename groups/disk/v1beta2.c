@@ -1,7 +1,7 @@
 /* v1beta2.c - the disk v1beta2 table (WIRE-API §7.1).
  * As v1beta1, plus SetAttachState/GetAttachState, the legacy names of
  * SetDiskState/GetDiskState. */
-#include "disk.h"
+#include "groups/disk/disk.h"
 
 #include "disk/v1beta2/api.pb-c.h"
 

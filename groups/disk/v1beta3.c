@@ -1,6 +1,6 @@
 /* v1beta3.c - the disk v1beta3 table (WIRE-API §7.1).
  * Disk numbers are uint32 from here on. */
-#include "disk.h"
+#include "groups/disk/disk.h"
 
 #include "disk/v1beta3/api.pb-c.h"
 

@@ -20,7 +20,7 @@
  * guard (cp_hostpath_guard): the host acts only through directory handles
  * it opened, and judges again - the same resolved-path and keep-the-roots
  * rules - the real place of the handle it writes through whenever a link
- * may lie on its way there (winapi/fs.h, cp_fs_guard). What is judged is
+ * may lie on its way there (host/fs.h, cp_fs_guard). What is judged is
  * what is written: a swap after the check is refused, never acted on.
  * The host's removal walks never follow links below that handle: each
  * directory is opened relative to its parent without following a link and
@@ -34,9 +34,9 @@
  * are CP_PATH_REPLACE (groups/common/hostpath.h), which refuses a
  * configured directory or an ancestor of one, as given and as resolved.
  */
-#include "filesystem.h"
+#include "groups/filesystem/filesystem.h"
 
-#include "../common/hostpath.h"
+#include "groups/common/hostpath.h"
 
 #include <stddef.h>
 #include <string.h>

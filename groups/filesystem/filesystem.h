@@ -9,7 +9,7 @@
  * Each handler: path rules first (groups/common/pathrules.h), in
  * upstream's order (CreateSymlink: target_path, then source_path); then
  * confinement again after the host resolves links (see "resolution" in
- * filesystem.c); then the host operation (winapi/fs.h), which for a write
+ * filesystem.c); then the host operation (host/fs.h), which for a write
  * judges again, through the handle it writes through, what it reached
  * (cp_fs_guard). Status codes:
  *   INVALID_ARGUMENT     a path rule is broken (the message names the path),
@@ -27,9 +27,9 @@
 
 #include <stdbool.h>
 
-#include "../../server/method.h"
-#include "../../winapi/fs.h"
-#include "../common/pathrules.h"
+#include "dispatch/method.h"
+#include "host/fs.h"
+#include "groups/common/pathrules.h"
 
 /* The context a filesystem service is bound with (cp_service.ctx). Both
  * members are borrowed: the owner (groups.c) keeps them alive. */

@@ -1,5 +1,5 @@
 /* v1.c - the filesystem v1 table (WIRE-API §7.3). */
-#include "filesystem.h"
+#include "groups/filesystem/filesystem.h"
 
 #include "filesystem/v1/api.pb-c.h"
 

@@ -3,7 +3,7 @@
  * the response's `error` is not mapped, so it is never set: failures are
  * gRPC statuses, as upstream. LinkPath and IsMountPoint are the legacy
  * names of CreateSymlink and IsSymlink. */
-#include "filesystem.h"
+#include "groups/filesystem/filesystem.h"
 
 #include "filesystem/v1beta1/api.pb-c.h"
 

@@ -1,5 +1,5 @@
 /* v1beta2.c - the filesystem v1beta2 table (WIRE-API §7.3). */
-#include "filesystem.h"
+#include "groups/filesystem/filesystem.h"
 
 #include "filesystem/v1beta2/api.pb-c.h"
 

@@ -1,5 +1,5 @@
 /* v2alpha1.c - the filesystem v2alpha1 table (WIRE-API §7.3). */
-#include "filesystem.h"
+#include "groups/filesystem/filesystem.h"
 
 #include "filesystem/v2alpha1/api.pb-c.h"
 

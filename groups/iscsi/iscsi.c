@@ -1,11 +1,11 @@
 /* iscsi.c - the iscsi group's logic (see iscsi.h). */
-#include "iscsi.h"
+#include "groups/iscsi/iscsi.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/pbreflect.h"
+#include "groups/common/pbreflect.h"
 
 static const cp_iscsi_group_ctx *group_ctx(cp_call *call)
 {

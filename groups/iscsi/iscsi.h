@@ -1,6 +1,6 @@
 /* iscsi.h - the iscsi group (v1alpha1, v1alpha2; WIRE-API §7.6): the
  * iSCSI initiator's portals, targets, sessions and disks, through
- * winapi/iscsi.h.
+ * host/iscsi_host.h.
  *
  * Upstream's results for valid input are kept: target_port 0 means 3260;
  * AddTargetPortal of a portal already registered and ConnectTarget of a
@@ -46,8 +46,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../server/method.h"
-#include "../../winapi/iscsi.h"
+#include "dispatch/method.h"
+#include "host/iscsi_host.h"
 
 #define CP_ISCSI_DEFAULT_PORT 3260
 

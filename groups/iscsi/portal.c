@@ -2,13 +2,13 @@
  * iscsi.h, cp_iscsi_check_portal). Portable: no resolver is asked; an
  * address is read the way Windows' own parsers read it (hostaddr.h), names
  * are not resolved. */
-#include "iscsi.h"
+#include "groups/iscsi/iscsi.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-#include "../common/hostaddr.h"
+#include "groups/common/hostaddr.h"
 
 static bool ends_with_ci(const char *s, size_t n, const char *suffix)
 {

@@ -1,5 +1,5 @@
 /* v1alpha2.c - the iscsi v1alpha2 table (WIRE-API §7.6). */
-#include "iscsi.h"
+#include "groups/iscsi/iscsi.h"
 
 #include "iscsi/v1alpha2/api.pb-c.h"
 

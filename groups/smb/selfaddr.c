@@ -1,6 +1,6 @@
 /* selfaddr.c - is a UNC server name an address of this machine (see
  * selfaddr.h). */
-#include "selfaddr.h"
+#include "groups/smb/selfaddr.h"
 
 #include <string.h>
 

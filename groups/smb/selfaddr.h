@@ -3,15 +3,15 @@
  * rule (smb.h), natively unit-tested. The name is read as Windows reads an
  * address (groups/common/hostaddr.h: the non-strict IPv4 forms, IPv6, the
  * ipv6-literal.net spellings); the machine's own addresses come from the
- * host (winapi/smb.h local_addresses). */
+ * host (host/smb_host.h local_addresses). */
 #ifndef CP_GROUPS_SMB_SELFADDR_H
 #define CP_GROUPS_SMB_SELFADDR_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../../winapi/smb.h"
-#include "../common/hostaddr.h"
+#include "host/smb_host.h"
+#include "groups/common/hostaddr.h"
 
 /* True when a reaches this machine: loopback (127.0.0.0/8, ::1), the
  * unspecified "this host" addresses (0.0.0.0/8, ::), the same as an IPv4

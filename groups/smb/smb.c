@@ -1,13 +1,13 @@
 /* smb.c - the smb group's logic (see smb.h). */
-#include "smb.h"
+#include "groups/smb/smb.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-#include "../common/hostpath.h"
-#include "selfaddr.h"
+#include "groups/common/hostpath.h"
+#include "groups/smb/selfaddr.h"
 
 #define SMB_PATH_MAX 1024
 

@@ -1,6 +1,6 @@
 /* smb.h - the smb group (v1alpha1, v1beta1, v1beta2, v1; WIRE-API §7.4):
  * SMB global mappings of \\server\share roots and the directory link from
- * a host path to the remote path, through winapi/smb.h.
+ * a host path to the remote path, through host/smb_host.h.
  *
  * Upstream's results for valid input are kept: '/' becomes '\'; an empty
  * remote_path is UNKNOWN "remote path is empty"; fewer than two non-empty
@@ -42,10 +42,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../../server/method.h"
-#include "../../winapi/fs.h"
-#include "../../winapi/smb.h"
-#include "../common/pathrules.h"
+#include "dispatch/method.h"
+#include "host/fs.h"
+#include "host/smb_host.h"
+#include "groups/common/pathrules.h"
 
 typedef struct cp_smb_policy {
     const char *const *allowed; /* groups.smb.allowedServers (NULL: not set) */

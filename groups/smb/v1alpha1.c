@@ -1,5 +1,5 @@
 /* v1alpha1.c - the smb v1alpha1 table (WIRE-API §7.4). */
-#include "smb.h"
+#include "groups/smb/smb.h"
 
 #include "smb/v1alpha1/api.pb-c.h"
 

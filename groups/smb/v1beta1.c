@@ -1,5 +1,5 @@
 /* v1beta1.c - the smb v1beta1 table (WIRE-API §7.4). */
-#include "smb.h"
+#include "groups/smb/smb.h"
 
 #include "smb/v1beta1/api.pb-c.h"
 

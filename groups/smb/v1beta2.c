@@ -1,5 +1,5 @@
 /* v1beta2.c - the smb v1beta2 table (WIRE-API §7.4). */
-#include "smb.h"
+#include "groups/smb/smb.h"
 
 #include "smb/v1beta2/api.pb-c.h"
 

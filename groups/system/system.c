@@ -1,5 +1,5 @@
 /* system.c - the system group's logic (see system.h). */
-#include "system.h"
+#include "groups/system/system.h"
 
 #include <stddef.h>
 #include <string.h>

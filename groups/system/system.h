@@ -1,5 +1,5 @@
 /* system.h - the system group (v1alpha1, WIRE-API §7.5): the BIOS serial
- * number and the Windows services, through winapi/system.h.
+ * number and the Windows services, through host/system_host.h.
  *
  * Beyond upstream: StartService and StopService may touch only the
  * services the configuration allows (groups.system.allowedServices; when
@@ -18,8 +18,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../../server/method.h"
-#include "../../winapi/system.h"
+#include "dispatch/method.h"
+#include "host/system_host.h"
 
 /* The context the system service is bound with; borrowed from groups.c. */
 typedef struct cp_system_group_ctx {

@@ -1,5 +1,5 @@
 /* v1alpha1.c - the system v1alpha1 table (WIRE-API §7.5). */
-#include "system.h"
+#include "groups/system/system.h"
 
 #include "system/v1alpha1/api.pb-c.h"
 

@@ -1,5 +1,5 @@
 /* v1.c - the volume v1 table (WIRE-API §7.2). */
-#include "volume.h"
+#include "groups/volume/volume.h"
 
 #include "volume/v1/api.pb-c.h"
 

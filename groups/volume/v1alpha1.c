@@ -2,7 +2,7 @@
  * disk_id is a decimal string (all partitions are listed); the mount
  * directory is `path`, the size `size`. DismountVolume is the legacy name of
  * UnmountVolume. */
-#include "volume.h"
+#include "groups/volume/volume.h"
 
 #include "volume/v1alpha1/api.pb-c.h"
 

@@ -2,7 +2,7 @@
  * As v1alpha1, plus VolumeStats, GetVolumeDiskNumber and GetVolumeIDFromMount,
  * the legacy names of GetVolumeStats, GetDiskNumberFromVolumeID and
  * GetVolumeIDFromTargetPath. */
-#include "volume.h"
+#include "groups/volume/volume.h"
 
 #include "volume/v1beta1/api.pb-c.h"
 

@@ -1,6 +1,6 @@
 /* v1beta2.c - the volume v1beta2 table (WIRE-API §7.2).
  * As v1beta1, plus WriteVolumeCache. */
-#include "volume.h"
+#include "groups/volume/volume.h"
 
 #include "volume/v1beta2/api.pb-c.h"
 

@@ -1,6 +1,6 @@
 /* v1beta3.c - the volume v1beta3 table (WIRE-API §7.2).
  * uint32 disk and partition numbers; target_path and size_bytes. */
-#include "volume.h"
+#include "groups/volume/volume.h"
 
 #include "volume/v1beta3/api.pb-c.h"
 

@@ -1,6 +1,6 @@
 /* v2alpha1.c - the volume v2alpha1 table (WIRE-API §7.2).
  * As v1, plus GetClosestVolumeIDFromTargetPath. */
-#include "volume.h"
+#include "groups/volume/volume.h"
 
 #include "volume/v2alpha1/api.pb-c.h"
 

@@ -7,17 +7,17 @@
  * that changes a volume or its mount points: refuse_system_volume), and
  * the operation itself under the lock of the disk that holds the volume.
  */
-#include "volume.h"
+#include "groups/volume/volume.h"
 
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../../server/thread.h"
-#include "../../winapi/storage_ids.h"
-#include "../common/hostpath.h"
-#include "../common/pbreflect.h"
+#include "base/thread.h"
+#include "host/storage_ids.h"
+#include "groups/common/hostpath.h"
+#include "groups/common/pbreflect.h"
 
 #define GROW_MIN (100 * 1024 * 1024) /* upstream skips growth below 100 MiB */
 #define CLOSEST_STEPS 256            /* upstream's bound on the walk */

@@ -46,8 +46,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../server/method.h"
-#include "../common/storagegroup.h"
+#include "dispatch/method.h"
+#include "groups/common/storagegroup.h"
 
 typedef struct cp_volume_request {
     uint32_t disk_number;

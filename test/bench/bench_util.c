@@ -1,5 +1,5 @@
 /* bench_util.c - see bench_util.h. */
-#include "bench_util.h"
+#include "test/bench/bench_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>

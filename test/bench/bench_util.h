@@ -4,7 +4,7 @@
  * Clock, latency statistics, the pipe client I/O every bench client uses
  * (opened the way go-winio's DialPipe opens a pipe: overlapped, anonymous
  * impersonation; each read/write is one overlapped operation waited on an
- * event, as cli/dial_win.c does), and a tiny JSON writer for results.
+ * event, as client/dial_win.c does), and a tiny JSON writer for results.
  */
 #ifndef CP_BENCH_UTIL_H
 #define CP_BENCH_UTIL_H

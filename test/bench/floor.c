@@ -9,8 +9,8 @@
  *       flight. For every N bytes read it writes M bytes back, in one write.
  *       -hop: each answer first takes the trip a csi-proxy call takes
  *       through the worker pool: queued to 4 worker threads (SRW lock +
- *       condition variable, as server/pool.c), and posted back to the I/O
- *       thread's completion port by the worker (as server/job.c). A
+ *       condition variable, as rpc/pool.c), and posted back to the I/O
+ *       thread's completion port by the worker (as rpc/job.c). A
  *       reference point for where the time goes, not the floor.
  *   bench-floor client -req N -resp M [-secs S] [-warm S] [-pipe NAME] [-label L]
  *       One connection; sequential round trips (write N bytes in one write,
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_util.h"
+#include "test/bench/bench_util.h"
 
 #define READ_BUF (16 * 1024)
 #define MAX_RESP (16 * 1024)
@@ -79,7 +79,7 @@ static bool listen_next(void)
         return false;
     in->rd.in = in;
     in->wr.in = in;
-    /* The same creation parameters as server/transport_pipe_win.c. */
+    /* The same creation parameters as transport/pipe/loop_win.c. */
     in->h = CreateNamedPipeW(pipe_path, PIPE_ACCESS_DUPLEX | FILE_FLAG_OVERLAPPED,
                              PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT |
                                  PIPE_REJECT_REMOTE_CLIENTS,

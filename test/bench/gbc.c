@@ -1,6 +1,6 @@
 /* gbc.c - see gbc.h. HTTP/2 framing by hand (the client side of a unary
  * call is a handful of frame types); HPACK decoding by nghttp2. */
-#include "gbc.h"
+#include "test/bench/gbc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

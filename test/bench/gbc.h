@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bench_util.h"
+#include "test/bench/bench_util.h"
 
 typedef struct gbc_tmpl {
     uint8_t first_hdr[512]; /* header block of the first request */

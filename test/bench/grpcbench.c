@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_util.h"
-#include "gbc.h"
+#include "test/bench/bench_util.h"
+#include "test/bench/gbc.h"
 
 #define MAX_THREADS 256
 #define SAMPLE_CAP (4u * 1000 * 1000)

@@ -1,5 +1,5 @@
 /* hostops.c - what the Win32 host part of one PathExists costs, in process,
- * with no pipe and no gRPC: the same calls winapi/fs_win32.c makes, timed one
+ * with no pipe and no gRPC: the same calls host/fs_win.c makes, timed one
  * group at a time, so the bench can say where a call's time goes.
  *
  *   bench-hostops [-n N] PATH      (PATH like C:\csiproxy-test\dir)
@@ -24,7 +24,7 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "bench_util.h"
+#include "test/bench/bench_util.h"
 
 #define WMAX 1024
 

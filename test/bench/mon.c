@@ -31,7 +31,7 @@
 
 #include <winternl.h>
 
-#include "bench_util.h"
+#include "test/bench/bench_util.h"
 
 static const char *const pipes[] = {
     "csi-proxy-filesystem-v1alpha1", "csi-proxy-filesystem-v1beta1",

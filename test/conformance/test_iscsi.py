@@ -1,5 +1,5 @@
 """The iscsi group (v1alpha1, v1alpha2) through a real gRPC client, against
-the native build's simulated initiator (winapi/iscsi_sim.c) seeded from
+the native build's simulated initiator (sim/iscsi_sim.c) seeded from
 test/fixtures/storage.yaml: a portal the fixture does not list does not
 answer; portal A of this file serves iqn.2026-01.local.sim:A-disks (two
 LUNs, any authentication) and iqn.2026-01.local.sim:A-chap (one LUN, CHAP

@@ -1,5 +1,5 @@
 """The smb group (v1alpha1, v1beta1, v1beta2, v1) through a real gRPC client,
-against the native build's simulated SMB host (winapi/smb_sim.c) seeded
+against the native build's simulated SMB host (sim/smb_sim.c) seeded
 from test/fixtures/storage.yaml, whose catch-all servers serve this file:
 servers named unreachable* do not answer, stale* stop answering once
 mapped, any other server takes any user with the password "Sekr3t-Pa55";

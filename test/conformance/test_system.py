@@ -1,5 +1,5 @@
 """The system group (v1alpha1) through a real gRPC client, against the native
-build's simulated host (winapi/system_sim.c): w32time (manual, stopped),
+build's simulated host (sim/system_sim.c): w32time (manual, stopped),
 msiscsi (manual, stopped), lanmanserver (automatic, running) with browser
 depending on it, remoteregistry (disabled). The native server has no
 allowedServices policy (any service, as upstream); the policy is tested in

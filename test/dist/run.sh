@@ -102,7 +102,7 @@ for e in csi-proxy.exe csi-proxy-cli.exe; do
     out=$($PY test/dist/pe_times.py "build/win/$e" 2>&1)
     check "$e: no timestamp in the PE header or the resource directory" $? "$out"
 done
-out=$(grep -rnE '__DATE__|__TIME__|__TIMESTAMP__' --include='*.c' --include='*.h' server groups service winapi cli)
+out=$(grep -rnE '__DATE__|__TIME__|__TIMESTAMP__' --include='*.c' --include='*.h' base rpc transport dispatch metrics groups host sim security service client cli)
 check "no __DATE__/__TIME__ in the product's source" "$([ -z "$out" ]; echo $?)" "$out"
 
 # --- no build path --------------------------------------------------------------

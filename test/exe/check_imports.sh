@@ -5,12 +5,12 @@
 #
 #   1. DLLs: the import table names only KERNEL32, ADVAPI32 and msvcrt
 #      (x86_64-w64-mingw32-objdump -p), and not iscsidsc.dll, which the
-#      iscsi group loads at run time (winapi/iscsidsc_win32.c), nor
+#      iscsi group loads at run time (host/iscsidsc_win.c), nor
 #      httpapi.dll (the HTTP Server API), loaded only when
 #      -metrics-bind-address asks for metrics (service/metrics_http_win.c),
 #      nor iphlpapi.dll (the IP Helper API), loaded only when an SMB call
 #      names its server by address, to compare it with this machine's
-#      addresses (winapi/localaddr_win32.c): every DLL in the table is
+#      addresses (host/localaddr_win.c): every DLL in the table is
 #      loaded by every start;
 #   2. imports: no process-creation function is imported by name, from any
 #      DLL (Win32, native and msvcrt's: see FORBIDDEN);

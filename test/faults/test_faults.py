@@ -425,7 +425,7 @@ def test_sigterm_with_clients_attached(tmp_path):
 # ---- header validation (issue 8 item 9) --------------------------------------
 
 def test_malformed_headers_reset_with_protocol_error(server, healthy):
-    # nghttp2's HTTP checks (made by server/h2check.c): each malformed
+    # nghttp2's HTTP checks (made by rpc/h2check.c): each malformed
     # request is reset with RST_STREAM PROTOCOL_ERROR (RFC 9113 section
     # 8.1.1), no gRPC answer, and the connection goes on serving.
     base = [(":method", "POST"), (":scheme", "http"), (":path", EXISTS),

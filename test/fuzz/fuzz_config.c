@@ -20,7 +20,7 @@
 
 #include "groups/catalog.h"
 #include "service/config.h"
-#include "service/roots.h"
+#include "security/roots.h"
 
 static bool resolve(void *ctx, const char *account, cp_sid *out, char *why, size_t cap)
 {

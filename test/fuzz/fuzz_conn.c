@@ -31,10 +31,10 @@
 #include <nghttp2/nghttp2.h>
 
 #include "groups/groups.h"
-#include "server/conn.h"
-#include "server/pool.h"
-#include "server/thread.h"
-#include "winapi/fs.h"
+#include "rpc/conn.h"
+#include "rpc/pool.h"
+#include "base/thread.h"
+#include "host/fs.h"
 
 static cp_pool *pool;
 static cp_groups *groups;

@@ -21,7 +21,7 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "groups/catalog.h"
-#include "server/wirecheck.h"
+#include "dispatch/wirecheck.h"
 
 #define MAX_METHODS 512
 

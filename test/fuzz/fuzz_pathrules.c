@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "groups/common/pathrules.h"
-#include "server/wirecheck.h"
+#include "dispatch/wirecheck.h"
 
 static cp_pathrules *fixed;
 

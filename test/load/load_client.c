@@ -33,10 +33,10 @@
 
 #include <protobuf-c/protobuf-c.h>
 
-#include "cli/dial.h"
-#include "cli/h2client.h"
+#include "client/dial.h"
+#include "client/h2client.h"
 #include "groups/catalog.h"
-#include "server/arena.h"
+#include "base/arena.h"
 
 #define N_TARGETS 10
 #define MAX_REPORTED 10

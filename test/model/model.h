@@ -1,6 +1,6 @@
 /* model.h - the device model (issue 13): a machine's disks, partitions,
  * volumes and mounted folders in memory, answering the storage call table
- * (winapi/storage_calls_win32.h) as Microsoft documents Windows answers. Linked
+ * (host/storage_calls_win.h) as Microsoft documents Windows answers. Linked
  * only into build/win/csi-proxy-model.exe (mk/model.mk), never into
  * csi-proxy.exe. Test code, Windows (mingw) build only.
  *
@@ -25,8 +25,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../server/status.h"
-#include "../../winapi/storage_calls_win32.h"
+#include "base/status.h"
+#include "host/storage_calls_win.h"
 
 #define M_MAX_DISKS 48
 #define M_MAX_PARTS 16

@@ -4,7 +4,7 @@
  * STORAGE_DEVICE_ID_DESCRIPTOR bytes a disk reports ("STORAGE_DEVICE_
  * DESCRIPTOR structure", "STORAGE_DEVICE_ID_DESCRIPTOR structure",
  * "STORAGE_IDENTIFIER structure"). */
-#include "model.h"
+#include "test/model/model.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "../../winapi/storage_ids.h"
+#include "host/storage_ids.h"
 
 typedef struct ld {
     yaml_document_t doc;

@@ -14,7 +14,7 @@
  * access a code needs is checked as the I/O manager does (the
  * RequiredAccess bits of CTL_CODE against the handle's access;
  * Undocumented which error: the model says ERROR_ACCESS_DENIED). */
-#include "model.h"
+#include "test/model/model.h"
 
 #include <stddef.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* model_names.c - the device model's (model.h) handle, name, mounted-folder
  * and file-system members of the storage call table, the table itself,
  * and build/win/csi-proxy-model.exe's storage host: the product's Win32
- * host (storage_win32.c) on this table, seeded from the fixture named by
+ * host (storage_win.c) on this table, seeded from the fixture named by
  * CSI_PROXY_MODEL_FIXTURE.
  *
  * Mounted folders on real Wine directories: the directory stays an
@@ -17,7 +17,7 @@
  * forgotten, as removing a mounted folder's directory removes the mount
  * point on Windows. Paths the model does not own go to the real
  * functions. */
-#include "model.h"
+#include "test/model/model.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* model_state.c - the device model's state (model.h): handles, lookups,
  * when a volume is there, and the three WMI operations of the call table
- * (storage_calls_win32.h) at the operation level. */
-#include "model.h"
+ * (storage_calls_win.h) at the operation level. */
+#include "test/model/model.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -210,7 +210,7 @@ uint64_t m_fs_size(uint64_t bytes)
     return bytes / 4096 * 4096;
 }
 
-/* --- WMI at the operation level (storage_calls_win32.h) ------------------------ */
+/* --- WMI at the operation level (storage_calls_win.h) ------------------------ */
 
 /* MSFT_StorageSetting.UpdateHostStorageCache. Doc: "UpdateHostStorageCache
  * method of the MSFT_StorageSetting class": "Updates the internal cache of

@@ -23,11 +23,11 @@
 #include "disk/v1/api.pb-c.h"
 #include "filesystem/v1/api.pb-c.h"
 #include "filesystem/v1beta1/api.pb-c.h"
-#include "server/conn.h"
-#include "server/grpc_wire.h"
-#include "server/metrics.h"
-#include "server/thread.h"
-#include "server/wirecheck.h"
+#include "rpc/conn.h"
+#include "rpc/grpc_wire.h"
+#include "metrics/metrics.h"
+#include "base/thread.h"
+#include "dispatch/wirecheck.h"
 
 #ifndef CAPTURES
 #define CAPTURES "test/captures"

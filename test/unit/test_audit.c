@@ -1,7 +1,7 @@
 /* test_audit.c - secrets never reach the audit trail or the log:
- * service/redact.c (by field name, at any depth, and by value in any
- * text), service/audit.c (the record's format), and the server hook
- * (server/job.c) that hands every CP_METHOD_MUTATES call to the audit with
+ * security/redact.c (by field name, at any depth, and by value in any
+ * text), security/audit.c (the record's format), and the server hook
+ * (rpc/job.c) that hands every CP_METHOD_MUTATES call to the audit with
  * the caller's identity, the result and the duration. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,10 +16,10 @@
 #include "filesystem/v1/api.pb-c.h"
 #include "groups/catalog.h"
 #include "iscsi/v1alpha2/api.pb-c.h"
-#include "server/conn_internal.h"
-#include "server/method.h"
-#include "service/audit.h"
-#include "service/redact.h"
+#include "rpc/conn_internal.h"
+#include "dispatch/method.h"
+#include "security/audit.h"
+#include "security/redact.h"
 #include "smb/v1/api.pb-c.h"
 
 static void test_secret_names(void **state)

@@ -1,4 +1,4 @@
-/* test_authz.c - the caller authorization decision (service/authz.c) over
+/* test_authz.c - the caller authorization decision (security/authz.c) over
  * many token shapes: what a real Windows node hands the service for an
  * elevated admin, a UAC-filtered or restricted admin (Administrators
  * deny-only), SYSTEM, ContainerAdministrator and ContainerUser pods,
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "service/authz.h"
-#include "service/broad.h"
+#include "security/authz.h"
+#include "security/broad.h"
 
 #define EN                                                                                         \
     (CP_SE_GROUP_MANDATORY | CP_SE_GROUP_ENABLED_BY_DEFAULT | CP_SE_GROUP_ENABLED) /* 0x7   \

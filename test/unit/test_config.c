@@ -1,5 +1,5 @@
 /* test_config.c - the YAML configuration (service/config.c), SIDs
- * (service/sid.c) and the pipe SDDL check (service/sddl.c): the example
+ * (security/sid.c) and the pipe SDDL check (security/sddl.c): the example
  * file loads, defaults, flags override the file, and every kind of bad
  * input is refused with file:line and the reason. */
 #include <setjmp.h>
@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "service/config.h"
-#include "service/log.h"
-#include "service/sddl.h"
-#include "service/sid.h"
+#include "base/log.h"
+#include "security/sddl.h"
+#include "security/sid.h"
 
 /* ---- helpers -------------------------------------------------------------- */
 

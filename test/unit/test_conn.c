@@ -3,7 +3,7 @@
  * versions, a raw-backslash :authority, two calls with a deadline, an
  * unimplemented group, the wrong pipe, an idle connection. */
 
-#include "conn_harness.h"
+#include "test/unit/conn_harness.h"
 
 static void test_capture_pathexists_v1(void **state)
 {

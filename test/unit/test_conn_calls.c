@@ -3,7 +3,7 @@
  * limits, deadlines, denied callers, shutdown, malformed headers, the
  * request filter, metrics, and the gRPC wire helpers. */
 
-#include "conn_harness.h"
+#include "test/unit/conn_harness.h"
 
 static void test_handler_error_status_and_message(void **state)
 {
@@ -253,7 +253,7 @@ static void test_bad_preface_closes(void **state)
     cp_conn_close(c);
 }
 
-/* nghttp2's HTTP checks (made by server/h2check.c): a malformed request is
+/* nghttp2's HTTP checks (made by rpc/h2check.c): a malformed request is
  * reset with PROTOCOL_ERROR (RFC 9113 section 8.1.1) and never reaches a
  * handler. */
 static void test_malformed_headers_reset(void **state)
@@ -311,7 +311,7 @@ static void test_malformed_headers_reset(void **state)
 
 /* grpc-go before 1.57 sends the dial target as :authority unencoded: the
  * raw pipe path, with single or doubled backslashes. nghttp2's own check
- * refuses a backslash; server/h2check.c allows exactly this form. */
+ * refuses a backslash; rpc/h2check.c allows exactly this form. */
 static void test_raw_backslash_authority_answers_ok(void **state)
 {
     (void)state;

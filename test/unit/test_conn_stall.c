@@ -4,7 +4,7 @@
  * the client takes them), and a client that reads nothing being cut off.
  * Default limits only (conn.h). */
 
-#include "conn_harness.h"
+#include "test/unit/conn_harness.h"
 
 #define CALLS 60 /* more than the default limit of held answers allows */
 

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "service/flags.h"
-#include "service/roots.h"
+#include "security/roots.h"
 
 /* Parses a NULL-terminated list of arguments (argv[0] is added). */
 #define PARSE(f, e, ...) parse_list((f), (e), (const char *[]){"csi-proxy.exe", __VA_ARGS__, NULL})

@@ -31,7 +31,7 @@
 
 #include "groups/filesystem/filesystem.h"
 #include "groups/groups.h"
-#include "server/dispatch.h"
+#include "dispatch/dispatch.h"
 
 #define K "C:\\var\\lib\\kubelet"
 #define DRV K "\\plugins\\drv"

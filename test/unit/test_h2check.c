@@ -1,5 +1,5 @@
 /* test_h2check.c - nghttp2's server-side HTTP messaging checks, made by
- * server/h2check.c, and the one allowance: a raw pipe path as :authority. */
+ * rpc/h2check.c, and the one allowance: a raw pipe path as :authority. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "server/h2check.h"
+#include "rpc/h2check.h"
 
 typedef struct {
     const char *name, *value;

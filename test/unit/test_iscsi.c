@@ -21,10 +21,10 @@
 #include "groups/iscsi/iscsi.h"
 #include "iscsi/v1alpha1/api.pb-c.h"
 #include "iscsi/v1alpha2/api.pb-c.h"
-#include "server/dispatch.h"
-#include "service/redact.h"
-#include "winapi/fs.h"
-#include "winapi/iscsi_sim.h"
+#include "dispatch/dispatch.h"
+#include "security/redact.h"
+#include "host/fs.h"
+#include "sim/iscsi_sim.h"
 
 #define SECRET "Wr0ng-S3cret-99" /* 15 bytes: a length Windows takes */
 #define GOOD_USER "sim-user"

@@ -1,5 +1,5 @@
 /* test_iscsi_isdsc.c - the portable half of the iSCSI Win32 host
- * (winapi/iscsi_isdsc.c): the initiator's ISDSC_* codes map to the status
+ * (host/iscsi_isdsc.c): the initiator's ISDSC_* codes map to the status
  * a caller can act on (the service not running is FAILED_PRECONDITION, an
  * unknown target NOT_FOUND, a target logged in already ALREADY_EXISTS,
  * refused CHAP credentials PERMISSION_DENIED, a refused secret
@@ -13,8 +13,8 @@
 
 #include <string.h>
 
-#include "server/status.h"
-#include "winapi/iscsi_isdsc.h"
+#include "base/status.h"
+#include "host/iscsi_isdsc.h"
 
 static void test_codes_map_to_what_a_caller_can_do(void **state)
 {

@@ -21,10 +21,10 @@
 #include "groups/groups.h"
 #include "groups/iscsi/iscsi.h"
 #include "iscsi/v1alpha2/api.pb-c.h"
-#include "server/dispatch.h"
+#include "dispatch/dispatch.h"
 #include "service/config.h"
-#include "winapi/fs.h"
-#include "winapi/iscsi_sim.h"
+#include "host/fs.h"
+#include "sim/iscsi_sim.h"
 
 static int check(const cp_iscsi_policy *p, const char *address, uint32_t port, cp_error *e)
 {

@@ -14,11 +14,11 @@
 
 #include "groups/common/disklocks.h"
 #include "groups/common/pathrules.h"
-#include "server/call.h"
-#include "server/metrics.h"
-#include "server/metrics_addr.h"
-#include "server/thread.h"
-#include "service/audit.h"
+#include "dispatch/call.h"
+#include "metrics/metrics.h"
+#include "metrics/metrics_addr.h"
+#include "base/thread.h"
+#include "security/audit.h"
 
 static int h_none(cp_call *call, const void *req, void *resp)
 {

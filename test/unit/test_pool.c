@@ -10,8 +10,8 @@
 
 #include <stdbool.h>
 
-#include "server/pool.h"
-#include "server/thread.h"
+#include "rpc/pool.h"
+#include "base/thread.h"
 
 typedef struct gate {
     cp_mutex *mu;

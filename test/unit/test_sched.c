@@ -1,5 +1,5 @@
 /* test_sched.c - jobs on the worker pool with the disk locks
- * (server/job.c, server/pool.c, groups/common/disklocks.c): a job whose
+ * (rpc/job.c, rpc/pool.c, groups/common/disklocks.c): a job whose
  * deadline passed or whose client cancelled never runs its handler; calls
  * waiting for a disk hold no worker; a lock
  * handed to a call that no longer wants it passes on. */
@@ -15,9 +15,9 @@
 
 #include "filesystem/v1/api.pb-c.h"
 #include "groups/common/disklocks.h"
-#include "server/conn_internal.h"
-#include "server/method.h"
-#include "server/thread.h"
+#include "rpc/conn_internal.h"
+#include "dispatch/method.h"
+#include "base/thread.h"
 
 /* ---- a fake "disk" service: Hold locks the disk named by path[0] -------- */
 

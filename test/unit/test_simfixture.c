@@ -18,10 +18,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "winapi/iscsi_sim.h"
-#include "winapi/smb_sim.h"
-#include "winapi/storage_ids.h"
-#include "winapi/storage_sim.h"
+#include "sim/iscsi_sim.h"
+#include "sim/smb_sim.h"
+#include "host/storage_ids.h"
+#include "sim/storage_sim.h"
 
 #define GIB (1024ull * 1024 * 1024)
 #define SECRET "Chap-S3cret-16b"

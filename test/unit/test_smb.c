@@ -19,9 +19,9 @@
 #include "groups/groups.h"
 #include "groups/smb/selfaddr.h"
 #include "groups/smb/smb.h"
-#include "server/dispatch.h"
+#include "dispatch/dispatch.h"
 #include "smb/v1/api.pb-c.h"
-#include "winapi/fs.h"
+#include "host/fs.h"
 
 /* --- normalisation --------------------------------------------------------- */
 

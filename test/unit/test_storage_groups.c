@@ -22,9 +22,9 @@
 #include "groups/disk/disk.h"
 #include "groups/groups.h"
 #include "groups/volume/volume.h"
-#include "server/dispatch.h"
-#include "server/thread.h"
-#include "winapi/storage_sim.h"
+#include "dispatch/dispatch.h"
+#include "base/thread.h"
+#include "sim/storage_sim.h"
 
 #define K "C:\\var\\lib\\kubelet"
 #define GIB 1073741824LL

@@ -1,7 +1,7 @@
 /* test_storage_ids.c - the identity strings drivers parse (page83, serial
  * number, location, volume IDs, string disk IDs), made from raw
  * STORAGE_DEVICE_ID_DESCRIPTOR / STORAGE_DEVICE_DESCRIPTOR / SCSI_ADDRESS
- * bytes laid out as Windows returns them (winapi/storage_ids.h). */
+ * bytes laid out as Windows returns them (host/storage_ids.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "winapi/storage_ids.h"
+#include "host/storage_ids.h"
 
 /* --- building descriptors byte by byte ---------------------------------- */
 

@@ -1,4 +1,4 @@
-/* test_storage_sim.c - the simulated storage host (winapi/storage_sim.h) at
+/* test_storage_sim.c - the simulated storage host (sim/storage_sim.h) at
  * its ops-table level: fixture loading and its errors, the identity bytes
  * it reports (formatted by storage_ids.c as for a real disk), partitions,
  * volumes, mount points, growth, rescan, and its check that callers
@@ -14,10 +14,10 @@
 
 #include <cmocka.h>
 
-#include "server/thread.h"
-#include "winapi/fs.h"
-#include "winapi/storage_ids.h"
-#include "winapi/storage_sim.h"
+#include "base/thread.h"
+#include "host/fs.h"
+#include "host/storage_ids.h"
+#include "sim/storage_sim.h"
 
 #define GIB (1024ull * 1024ull * 1024ull)
 #define MIB (1024ull * 1024ull)

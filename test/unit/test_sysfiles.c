@@ -1,5 +1,5 @@
 /* test_sysfiles.c - page-file and crash-dump registry entries turned into
- * paths the volume calls take (winapi/sysfiles.h). */
+ * paths the volume calls take (host/sysfiles.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "winapi/sysfiles.h"
+#include "host/sysfiles.h"
 
 static void expect(const char *entry, bool paging, cp_sysfile_kind kind, const char *out)
 {

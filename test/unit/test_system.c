@@ -14,10 +14,10 @@
 
 #include "groups/groups.h"
 #include "groups/system/system.h"
-#include "server/dispatch.h"
+#include "dispatch/dispatch.h"
 #include "system/v1alpha1/api.pb-c.h"
-#include "winapi/fs.h"
-#include "winapi/smbios.h"
+#include "host/fs.h"
+#include "host/smbios.h"
 
 /* --- SMBIOS ------------------------------------------------------------------ */
 

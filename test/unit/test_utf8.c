@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "server/utf8.h"
+#include "base/utf8.h"
 
 static size_t cut(const char *s, size_t max)
 {

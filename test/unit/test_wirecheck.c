@@ -10,7 +10,7 @@
 #include "disk/v1beta1/api.pb-c.h"
 #include "filesystem/v1/api.pb-c.h"
 #include "iscsi/v1alpha2/api.pb-c.h"
-#include "server/wirecheck.h"
+#include "dispatch/wirecheck.h"
 
 static int check(const ProtobufCMessageDescriptor *d, const uint8_t *b, size_t n, char *field)
 {

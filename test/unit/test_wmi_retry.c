@@ -1,5 +1,5 @@
 /* test_wmi_retry.c - the WMI client's answer to a lost connection
- * (winapi/wmi_retry.h), natively: which HRESULTs mean the WMI service's
+ * (host/wmi_retry.h), natively: which HRESULTs mean the WMI service's
  * connection is gone (and whether the call may have run), and the retry
  * wrapper against a WMI double that fails once with each such code, then
  * answers: the cached connection is dropped on every one of them, an
@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "winapi/wmi_retry.h"
+#include "host/wmi_retry.h"
 
 typedef struct {
     uint32_t hr;

@@ -14,14 +14,14 @@
     1. CreateSymlink makes a directory symbolic link for a directory source
        and a file symbolic link for a file source (LinkType, the Directory
        attribute, Target as given), made relative to the judged parent
-       handle (NtCreateFile + FSCTL_SET_REPARSE_POINT, winapi/fs_write_win32.c);
+       handle (NtCreateFile + FSCTL_SET_REPARSE_POINT, host/fs_write_win.c);
        ALREADY_EXISTS onto an existing path; Rmdir of the link keeps its target;
     2. the race: a background job owns <kubelet>\plugins\csi-proxy-race and
        keeps swapping its directory d for a junction to a directory outside
        the roots (a junction needs no privilege) while Rmdir (force), Rmdir
        of a file, RmdirContents, Mkdir (one and two levels) and
        CreateSymlink run below d, -Tries times each: nothing outside may be
-       created, emptied or removed (winapi/fs.h, cp_fs_guard). Before each
+       created, emptied or removed (host/fs.h, cp_fs_guard). Before each
        try the job is paused with d real, the last try's leftovers are
        removed and the try's input is made; the call then runs against the
        swapping;

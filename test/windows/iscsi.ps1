@@ -1,7 +1,7 @@
 <#
 .SYNOPSIS
   The iscsi group of csi-proxy on a real Windows Server node: the Win32
-  back-end (winapi/iscsi_win32.c on iscsidsc.dll) against the Windows iSCSI
+  back-end (host/iscsi_win.c on iscsidsc.dll) against the Windows iSCSI
   Target Server role on the SAME node, through one of the node's own
   IPv4 addresses (loopback is refused by the portal rule), driven
   through csi-proxy-cli.exe exactly as a CSI driver drives it, with the disk
@@ -30,7 +30,7 @@
        it: no session and no persistent login left, GetTargetDisks empty;
        RemoveTargetPortal (twice: NOT_FOUND);
     7. with MSiSCSI stopped: FAILED_PRECONDITION naming the service (and the
-       code the API really gives, printed: iscsidsc_win32.c guesses
+       code the API really gives, printed: iscsidsc_win.c guesses
        ISDSC_SERVICE_NOT_RUNNING or RPC_S_SERVER_UNAVAILABLE);
     8. neither CHAP secret in the service's log or audit file.
 

@@ -1,6 +1,6 @@
 <#
 .SYNOPSIS
-  The gate's system judge (service/osjudge_win.c: one AccessCheck, one
+  The gate's system judge (security/osjudge_win.c: one AccessCheck, one
   access bit per allowed SID) against CheckTokenMembership, on a real
   Windows node: the restricted-token half Wine cannot show.
   Status: written, NOT RUN by the team (CI is Linux + Wine).

@@ -1,7 +1,7 @@
 <#
 .SYNOPSIS
   The smb group of csi-proxy on a real Windows node: SMB global mappings
-  through MSFT_SmbGlobalMapping (winapi/smb_win32.c). A share of the node
+  through MSFT_SmbGlobalMapping (host/smb_win.c). A share of the node
   itself is refused; a share on another host, with credentials, is mapped,
   linked under the kubelet directory, read and written through the link, and
   removed. See README.md in this directory. NOT RUN by the team yet.

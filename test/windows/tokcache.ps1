@@ -1,6 +1,6 @@
 <#
 .SYNOPSIS
-  The service's cache of allowed caller tokens (service/gate_win.c,
+  The service's cache of allowed caller tokens (security/gate_win.c,
   gate_seen) on a real Windows node: the half Wine cannot show.
   Status: written, NOT RUN by the team (CI is Linux + Wine).
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Wine suite: the iscsi group of the real build/win/csi-proxy.exe (its Win32
-# back-end, winapi/iscsi_win32.c, on iscsidsc.dll) over the named pipes,
+# back-end, host/iscsi_win.c, on iscsidsc.dll) over the named pipes,
 # called by build/win/csi-proxy-cli.exe, in a private Wine prefix, at -v 10.
 #
 #   1. as Wine 8 is: no iscsidsc.dll in system32. All 15 iscsi RPCs (7 of

@@ -1,11 +1,11 @@
 /* iscsidsc_fake.c - a stand-in iscsidsc.dll for test/wine/iscsi.sh, copied
  * into the private Wine prefix's system32 only (Wine 8 ships no
  * iscsidsc.dll). It lets the real csi-proxy.exe run its iSCSI back-end
- * (winapi/iscsi_win32.c) under Wine: loading, the buffer-size loops, the
+ * (host/iscsi_win.c) under Wine: loading, the buffer-size loops, the
  * structures and the error map. TEST BUILD ONLY; never shipped.
  *
  * It is built from the same declarations as the back-end
- * (winapi/iscsidsc_win32.h), so it cannot show that those match
+ * (host/iscsidsc_win.h), so it cannot show that those match
  * Microsoft's DLL: test/windows/iscsi.ps1 is for that.
  *
  * The initiator it fakes, in memory of the one process that loads it:
@@ -33,8 +33,8 @@
  * Built with -DFAKE_NO_LOGIN, it lacks LoginIScsiTargetW. Session and
  * target lists need more room than the back-end first offers, so its
  * ERROR_INSUFFICIENT_BUFFER loops run. */
-#include "winapi/iscsi_isdsc.h"
-#include "winapi/iscsidsc_win32.h"
+#include "host/iscsi_isdsc.h"
+#include "host/iscsidsc_win.h"
 
 #include <stdio.h>
 #include <string.h>

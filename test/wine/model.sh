@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Wine tests of the product's Win32 storage host on the device model
 # (issue 13): build/win/csi-proxy-model.exe is csi-proxy.exe's main, core
-# and Win32 storage host (winapi/storage_win32.c, storage_volume_win32.c,
-# storage_roles_win32.c) unchanged, on the model's call table (test/model/)
-# instead of Windows' (winapi/storage_calls_win32.h), seeded from
+# and Win32 storage host (host/storage_win.c, storage_volume_win.c,
+# storage_roles_win.c) unchanged, on the model's call table (test/model/)
+# instead of Windows' (host/storage_calls_win.h), seeded from
 # test/fixtures/model.yaml. Called over the real named pipes by
 # csi-proxy-cli.exe in a private Wine prefix:
 #
@@ -42,7 +42,7 @@ K='C:\\var\\lib\\kubelet'
 mkdir -p "$C/csi" "$C/var/lib/kubelet/plugins" "$C/csi-work"
 cp "$W/csi-proxy-model.exe" "$W/csi-proxy-cli.exe" "$W/pipecheck.exe" "$C/csi/"
 cp test/fixtures/model.yaml "$C/csi/model.yaml"
-# What storage_roles_win32.c reads: C: holds the page file and the crash
+# What storage_roles_win.c reads: C: holds the page file and the crash
 # dump (%SystemRoot%\MEMORY.DMP), D: a second page file.
 MM='HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Memory Management'
 wine reg add "$MM" /v PagingFiles /t REG_MULTI_SZ /d 'C:\pagefile.sys 0 0\0D:\pagefile.sys' /f >/dev/null 2>&1

@@ -1,5 +1,5 @@
 /* precheck.c - the batched hand-off check of the pipe transport
- * (cp_pc_precheck, server/pipe_conn_win.c) under Wine, against
+ * (cp_pc_precheck, transport/pipe/conn_win.c) under Wine, against
  * libcore.a's own object; test/wine/service_security.sh runs it.
  *
  * One look of a loop may find the reads of several connections done; one
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/pipe_win.h"
+#include "transport/pipe/pipe_win.h"
 
 static int passed, failed;
 

@@ -260,7 +260,7 @@ expect "smb: an address that is not this machine's reaches the host (FAILED_PREC
 expect "smb: RemoveSmbGlobalMapping with one leading backslash (Trident's unstage) reaches the host" 9 \
     'MSFT_SmbGlobalMapping' smb v1 RemoveSmbGlobalMapping '{"remote_path":"\\fs1.example.com\\trident_pvc_1"}'
 # (Wine's WMI has no ROOT\Microsoft\Windows\SMB: ConnectServer answers
-# WBEM_E_INVALID_NAMESPACE, which smb_win32.c reports as the missing interface.)
+# WBEM_E_INVALID_NAMESPACE, which smb_win.c reports as the missing interface.)
 expect "smb: the Win32 host answers FAILED_PRECONDITION naming MSFT_SmbGlobalMapping and its namespace" 9 \
     'MSFT_SmbGlobalMapping (ROOT\Microsoft\Windows\SMB) is not available on this host: connecting to the namespace failed (HRESULT 0x8004100e, WBEM_E_INVALID_NAMESPACE)' \
     smb v1 NewSmbGlobalMapping '{"remote_path":"\\\\fs1.example.com\\share","username":"u1","password":"S3cr3t-w"}'

@@ -255,7 +255,7 @@ fi
 run sc delete csiproxy
 
 # --- a short drain deadline: calls still running get UNAVAILABLE ---------------------
-# 8 workers: one group may use 6 of them (server/pool.c), so all 4 calls run at
+# 8 workers: one group may use 6 of them (rpc/pool.c), so all 4 calls run at
 # once (with the default 4 workers the group gets 3 and the 4th waits its turn).
 printf 'limits:\n  drainTimeout: 200ms\n  workerThreads: 8\n' >"$C/csi/short.yaml"
 expect "install with -config" 0 "installed" proxy install -config 'C:\csi\short.yaml' -log_file='C:\csi\short.log' -logtostderr=false -v 2

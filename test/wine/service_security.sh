@@ -127,7 +127,7 @@ check "this test runs as an admin (Wine's default token): $OUT" "$([ "$OUT" = ad
 svctest restricted 'C:\csi\svctest.exe' member
 check "a restricted child is not: $OUT" "$([ "$OUT" = "not admin" ] && echo 0 || echo 1)"
 # The gate's second judge, one AccessCheck for a group's SIDs
-# (service/osjudge_win.h), answers as CheckTokenMembership SID by SID.
+# (security/osjudge_win.h), answers as CheckTokenMembership SID by SID.
 svctest osjudge
 check "the system judge (AccessCheck) agrees with CheckTokenMembership on 13 token/SID-list cases" \
     "$RC" "$(grep 'not ok' <<<"$OUT")"

@@ -18,7 +18,7 @@
 #      the server with FAILED_PRECONDITION naming the share, and removing
 #      it succeeds). (This check found that the Win32 fs host refused a UNC
 #      link target outright, "not a drive-absolute path": fixed in
-#      winapi/fs_win32.c.) A mapping without a link succeeds; refusals from the
+#      host/fs_win.c.) A mapping without a link succeeds; refusals from the
 #      server (down, wrong password, a share it lacks, the fixture's mapping
 #      by another user) have their codes. Not shown: a working link.
 #   3. At -v 10 no CHAP secret or password appears in the server's log.

@@ -5,7 +5,7 @@
 #
 #   1. The executables: csi-proxy.exe links no simulator and
 #      csi-proxy-sim.exe no WMI; neither imports a process-creation API.
-#      The one Win32 error map (winapi/winutil.h, issue 8 item 11):
+#      The one Win32 error map (base/winutil_win.h):
 #      winutilcheck.exe, linked with libcore.a, checks its codes and message
 #      form (ERROR_NOT_READY UNAVAILABLE, ERROR_DISK_FULL RESOURCE_EXHAUSTED,
 #      a long object cut on a character boundary).
@@ -92,9 +92,9 @@ fi
 # the one Win32 error map, as libcore.a has it
 WU=$(wine 'C:\csi\winutilcheck.exe' 2>&1 | tr -d '\r')
 if grep -q '^[0-9]* passed, 0 failed$' <<<"$WU"; then
-    ok "winapi/winutil.h: one Win32 error map ($(tail -1 <<<"$WU"))"
+    ok "base/winutil_win.h: one Win32 error map ($(tail -1 <<<"$WU"))"
 else
-    bad "winapi/winutil.h: one Win32 error map" "$(grep '^not ok' <<<"$WU" | head -5)"
+    bad "base/winutil_win.h: one Win32 error map" "$(grep '^not ok' <<<"$WU" | head -5)"
 fi
 
 K='C:\\var\\lib\\kubelet'

@@ -50,7 +50,7 @@
  *   svctest member
  *       prints "admin" or "not admin" for this process's token.
  *   svctest osjudge
- *       the gate's second judge (service/osjudge_win.h: any of a list of
+ *       the gate's second judge (security/osjudge_win.h: any of a list of
  *       SIDs enabled, in one AccessCheck) against CheckTokenMembership SID
  *       by SID, on this process's token and on one with Administrators
  *       deny-only, and on two with restricting SIDs (which Wine ignores),
@@ -81,8 +81,8 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "cli/h2client.h"
-#include "service/osjudge_win.h"
+#include "client/h2client.h"
+#include "security/osjudge_win.h"
 
 static int fail(const char *what)
 {

@@ -1,4 +1,4 @@
-/* winutilcheck.c - winapi/winutil_win32.h under Wine (test/wine/storage.sh runs
+/* winutilcheck.c - base/winutil_win.h under Wine (test/wine/storage.sh runs
  * it): the one Win32 error map and the message form every Windows host
  * uses. Linked with build/win/libcore.a, so it tests the product's object.
  * Prints "ok - ..." / "not ok - ..." per check and "N passed, N failed";
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "winapi/winutil_win32.h"
+#include "base/winutil_win.h"
 
 static int passed, failed;
 

@@ -1,0 +1,409 @@
+/* conn_win.c - one connection of the named-pipe transport
+ * (pipe_win.h): its reads and writes, the caller check on its first bytes
+ * and the hand-off check before each call. */
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/winutil_win.h"
+#include "transport/pipe/pipe_client_win.h"
+#include "transport/pipe/pipe_win.h"
+#include "base/thread.h"
+
+/* ---- connection I/O ------------------------------------------------- */
+
+enum { IO_FAILED = -1, IO_PENDING, IO_DONE };
+
+/* Starts the connection's read. IO_DONE: it completed at once; *got bytes
+ * are in rbuf. IO_PENDING: its event is set when it completes (the loop
+ * waits for it). */
+static int start_read(pipe_conn *pc, DWORD *got)
+{
+    memset(&pc->rd.ov, 0, sizeof(pc->rd.ov));
+    pc->rd.ov.Internal = STATUS_PENDING;
+    pc->rd.ov.hEvent = pc->rd.ev;
+    if (ReadFile(pc->h, pc->rbuf, READ_BUF, NULL, &pc->rd.ov)) {
+        *got = (DWORD)pc->rd.ov.InternalHigh;
+        return IO_DONE;
+    }
+    if (GetLastError() != ERROR_IO_PENDING)
+        return IO_FAILED;
+    pc->rd.out = true;
+    return IO_PENDING;
+}
+
+/* After anything happened on a connection: writes its output, refreshes its
+ * deadline, closes it when it is finished. Last thing a caller does with
+ * pc: it may be freed. */
+void cp_pc_flush(pipe_conn *pc)
+{
+    pc->hold_until = 0;
+    if (pc->conn == NULL)
+        return;
+    while (!pc->writing) {
+        while (pc->wlen < WRITE_BUF) {
+            long n = cp_conn_send(pc->conn, pc->wbuf + pc->wlen, WRITE_BUF - pc->wlen);
+            if (n < 0) {
+                cp_pc_close(pc);
+                return;
+            }
+            if (n == 0)
+                break;
+            pc->wlen += (size_t)n;
+        }
+        if (pc->wlen > 0) {
+            memset(&pc->wr.ov, 0, sizeof(pc->wr.ov));
+            pc->wr.ov.Internal = STATUS_PENDING;
+            pc->wr.ov.hEvent = pc->wr.ev;
+            pc->writing = true;
+            BOOL done = WriteFile(pc->h, pc->wbuf, (DWORD)pc->wlen, NULL, &pc->wr.ov);
+            if (!done && GetLastError() != ERROR_IO_PENDING) {
+                pc->writing = false;
+                cp_pc_close(pc);
+                return;
+            }
+            if (!done) { /* the loop waits for its event (cp_pc_on_write) */
+                pc->wr.out = true;
+                SetEvent(pc->lp->wake); /* the loop's wait does not know it yet */
+                break;
+            }
+            pc->writing = false; /* written at once: go on here */
+            DWORD n = (DWORD)pc->wr.ov.InternalHigh;
+            if (n == 0 || n > pc->wlen) {
+                cp_pc_close(pc);
+                return;
+            }
+            pc->wlen -= n;
+            if (pc->wlen > 0)
+                memmove(pc->wbuf, pc->wbuf + n, pc->wlen);
+            continue;
+        }
+        break;
+    }
+    pc->deadline = cp_conn_next_deadline(pc->conn);
+    if (!pc->writing && (pc->closing || !cp_conn_wants_io(pc->conn)))
+        cp_pc_close(pc);
+}
+
+/* Worker side, the call's handler has run: the worker itself hands the
+ * answer to the connection and writes it, under its loop's lock (ctx is
+ * the loop), rather than handing the job to the loop's thread, which
+ * would have to wake for it (under Wine a request to signal it and more
+ * for the loop's wake-up); the write is the same either way. A write that
+ * cannot complete at once goes on on the loop's thread (cp_pc_on_write):
+ * this thread only starts it and sets the loop's wake event, so that the
+ * loop's next wait takes the write's event ("the system sets the event to
+ * a signaled state" when the operation completes, whichever thread
+ * started it: "OVERLAPPED structure (minwinbase.h)", Microsoft Learn; the
+ * workers outlive the transport's I/O). Wine 8 completes pipe writes at once whatever the reader does
+ * (test/wine/pipecheck.c -flood shows it), so that path runs only on
+ * Windows. Calls that finish together leave in one write per connection,
+ * handed over by one worker (cp_handover, conn.h): each finished job goes
+ * on the loop's lock-free list (lp->answered), and only the worker that
+ * finds nobody handing over takes the lock and hands over the whole list;
+ * the others go back to the pool at once instead of each waiting for the
+ * lock (8 calls at once on one connection: 42 -> 37 us of server CPU per
+ * call over four alternating rounds). Every job on the list has finished,
+ * so no answer waits for a call still running. While the transport stops,
+ * the loop's thread is woken so that it sees the call gone (tick); usually
+ * the drained connection's close (its cancelled read) wakes it as well. */
+static void post_job(void *ctx, cp_job *job)
+{
+    pipe_loop *lp = ctx;
+    if (!cp_handover_put(&lp->answered, job))
+        return; /* the worker handing over takes this one too */
+    AcquireSRWLockExclusive(&lp->lock);
+    do {
+        for (cp_job *j = cp_handover_take(&lp->answered), *next; j != NULL; j = next) {
+            next = cp_handover_next(j);
+            cp_conn *c = cp_job_complete(j);
+            if (c == NULL)
+                continue;
+            pipe_conn *pc = cp_conn_user(c);
+            pc->active_at = cp_now_ms();
+            if (!pc->dirty) {
+                pc->dirty = true;
+                pc->dirty_next = lp->dirty;
+                lp->dirty = pc;
+            }
+        }
+        while (lp->dirty != NULL) { /* one write per connection for all of them */
+            pipe_conn *pc = lp->dirty;
+            lp->dirty = pc->dirty_next;
+            pc->dirty = false;
+            if (pc->h == INVALID_HANDLE_VALUE)
+                cp_pc_maybe_free(pc); /* closed meanwhile */
+            else
+                cp_pc_flush(pc); /* may close pc */
+        }
+    } while (cp_handover_end(&lp->answered));
+    bool wake = lp->phase != RUNNING;
+    ReleaseSRWLockExclusive(&lp->lock);
+    if (wake)
+        SetEvent(lp->wake);
+}
+
+static void before_call(void *ctx);
+
+void cp_pc_on_connect(pipe_conn *pc, bool ok, int64_t now)
+{
+    pipe_loop *lp = pc->lp;
+    listener *l = pc->l;
+    if (l->inst == pc)
+        l->inst = NULL;
+    if (lp->phase == RUNNING) /* the next instance first: never a moment with none */
+        cp_pipe_place(lp, l, ok, now);
+    if (!ok || lp->phase != RUNNING) {
+        cp_pc_close(pc);
+        return;
+    }
+    size_t max = lp->t->opts.max_conns;
+    if ((size_t)InterlockedIncrement(&lp->t->nconns) > max && max > 0) { /* over all loops */
+        InterlockedDecrement(&lp->t->nconns);
+        cp_pc_close(pc); /* the client sees the pipe break and retries */
+        return;
+    }
+    pc->connected = true; /* counted: cp_pc_close takes it off nconns */
+    InterlockedIncrement(&lp->nconn);
+    if (pc->connected_at == 0) /* take_done takes it when it sees the connect done */
+        pc->connected_at = cp_win_filetime_now();
+    pc->active_at = now;
+    pc->rbuf = malloc(READ_BUF + WRITE_BUF);
+    if (pc->rbuf == NULL) {
+        cp_pc_close(pc);
+        return;
+    }
+    pc->wbuf = pc->rbuf + READ_BUF;
+    pc->wr.ev = cp_loop_event(lp);
+    if (pc->wr.ev == NULL) {
+        cp_pc_close(pc);
+        return;
+    }
+    DWORD got = 0;
+    int r = start_read(pc, &got);
+    if (r == IO_FAILED)
+        cp_pc_close(pc);
+    else if (r == IO_DONE) /* the client's first bytes were already there */
+        cp_pc_on_read(pc, true, got, now);
+}
+
+/* On the client's first bytes: who is it, and may it use this group?
+ * Deciding here rather than at connect lets impersonation work (Windows
+ * impersonates "the last message read from the pipe") while the client
+ * still holds the connection open. */
+static bool open_conn(pipe_conn *pc)
+{
+    pipe_loop *lp = pc->lp;
+    ULONG pid = 0;
+    if (!GetNamedPipeClientProcessId(pc->h, &pid))
+        pid = 0;
+    cp_conn_opts o = lp->t->opts.conn;
+    o.peer_pid = pid;
+    o.deny_message = NULL;
+    o.peer_id[0] = '\0';
+    o.before_call = before_call;
+    o.before_call_ctx = pc;
+    cp_pipe_client client = {pc->h, pc->connected_at, NULL};
+    if (lp->t->opts.authorize != NULL)
+        o.deny_message = lp->t->opts.authorize(lp->t->opts.authorize_ctx, pc->l->svc, pid, &client,
+                                               o.peer_id, sizeof(o.peer_id));
+    if (client.process != NULL && o.deny_message != NULL) {
+        CloseHandle(client.process); /* refused anyway */
+        client.process = NULL;
+    }
+    pc->opener = client.process;
+    pc->pid = pid;
+    pc->conn = cp_conn_new(pc->l->svc, lp->t->opts.pool, &o, post_job, lp);
+    if (pc->conn == NULL)
+        return false;
+    cp_conn_set_user(pc->conn, pc);
+    return true;
+}
+
+/* A call refused by before_call: the revoke hook audits it. */
+static void revoked_call(void *ctx, const char *path)
+{
+    pipe_conn *pc = ctx;
+    pipe_loop *lp = pc->lp;
+    if (lp->t->opts.revoke != NULL)
+        lp->t->opts.revoke(lp->t->opts.authorize_ctx, pc->l->svc, pc->pid,
+                           cp_conn_peer_id(pc->conn), path);
+}
+
+/* Before a call read from an allowed connection is accepted: has the
+ * process that opened it exited? Then the call comes from a process it was
+ * handed to, which was never identified: it and every call from here on
+ * are refused (once decided, the handle is dropped and the refusal stays).
+ * Asked by the connection (cp_conn_opts.before_call) for each new call,
+ * and answered from the system once per read: the bytes of one read were
+ * all written before it completed. */
+static void before_call(void *ctx)
+{
+    pipe_conn *pc = ctx;
+    if (pc->opener_checked)
+        return;
+    pc->opener_checked = true;
+    if (pc->opener == NULL || WaitForSingleObject(pc->opener, 0) != WAIT_OBJECT_0)
+        return;
+    cp_pc_opener_exited(pc);
+}
+
+void cp_pc_opener_exited(pipe_conn *pc)
+{
+    if (pc->opener == NULL || pc->conn == NULL)
+        return;
+    CloseHandle(pc->opener);
+    pc->opener = NULL;
+    static const char msg[] = "csi-proxy: the process that opened this connection has exited; "
+                              "calls on a connection handed to another process are refused (see "
+                              "the service's audit log)";
+    cp_conn_deny(pc->conn, msg, revoked_call, pc);
+}
+
+/* The hand-off check (before_call) of several reads at once, for the
+ * reads the loop's wait did not answer (wait_set in loop_win.c
+ * answers the one whose event ended it). Under load one look of the loop
+ * finds the reads of several connections done; each read would
+ * ask for its opener with its own zero-timeout wait (a system call, a
+ * wineserver request under Wine). One WaitForMultipleObjects on all their
+ * openers, made after every one of those reads completed, answers for the
+ * bytes of each: with bWaitAll FALSE and a zero timeout it returns at
+ * once, WAIT_TIMEOUT when none of the objects is signaled (a process
+ * object is signaled once it has exited) and WAIT_OBJECT_0 + i for the
+ * lowest index i that is ("WaitForMultipleObjects function (synchapi.h)",
+ * Microsoft Learn). So only WAIT_TIMEOUT spares a read its own look
+ * (opener_fresh, for its first round in cp_pc_on_read); an exited opener
+ * among them, or a failed wait, leaves each read to ask for itself, so
+ * the one that was handed on is refused exactly as before.
+ * test/wine/precheck.c checks it against this object. */
+void cp_pc_precheck(pipe_conn *const *done, size_t got)
+{
+    HANDLE hs[MAXIMUM_WAIT_OBJECTS];
+    pipe_conn *pcs[MAXIMUM_WAIT_OBJECTS];
+    DWORD n = 0;
+    for (size_t i = 0; i < got && n < MAXIMUM_WAIT_OBJECTS; i++) {
+        pipe_conn *pc = done[i];
+        if (!pc->connected || pc->h == INVALID_HANDLE_VALUE || pc->opener == NULL ||
+            pc->conn == NULL || (LONG)pc->rd.ov.Internal < 0)
+            continue;
+        hs[n] = pc->opener;
+        pcs[n++] = pc;
+    }
+    if (n < 2)
+        return; /* one read: its own look costs the same */
+    if (WaitForMultipleObjects(n, hs, FALSE, 0) != WAIT_TIMEOUT)
+        return; /* one has exited (or no answer): each read asks for itself */
+    for (DWORD k = 0; k < n; k++)
+        pcs[k]->opener_fresh = true;
+}
+
+/* Whether the n bytes are whole HTTP/2 frames (RFC 9113 section 4.1:
+ * 24-bit length, type, flags, stream id) of the kinds a client sends
+ * between calls, SETTINGS, WINDOW_UPDATE and PING, at least one of them a
+ * PING to be acknowledged: what grpc-go sends after each response it
+ * reads (its BDP ping). Anything else, or a frame cut by the read: false. */
+static bool ping_only(const uint8_t *p, DWORD n)
+{
+    bool ping = false;
+    for (DWORD at = 0; at < n;) {
+        if (n - at < 9)
+            return false;
+        DWORD len = (DWORD)p[at] << 16 | (DWORD)p[at + 1] << 8 | p[at + 2];
+        uint8_t type = p[at + 3];
+        if (type == 6 && !(p[at + 4] & 1)) /* PING without ACK */
+            ping = true;
+        else if (type != 4 && type != 8 && type != 6)
+            return false;
+        if (len > n - at - 9)
+            return false;
+        at += 9 + len;
+    }
+    return ping;
+}
+
+/* n bytes arrived in rbuf; reads on while more are there at once (up to
+ * SYNC_READS), then answers. */
+void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
+{
+    bool started = false; /* a call was handed to the pool */
+    for (int round = 1;; round++) {
+        pc->active_at = now;
+        if (!ok) { /* ERROR_BROKEN_PIPE and friends: the client is gone */
+            cp_pc_close(pc);
+            return;
+        }
+        if (n > 0 && pc->conn == NULL && (pc->lp->phase != RUNNING || !open_conn(pc))) {
+            cp_pc_close(pc);
+            return;
+        }
+        /* new bytes: before_call asks the system again, unless the
+         * batch's look after this read completed answered already */
+        pc->opener_checked = round == 1 && pc->opener_fresh;
+        pc->opener_fresh = false;
+        size_t jobs = n > 0 ? cp_conn_inflight(pc->conn) : 0;
+        if (n > 0 && cp_conn_recv(pc->conn, pc->rbuf, n) != CP_OK)
+            pc->closing = true; /* protocol error: send the GOAWAY, then close */
+        if (n > 0 && cp_conn_inflight(pc->conn) > jobs) { /* only cp_conn_recv starts calls */
+            started = true;
+        } else if (n > 0 && ping_only(pc->rbuf, n)) {
+            started = true; /* the next call is likely on its way: see below */
+        }
+        if (pc->closing)
+            break;
+        DWORD got = 0;
+        int r = start_read(pc, &got);
+        if (r == IO_FAILED) {
+            cp_pc_close(pc);
+            return;
+        }
+        if (r == IO_PENDING)
+            break;
+        if (round >= SYNC_READS) {
+            /* Enough for one turn: leave the finished read for the loop's
+             * next look, as if it had completed later, and let other
+             * connections in. */
+            pc->rd.out = true;
+            pc->rd.ov.Internal = 0; /* STATUS_SUCCESS */
+            pc->rd.ov.InternalHigh = got;
+            pc->lp->again = true;
+            break;
+        }
+        n = got;
+    }
+    /* A read that started a call usually leaves only control frames to
+     * send (grpc-go sends its BDP PING and WINDOW_UPDATE with the request:
+     * the PING ACK), and a quick call's answer follows within a
+     * millisecond: hold the output back for at most HOLD_MS so that both
+     * leave in one WriteFile (two system calls each under Wine, write and
+     * the wait for its result) instead of two. The same for a read of a
+     * PING alone (ping_only), which a client calling in a loop sends just
+     * before its next call. The answer's flush (post_job) or tick() at
+     * hold_until (set by the first read held) sends it all, PING ACK first
+     * as nghttp2 queues it ("PING responses SHOULD be given higher
+     * priority than any other frame", RFC 9113 section 6.7: it still
+     * leads the write). Not on a connection that is closing. */
+    if (started && !pc->closing && !pc->writing && pc->conn != NULL) {
+        if (pc->hold_until == 0)
+            pc->hold_until = now + HOLD_MS;
+        pc->deadline = cp_conn_next_deadline(pc->conn);
+        return;
+    }
+    cp_pc_flush(pc);
+}
+
+void cp_pc_on_write(pipe_conn *pc, bool ok, DWORD n)
+{
+    pc->writing = false;
+    if (!ok || n > pc->wlen) {
+        cp_pc_close(pc);
+        return;
+    }
+    pc->wlen -= n;
+    if (pc->wlen > 0)
+        memmove(pc->wbuf, pc->wbuf + n, pc->wlen);
+    cp_pc_flush(pc);
+}

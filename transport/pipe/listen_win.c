@@ -1,0 +1,302 @@
+/* listen_win.c - pipe_conn life cycle and the listening instances of
+ * the named-pipe transport (pipe_win.h). */
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/winutil_win.h"
+#include "transport/pipe/pipe_client_win.h"
+#include "transport/pipe/pipe_win.h"
+#include "base/thread.h"
+
+/* ---- pipe_conn life cycle ------------------------------------------- */
+
+/* An event for one of a connection's operations: a freed one's, else a
+ * new one (manual-reset, as an OVERLAPPED's must be: the system resets it
+ * when the operation starts and sets it when it completes, "OVERLAPPED
+ * structure (minwinbase.h)", Microsoft Learn). NULL: none to be had. */
+HANDLE cp_loop_event(pipe_loop *lp)
+{
+    if (lp->nspare > 0)
+        return lp->spare[--lp->nspare];
+    return CreateEventW(NULL, TRUE, FALSE, NULL);
+}
+
+static void event_put(pipe_loop *lp, HANDLE ev)
+{
+    if (ev == NULL)
+        return;
+    if (lp->nspare < SPARE_EVENTS)
+        lp->spare[lp->nspare++] = ev;
+    else
+        CloseHandle(ev);
+}
+
+pipe_conn *cp_pc_new(pipe_loop *lp, listener *l, HANDLE h)
+{
+    pipe_conn *pc = calloc(1, sizeof(*pc));
+    if (pc == NULL)
+        return NULL;
+    pc->rd.ev = cp_loop_event(lp);
+    if (pc->rd.ev == NULL) {
+        free(pc);
+        return NULL;
+    }
+    pc->lp = lp;
+    pc->l = l;
+    pc->h = h;
+    pc->deadline = INT64_MAX;
+    pc->next = lp->all;
+    if (lp->all != NULL)
+        lp->all->prev = pc;
+    lp->all = pc;
+    return pc;
+}
+
+void cp_pc_maybe_free(pipe_conn *pc)
+{
+    if (pc->h != INVALID_HANDLE_VALUE || pc->rd.out || pc->wr.out || pc->dirty)
+        return;
+    pipe_loop *lp = pc->lp;
+    if (pc->prev != NULL)
+        pc->prev->next = pc->next;
+    else
+        lp->all = pc->next;
+    if (pc->next != NULL)
+        pc->next->prev = pc->prev;
+    event_put(lp, pc->rd.ev);
+    event_put(lp, pc->wr.ev);
+    if (pc->opener != NULL) /* see cp_pc_close */
+        CloseHandle(pc->opener);
+    free(pc->rbuf);
+    free(pc);
+}
+
+/* Releases the connection and the handle; the memory goes once the
+ * system has finished every operation it had. pc may be freed on return. */
+void cp_pc_close(pipe_conn *pc)
+{
+    if (pc->conn != NULL) {
+        cp_conn_close(pc->conn);
+        pc->conn = NULL;
+    }
+    if (pc->connected && pc->h != INVALID_HANDLE_VALUE) {
+        InterlockedDecrement(&pc->lp->t->nconns);
+        InterlockedDecrement(&pc->lp->nconn);
+    }
+    if (pc->l != NULL && pc->l->inst == pc)
+        pc->l->inst = NULL;
+    /* The opener's handle stays until pc is freed: the loop's thread may
+     * be waiting on it right now when a worker closes pc (wait_set), and
+     * a handle closed under a wait leaves the wait undefined
+     * ("WaitForMultipleObjects function (synchapi.h)", Microsoft Learn). */
+    if (pc->h != INVALID_HANDLE_VALUE) {
+        if (pc->rd.out || pc->wr.out)
+            CancelIoEx(pc->h, NULL);
+        CloseHandle(pc->h);
+        pc->h = INVALID_HANDLE_VALUE;
+    }
+    cp_pc_maybe_free(pc);
+}
+
+/* ---- listening ------------------------------------------------------ */
+
+/* Creates the listener's next instance and starts an overlapped connect. */
+int cp_pipe_listen_next(pipe_loop *lp, listener *l, cp_error *e)
+{
+    char why[256];
+    DWORD open_mode = PIPE_ACCESS_DUPLEX | FILE_FLAG_OVERLAPPED;
+    if (!l->created)
+        open_mode |= FILE_FLAG_FIRST_PIPE_INSTANCE;
+    HANDLE h = CreateNamedPipeW(
+        l->wpath, open_mode,
+        PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT | PIPE_REJECT_REMOTE_CLIENTS,
+        PIPE_UNLIMITED_INSTANCES, PIPE_QUOTA, PIPE_QUOTA, PIPE_TIMEOUT_MS, l->sa);
+    if (h == INVALID_HANDLE_VALUE) {
+        DWORD err = GetLastError();
+        l->last_err = err;
+        if (!l->created && (err == ERROR_ACCESS_DENIED || err == ERROR_PIPE_BUSY))
+            return cp_error_set(e, CP_E_ALREADY_EXISTS,
+                                "pipe %s already exists: is another csi-proxy running?", l->name);
+        return cp_error_set(e, CP_E_IO, "CreateNamedPipeW %s: %s (error %lu)", l->name,
+                            cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
+    }
+    /* Wine ignores FILE_FLAG_FIRST_PIPE_INSTANCE; the instance count tells
+     * there too (on Windows the flag already refused it). */
+    DWORD instances = 0;
+    if (!l->created && GetNamedPipeHandleStateW(h, NULL, &instances, NULL, NULL, NULL, 0) &&
+        instances > 1) {
+        CloseHandle(h);
+        return cp_error_set(e, CP_E_ALREADY_EXISTS,
+                            "pipe %s already exists: is another csi-proxy running?", l->name);
+    }
+    l->created = true;
+    pipe_conn *pc = cp_pc_new(lp, l, h);
+    if (pc == NULL) {
+        CloseHandle(h);
+        return cp_error_set(e, CP_E_NOMEM, "pipe %s: out of memory", l->name);
+    }
+    l->inst = pc;
+    pc->rd.ov.Internal = STATUS_PENDING;
+    pc->rd.ov.hEvent = pc->rd.ev;
+    pc->rd.out = true;
+    if (!ConnectNamedPipe(h, &pc->rd.ov)) {
+        DWORD err = GetLastError();
+        if (err == ERROR_PIPE_CONNECTED || err == ERROR_NO_DATA) {
+            /* A client came between create and connect (ERROR_NO_DATA: and
+             * already closed its end): "there is a good connection between
+             * client and server, even though the function returns zero"
+             * ("ConnectNamedPipe function (namedpipeapi.h)", Microsoft
+             * Learn); nothing completes later, so the loop takes it as
+             * done at its next look (again). The connection then gets the next instance
+             * listening and, for a client already gone, ends on its first
+             * read. Failing here instead would stop the service at start,
+             * or leave the pipe without a listener. */
+            pc->rd.ov.Internal = 0;
+            lp->again = true;
+            return CP_OK;
+        }
+        if (err != ERROR_IO_PENDING) {
+            pc->rd.out = false;
+            cp_pc_close(pc);
+            return cp_error_set(e, CP_E_IO, "ConnectNamedPipe %s: %s (error %lu)", l->name,
+                                cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
+        }
+    } else {
+        pc->rd.ov.Internal = 0; /* connected at once: done, like the cases above */
+        lp->again = true;
+    }
+    return CP_OK;
+}
+
+/* Failed attempts between two reports of the same failure (a minute). */
+#define RELISTEN_REPORT_EVERY (60000 / RELISTEN_RETRY_MS)
+
+/* Creates the listener's next instance; on failure retries in
+ * RELISTEN_RETRY_MS, and reports it through opts.listen_error at the first
+ * failure, then once a minute, and when it recovers: a listener without an
+ * instance serves no new client. ERROR_ACCESS_DENIED on an instance after
+ * the first is the pipe's own DACL refusing this process
+ * FILE_CREATE_PIPE_INSTANCE ("Named Pipe Security and Access Rights": "In
+ * addition to the requested access rights, the DACL must allow the calling
+ * thread FILE_CREATE_PIPE_INSTANCE access to the named pipe"): it will not
+ * pass by retrying, and it leaves the group one connection at a time, so
+ * it is named as such (issue 9 item 6; the configuration refuses such a
+ * DACL, this is the last line). */
+void cp_pipe_relisten(pipe_loop *lp, listener *l, int64_t now)
+{
+    cp_error e;
+    e.msg[0] = '\0';
+    if (cp_pipe_listen_next(lp, l, &e) == CP_OK) {
+        if (l->failures > 0 && lp->t->opts.listen_error != NULL) {
+            char msg[CP_ERROR_MSG_MAX];
+            snprintf(msg, sizeof(msg), "pipe %s: listening again after %u failed attempts", l->name,
+                     l->failures);
+            lp->t->opts.listen_error(lp->t->opts.listen_error_ctx, msg);
+        }
+        l->failures = 0;
+        return;
+    }
+    l->retry_at = now + RELISTEN_RETRY_MS;
+    if (l->failures++ % RELISTEN_REPORT_EVERY != 0 || lp->t->opts.listen_error == NULL)
+        return;
+    char msg[CP_ERROR_MSG_MAX + 256];
+    if (l->created && l->last_err == ERROR_ACCESS_DENIED)
+        snprintf(msg, sizeof(msg),
+                 "pipe %s: cannot create another instance: access denied: the pipe's DACL does "
+                 "not give this service's account FILE_CREATE_PIPE_INSTANCE, so the group "
+                 "serves one connection at a time (grant the account full access, e.g. "
+                 "(A;;GA;;;SY)); retrying every %d ms (%u attempts)",
+                 l->name, RELISTEN_RETRY_MS, l->failures);
+    else
+        snprintf(msg, sizeof(msg),
+                 "pipe %s: cannot create another instance: %s; no new client is accepted "
+                 "until it can; retrying every %d ms (%u attempts)",
+                 l->name, e.msg, RELISTEN_RETRY_MS, l->failures);
+    lp->t->opts.listen_error(lp->t->opts.listen_error_ctx, msg);
+}
+
+/* ---- which loop takes the next client --------------------------------- */
+
+/* Each pipe has one listening instance at a time, on one loop, and the
+ * loop whose instance a client gets serves it to the end. The first loop
+ * keeps the instances while it serves fewer than SPREAD connections: one
+ * client at a time (a driver that connects for each lookup, EBS) stays on
+ * one loop, whose waits then take its connect, call and close together
+ * (with an instance listening on every loop the clients alternated
+ * between them, and each loop woke for its part: connect + call + close
+ * cost 61 wineserver requests against 52). Past that the instance goes to
+ * the loop serving the fewest (the first on a tie), so that 8 clients are
+ * served 4 and 4. Placing by count, rather than by which of several
+ * listening instances the system hands a client, does not depend on a
+ * choice Windows does not document (Wine hands out the one that has
+ * listened longest). The loops started are the candidates (t->nloops);
+ * when even the least loaded serves t->room connections, as many as its
+ * wait takes besides the pipes' listening instances (wait_set), the next
+ * loop starts and takes the instance (cp_loop_start); with LOOPS_MAX
+ * loops started, the least loaded takes it all the same, and its wait
+ * looks at what it cannot take every POLL_MS. */
+static pipe_loop *place(pipe_loop *lp, bool connected)
+{
+    cp_transport *t = lp->t;
+    LONG nl = InterlockedCompareExchange(&t->nloops, 0, 0);
+    LONG n0 = 0, least = 0;
+    size_t best = 0;
+    for (LONG k = 0; k < nl; k++) {
+        pipe_loop *o = &t->loops[k];
+        LONG n = InterlockedCompareExchange(&o->nconn, 0, 0) + (o == lp && connected ? 1 : 0);
+        if (k == 0)
+            n0 = least = n;
+        else if (n < least)
+            least = n, best = (size_t)k;
+    }
+    if (n0 < SPREAD)
+        return &t->loops[0];
+    if (least >= t->room && cp_loop_start(t, nl))
+        return &t->loops[nl];
+    return &t->loops[best];
+}
+
+/* Makes the instance on another loop, under that loop's lock: waited for
+ * when its index is higher, only tried when lower (so that two loops
+ * placing on each other cannot wait for each other; TryAcquireSRWLockExclusive
+ * "If the lock is successfully acquired, the return value is nonzero",
+ * without waiting: "TryAcquireSRWLockExclusive function (synchapi.h)",
+ * Microsoft Learn; Wine implements SRW locks for real). False: lp makes
+ * it. */
+static bool place_on(pipe_loop *lp, pipe_loop *to, size_t i)
+{
+    if (to > lp)
+        AcquireSRWLockExclusive(&to->lock);
+    else if (!TryAcquireSRWLockExclusive(&to->lock))
+        return false;
+    listener *tl = &to->ls[i];
+    bool ok = false;
+    if (to->phase == RUNNING) {
+        cp_error e;
+        ok = tl->inst != NULL || cp_pipe_listen_next(to, tl, &e) == CP_OK;
+        if (ok) {
+            tl->owned = true;
+            tl->failures = 0;
+        }
+    }
+    ReleaseSRWLockExclusive(&to->lock);
+    if (ok) /* its thread waits for the events it knew of: the new one is not among them */
+        SetEvent(to->wake);
+    return ok;
+}
+
+void cp_pipe_place(pipe_loop *lp, listener *l, bool connected, int64_t now)
+{
+    pipe_loop *to = place(lp, connected);
+    if (to != lp && place_on(lp, to, (size_t)(l - lp->ls))) {
+        l->owned = false;
+        return;
+    }
+    l->owned = true; /* here: as before, retried and reported on failure */
+    cp_pipe_relisten(lp, l, now);
+}

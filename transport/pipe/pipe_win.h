@@ -1,0 +1,171 @@
+/* pipe_win.h - the pieces of the named-pipe transport (transport.h on
+ * Windows) shared by its three files, in the order data flows:
+ *   listen_win.c    - pipe_conn life cycle, pipe instances listening;
+ *   conn_win.c      - one connection's reads, writes and caller checks;
+ *   loop_win.c - the loops' waits, timers, stop, transport.h.
+ * Everything here about one connection runs under its loop's lock: on the
+ * loop's thread, or on a worker answering its call (see
+ * loop_win.c for the design). Windows build only. */
+#ifndef CP_PIPE_WIN_H
+#define CP_PIPE_WIN_H
+
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/thread.h"
+#include "transport/transport.h"
+
+#define PIPE_PREFIX "\\\\.\\pipe\\"
+#define PIPE_QUOTA (64 * 1024) /* in/out buffer sizes of each instance */
+#define PIPE_TIMEOUT_MS 50     /* default WaitNamedPipe timeout, as go-winio */
+#define READ_BUF (16 * 1024)
+#define WRITE_BUF (32 * 1024)
+#define RELISTEN_RETRY_MS 250 /* after a failed CreateNamedPipeW at run time */
+#define CLOSE_GRACE_MS 2000   /* final flush before writes are cancelled */
+#define FREE_WAIT_MS 5000     /* cp_transport_free: wait for cancelled I/O */
+#define SYNC_READS 16         /* reads done at once before the other connections take a turn */
+#define HOLD_MS 10            /* output held back for the answer of a call just started */
+#define SPARE_EVENTS 64       /* events a loop keeps for its next pipe_conns */
+#define POLL_MS 2             /* a loop's wait while it has more operations than one wait takes */
+
+enum { RUNNING, DRAINING, CLOSING };
+
+typedef struct pipe_conn pipe_conn;
+typedef struct listener listener;
+typedef struct pipe_loop pipe_loop;
+
+typedef struct pipe_op {
+    OVERLAPPED ov;
+    HANDLE ev; /* its manual-reset event (ov.hEvent while the system has it) */
+    bool out;  /* the system has it: started and its completion not yet taken */
+} pipe_op;
+
+struct pipe_conn {
+    pipe_loop *lp;
+    listener *l;
+    HANDLE h;      /* INVALID_HANDLE_VALUE once closed */
+    cp_conn *conn; /* NULL while listening and once closed */
+    pipe_op rd;    /* ConnectNamedPipe while listening, then ReadFile */
+    pipe_op wr;    /* WriteFile */
+    bool writing;  /* a WriteFile started and not finished (wr.out once pending) */
+    bool dirty;    /* on lp->dirty: answers a later worker writes (post_job) */
+    pipe_conn *dirty_next;
+    bool closing;         /* close as soon as the output is written */
+    bool connected;       /* the connect completed (counted in t->nconns) */
+    int64_t deadline;     /* cached cp_conn_next_deadline() */
+    int64_t hold_until;   /* output held until then (0: not held), see on_read */
+    int64_t active_at;    /* last read or finished call, for opts.idle_ms */
+    int64_t connected_at; /* FILETIME when the loop saw the connect done, for opts.authorize */
+    HANDLE opener;        /* the allowed client process (authorize hook), or NULL */
+    uint32_t pid;         /* its id, for the revoke hook */
+    bool opener_checked;  /* before_call asked the system for the bytes of this read */
+    bool opener_fresh;    /* asked after this read completed (cp_pc_precheck) */
+    uint8_t *rbuf;        /* READ_BUF, then WRITE_BUF for wbuf */
+    uint8_t *wbuf;
+    size_t wlen;
+    pipe_conn *prev, *next; /* lp->all */
+};
+
+/* One pipe as one loop listens on it: svc, name, wpath and sa are the
+ * first loop's (it frees them), the rest is the loop's own; only the loop
+ * that owns the pipe's listening instance (owned) makes it again. */
+struct listener {
+    const cp_service *svc;
+    char *name; /* \\.\pipe\csi-proxy-... (UTF-8, for messages) */
+    wchar_t *wpath;
+    SECURITY_ATTRIBUTES *sa; /* NULL: the default pipe security */
+    bool created;            /* first instance made: later ones omit FIRST_PIPE_INSTANCE */
+    pipe_conn *inst;         /* the listening instance; NULL while none */
+    int64_t retry_at;        /* when inst is NULL: next attempt */
+    DWORD last_err;          /* of the last failed CreateNamedPipeW (0: none) */
+    unsigned failures;       /* failed attempts in a row to create the next instance */
+    bool owned;              /* this loop keeps the pipe's listening instance (cp_pipe_place) */
+};
+
+/* One loop: the thread that waits for the operations of its pipe
+ * instances (one WaitForMultipleObjects on their events) and the
+ * connections they became. Loops
+ * share nothing but the transport's options and counters: each has its
+ * own lock, lists and timers, and the listening instances placed on it
+ * (cp_pipe_place: one per pipe over all loops). */
+struct pipe_loop {
+    cp_transport *t;
+    HANDLE wake; /* auto-reset: set to make the loop look again (stop, workers) */
+    bool again;  /* an operation is done without its event set: no wait before the next look */
+    HANDLE spare[SPARE_EVENTS]; /* events of freed pipe_conns, for the next ones */
+    size_t nspare;
+    listener *ls; /* one per pipe; the strings are the transport's */
+    size_t nls;
+    /* Held by the loop's thread except while it waits, and by
+     * a worker answering a call of one of its connections (post_job):
+     * every pipe_conn and cp_conn of the loop is used under it. */
+    SRWLOCK lock;
+    cp_handover answered; /* finished calls not yet handed to their connections (post_job) */
+    pipe_conn *dirty;     /* connections with answers not yet written (post_job) */
+    pipe_conn *all;       /* every pipe_conn of the loop not yet freed */
+    int phase;
+    int64_t drain_until, close_until;
+    cp_thread *thread;   /* loops after the first: their thread, once started */
+    volatile LONG nconn; /* its connected pipe_conns not yet closed (cp_pipe_place) */
+};
+
+/* Loops at most; the first two run from cp_transport_run, the others
+ * start as connections need them (cp_pipe_place). */
+#define LOOPS_MAX 16
+/* Connections the first loop takes before the pipes' next instances go
+ * to the least loaded loop (cp_pipe_place). */
+#define SPREAD 3
+
+struct cp_transport {
+    cp_transport_opts opts;
+    pipe_loop loops[LOOPS_MAX];
+    volatile LONG nloops;   /* loops started: loops[0 .. nloops-1] */
+    volatile LONG starting; /* a loop's thread is being started (cp_pipe_place) */
+    LONG room;              /* connections a loop takes before the next one starts */
+    volatile LONG nconns;   /* connected pipe_conns not yet closed, all loops */
+    volatile LONG stop_requested;
+    volatile LONG64 stop_drain_ms;
+};
+
+/* listen_win.c */
+HANDLE cp_loop_event(pipe_loop *lp);
+pipe_conn *cp_pc_new(pipe_loop *lp, listener *l, HANDLE h);
+/* Frees pc once it is closed, owns no operation and is off the dirty list. */
+void cp_pc_maybe_free(pipe_conn *pc);
+/* Releases the connection and the handle; the memory goes once the
+ * system has finished every operation it had. pc may be freed on return. */
+void cp_pc_close(pipe_conn *pc);
+/* Creates the listener's next instance and starts an overlapped connect. */
+int cp_pipe_listen_next(pipe_loop *lp, listener *l, cp_error *e);
+/* The same at run time: on failure retries later and reports it. */
+void cp_pipe_relisten(pipe_loop *lp, listener *l, int64_t now);
+/* After a connect on lp's instance of l (connected: a client came; else
+ * the connect failed): makes the pipe's next listening instance on the
+ * loop that is to take the next client, lp or another (listen_win.c). */
+void cp_pipe_place(pipe_loop *lp, listener *l, bool connected, int64_t now);
+
+/* loop_win.c: starts loop nl's thread, if nl is the next loop
+ * to start (t->nloops), below LOOPS_MAX, and no other thread is starting
+ * one. Returns whether it started (t->nloops is then nl + 1). */
+bool cp_loop_start(cp_transport *t, LONG nl);
+
+/* conn_win.c: what happens when an operation of pc is done. Each may
+ * close (and free) pc. */
+void cp_pc_on_connect(pipe_conn *pc, bool ok, int64_t now);
+void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now);
+void cp_pc_on_write(pipe_conn *pc, bool ok, DWORD n);
+/* Before the operations one look of the loop found done are handled (the
+ * connects and reads in done[0..n-1]): asks once for the openers of all
+ * the reads among them (conn_win.c). */
+void cp_pc_precheck(pipe_conn *const *done, size_t n);
+/* pc's opener has exited: every call from here on is refused (what
+ * before_call decides when it finds it so). */
+void cp_pc_opener_exited(pipe_conn *pc);
+/* Writes the connection's output, refreshes its deadline, closes it when
+ * it is finished. Last thing a caller does with pc: it may be freed. */
+void cp_pc_flush(pipe_conn *pc);
+
+#endif
