@@ -13,7 +13,7 @@
 #include "../groups/catalog.h"
 #include "broad.h"
 #include "redact.h"
-#include "regfile.h"
+#include "cfgfile.h"
 #include "sddl.h"
 #include "yamlwalk.h"
 
@@ -517,7 +517,7 @@ int cp_config_load_file(cp_config *c, const char *path, cp_config_resolve_fn res
     cp_error_clear(e);
     if (cp_config_defaults(c) != CP_OK)
         return cp_error_set(e, CP_E_NOMEM, "config: out of memory");
-    FILE *fp = cp_regfile_open(path, "rb", e); /* a regular file, not NUL, CON, a pipe, ... */
+    FILE *fp = cp_cfgfile_open(path, e); /* a regular file only the trusted can change */
     if (fp == NULL)
         return e->status;
     char *buf = malloc(CP_CONFIG_MAX_FILE + 1);

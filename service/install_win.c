@@ -9,6 +9,7 @@
 
 #include "../winapi/winutil_win32.h"
 #include "account_win.h"
+#include "cfgdir_win.h"
 #include "cmdline.h"
 #include "config.h"
 #include "eventlog_win.h"
@@ -179,10 +180,15 @@ int cp_install_validate(int argc, char **argv, int64_t *drain_ms)
 int cp_install(int argc, char **argv)
 {
     int64_t drain_ms = CP_CONFIG_DEFAULT_DRAIN_MS;
+    /* The configuration folder first: a configuration file in it is
+     * refused while the folder is open to others. */
+    bool admin = elevated_admin();
+    if (admin && cp_install_config_dir() != 0)
+        return 1;
     int rc = cp_install_validate(argc, argv, &drain_ms);
     if (rc != 0)
         return rc;
-    if (!elevated_admin())
+    if (!admin)
         return refuse_not_elevated("install");
     wchar_t exe[MAX_PATH + 1];
     DWORD n = GetModuleFileNameW(NULL, exe, MAX_PATH + 1);

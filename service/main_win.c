@@ -203,7 +203,7 @@ static int load_config(cp_config *c, const cp_flags *f, cp_error *e)
     if (rc != CP_OK && rc != CP_E_INVALID_ARGUMENT) { /* the message lacks the flag's name */
         char msg[CP_ERROR_MSG_MAX];
         snprintf(msg, sizeof(msg), "%s", e->msg);
-        cp_error_set(e, rc, "-config: %s", msg);
+        cp_error_set(e, rc, "%s: %s", f->config != NULL ? "-config" : "configuration file", msg);
     }
     return rc;
 }
