@@ -12,9 +12,10 @@
 
 #include "../groups/catalog.h"
 #include "broad.h"
-#include "redact.h"
 #include "cfgfile.h"
+#include "redact.h"
 #include "sddl.h"
+#include "yamldepth.h"
 #include "yamlwalk.h"
 
 static const char *const group_names[CP_CONFIG_N_GROUPS] = {"filesystem", "disk",   "volume",
@@ -449,6 +450,10 @@ int cp_config_load_string(cp_config *c, const char *name, const char *yaml, size
         return cp_error_set(e, CP_E_INVALID_ARGUMENT, "%s: larger than %d bytes", name,
                             CP_CONFIG_MAX_FILE);
 
+    /* Nesting costs libyaml quadratic time: capped while parsing. */
+    int drc = cp_yaml_depth_check(name, yaml, len, e);
+    if (drc != CP_OK)
+        return drc;
     yaml_parser_t parser;
     yaml_document_t doc;
     if (!yaml_parser_initialize(&parser))
