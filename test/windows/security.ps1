@@ -86,7 +86,7 @@ Check ($r.Code -eq 14 -and $r.Out -match 'denied' -and -not (Test-Path "$Kubelet
 Check (-not ((Get-Content $log -Raw) -match 'audit: denied')) '... so the service never saw it'
 
 # --- 3. the in-process check behind a wider DACL ------------------------------
-$cfg = Join-Path $WorkDir 'wide.yaml'
+$cfg = Join-Path $env:ProgramData 'csi-proxy\wide.yaml' # made by install, SYSTEM and Administrators only
 @"
 groups:
   filesystem:

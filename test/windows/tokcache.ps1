@@ -65,7 +65,14 @@ function Bad([string] $name, [string] $why) { $script:fail++; Write-Output "not 
 function Check([bool] $cond, [string] $name, [string] $why = '') { if ($cond) { Ok $name } else { Bad $name $why } }
 
 New-Item -ItemType Directory -Force -Path $WorkDir, $Kubelet | Out-Null
-$cfg = Join-Path $WorkDir 'tokcache.yaml'
+# The config in a folder only SYSTEM and Administrators may change: csi-proxy
+# refuses a configuration file (or folder) anyone else could write.
+$cfgDir = Join-Path $env:ProgramData 'csi-proxy'
+New-Item -ItemType Directory -Force -Path $cfgDir | Out-Null
+$acl = New-Object System.Security.AccessControl.DirectorySecurity
+$acl.SetSecurityDescriptorSddlForm('D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)')
+Set-Acl -Path $cfgDir -AclObject $acl
+$cfg = Join-Path $cfgDir 'tokcache.yaml'
 $log = Join-Path $WorkDir 'server.log'
 $out = Join-Path $WorkDir 'server.out'
 Remove-Item -Force -ErrorAction SilentlyContinue $log, $out
