@@ -130,9 +130,8 @@ static int check_handle(HANDLE h, const char *path, const char *what, bool dir, 
                             path, what, cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
     }
     cp_filesec_ace aces[MAX_ACES];
-    cp_filesec_sd fsd = {.has_owner = cp_win_sid_from(owner, &fsd.owner),
-                         .has_dacl = dacl != NULL,
-                         .aces = aces};
+    cp_filesec_sd fsd = {
+        .has_owner = cp_win_sid_from(owner, &fsd.owner), .has_dacl = dacl != NULL, .aces = aces};
     int rc = CP_OK;
     if (dacl != NULL && dacl->AceCount > MAX_ACES) {
         rc = cp_error_set(e, CP_E_PERMISSION_DENIED,
@@ -172,8 +171,8 @@ out:
 static int check_folder(HANDLE h, const char *path, cp_error *e)
 {
     wchar_t full[MAX_PATH * 4];
-    DWORD n = GetFinalPathNameByHandleW(h, full, MAX_PATH * 4,
-                                        FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
+    DWORD n =
+        GetFinalPathNameByHandleW(h, full, MAX_PATH * 4, FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
     if (n == 0 || n >= MAX_PATH * 4) {
         DWORD err = n == 0 ? GetLastError() : ERROR_INSUFFICIENT_BUFFER;
         char why[256];
@@ -191,14 +190,15 @@ static int check_folder(HANDLE h, const char *path, cp_error *e)
         slash[1] = L'\0';
     else
         slash[0] = L'\0';
-    HANDLE d = CreateFileW(full, READ_CONTROL, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
-                           NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
+    HANDLE d = CreateFileW(full, READ_CONTROL,
+                           FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                           OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
     if (d == INVALID_HANDLE_VALUE) {
         DWORD err = GetLastError();
         char why[256];
         return cp_error_set(e, CP_E_PERMISSION_DENIED,
-                            "%s: refused: cannot open its folder to check it: %s (error %lu)",
-                            path, cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
+                            "%s: refused: cannot open its folder to check it: %s (error %lu)", path,
+                            cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
     }
     /* Named as the operator would write it: "C:\x", "\\server\share\x". */
     const wchar_t *shown = full;

@@ -10,7 +10,7 @@
 #include "log.h"
 #include "logesc.h"
 
-#define CP_MSG_TEXT 1 /* service/messages.mc: "%1" */
+#define CP_MSG_TEXT 1              /* service/messages.mc: "%1" */
 #define CP_EVENTLOG_LINE_MAX 16384 /* an audit record, escaped */
 
 struct cp_eventlog {

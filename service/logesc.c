@@ -35,9 +35,8 @@ static size_t utf8_at(const unsigned char *s, size_t n, uint32_t *cp)
 
 static bool unsafe_cp(uint32_t c)
 {
-    return (c >= 0x80 && c <= 0x9F) || c == 0x2028 || c == 0x2029 || c == 0x061C ||
-           c == 0x200E || c == 0x200F || (c >= 0x202A && c <= 0x202E) ||
-           (c >= 0x2066 && c <= 0x2069);
+    return (c >= 0x80 && c <= 0x9F) || c == 0x2028 || c == 0x2029 || c == 0x061C || c == 0x200E ||
+           c == 0x200F || (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
 }
 
 /* The escape for the sequence at s (k bytes), or "" when it stays. */

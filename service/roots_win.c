@@ -54,8 +54,7 @@ static void add_reg(sysdir *d, size_t *n, const wchar_t *key, const wchar_t *val
 /* prefix (a full path) as the system resolves it: long names, and
  * through junctions and links. Returns best (prefix itself when it cannot
  * do better). */
-static const wchar_t *resolve_existing(const wchar_t *prefix, wchar_t *lng, wchar_t *fin,
-                                       DWORD cap)
+static const wchar_t *resolve_existing(const wchar_t *prefix, wchar_t *lng, wchar_t *fin, DWORD cap)
 {
     const wchar_t *best = prefix;
     /* "GetLongPathNameW function (fileapi.h)": fails for a path that does

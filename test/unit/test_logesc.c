@@ -44,10 +44,16 @@ static void test_escapes(void **state)
     assert_string_equal(esc("nul\x01 del\x7f"), "nul\\x01 del\\x7f");
     assert_string_equal(esc("bell\a bs\b ff\f vt\v"), "bell\\x07 bs\\x08 ff\\x0c vt\\x0b");
     /* C1 controls: NEL (U+0085) and CSI (U+009B) */
-    assert_string_equal(esc("x\xc2\x85y\xc2\x9b" "2J"), "x\\u0085y\\u009b2J");
+    assert_string_equal(esc("x\xc2\x85y\xc2\x9b"
+                            "2J"),
+                        "x\\u0085y\\u009b2J");
     /* line and paragraph separators; bidi overrides and isolates */
-    assert_string_equal(esc("a\xe2\x80\xa8" "b\xe2\x80\xa9"), "a\\u2028b\\u2029");
-    assert_string_equal(esc("\xe2\x80\xae" "exe.txt\xe2\x81\xa6"), "\\u202eexe.txt\\u2066");
+    assert_string_equal(esc("a\xe2\x80\xa8"
+                            "b\xe2\x80\xa9"),
+                        "a\\u2028b\\u2029");
+    assert_string_equal(esc("\xe2\x80\xae"
+                            "exe.txt\xe2\x81\xa6"),
+                        "\\u202eexe.txt\\u2066");
     assert_string_equal(esc("\xe2\x80\x8f\xd8\x9c"), "\\u200f\\u061c");
     /* printable non-ASCII stays */
     assert_string_equal(esc("caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x99\x82"),
@@ -109,8 +115,8 @@ static void sink(void *ctx, bool failure, const char *line)
 }
 
 #define FORGED                                                                                     \
-    "I1127 08:00:00.000000    4242 audit.c:80] audit: call /v1.Filesystem/Rmdir "                \
-    "caller=S-1-5-18 pid=4 args={\"path\":\"C:\\\\var\\\\lib\\\\kubelet\\\\pods\"} result=OK "      \
+    "I1127 08:00:00.000000    4242 audit.c:80] audit: call /v1.Filesystem/Rmdir "                  \
+    "caller=S-1-5-18 pid=4 args={\"path\":\"C:\\\\var\\\\lib\\\\kubelet\\\\pods\"} result=OK "     \
     "duration=1ms"
 
 static void test_mkdir_crlf_cannot_forge_a_line(void **state)
@@ -174,7 +180,8 @@ static void test_mkdir_crlf_cannot_forge_a_line(void **state)
     char line[16384];
     int records = 0, bad = 0;
     while (fgets(line, sizeof(line), fp) != NULL) {
-        if (strncmp(line, "Log file created at:", 20) == 0 || strncmp(line, "Log line format:", 16) == 0)
+        if (strncmp(line, "Log file created at:", 20) == 0 ||
+            strncmp(line, "Log line format:", 16) == 0)
             continue;
         /* every line is the logger's own: "<sev>mmdd hh:mm:ss.uuuuuu    1234 file:line] " */
         if (strlen(line) < 30 || strncmp(line + 21, "    1234 ", 9) != 0) {
