@@ -23,6 +23,7 @@
 #include "flags.h"
 #include "install_win.h"
 #include "log.h"
+#include "logesc.h"
 #include "scm_win.h"
 #include "version.h"
 
@@ -58,8 +59,11 @@ static cp_app *console_app;
 static void startup_error(const char *msg)
 {
     CP_LOG_ERROR("%s", msg);
-    if (!cp_log_reaches_stderr('E'))
-        fprintf(stderr, "csi-proxy: %s\n", msg);
+    if (!cp_log_reaches_stderr('E')) {
+        char esc[CP_ERROR_MSG_MAX * 4]; /* as the log has it (logesc.h) */
+        cp_logesc(msg, strlen(msg), esc, sizeof(esc));
+        fprintf(stderr, "csi-proxy: %s\n", esc);
+    }
 }
 
 /* A refused configuration fails the start the same way in both modes, so
