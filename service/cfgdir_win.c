@@ -45,8 +45,8 @@ static DWORD judge(HANDLE h, bool *owner_ok, bool *safe, char *why, size_t cap)
     if (err != ERROR_SUCCESS)
         return err;
     cp_filesec_ace aces[64];
-    cp_filesec_sd fsd = {
-        .has_owner = cp_win_sid_from(owner, &fsd.owner), .has_dacl = dacl != NULL, .aces = aces};
+    cp_filesec_sd fsd = {.has_dacl = dacl != NULL, .aces = aces};
+    fsd.has_owner = cp_win_sid_from(owner, &fsd.owner);
     bool readable = true;
     for (DWORD i = 0; dacl != NULL && i < dacl->AceCount && i < 64; i++) {
         void *ace = NULL;

@@ -130,8 +130,8 @@ static int check_handle(HANDLE h, const char *path, const char *what, bool dir, 
                             path, what, cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
     }
     cp_filesec_ace aces[MAX_ACES];
-    cp_filesec_sd fsd = {
-        .has_owner = cp_win_sid_from(owner, &fsd.owner), .has_dacl = dacl != NULL, .aces = aces};
+    cp_filesec_sd fsd = {.has_dacl = dacl != NULL, .aces = aces};
+    fsd.has_owner = cp_win_sid_from(owner, &fsd.owner);
     int rc = CP_OK;
     if (dacl != NULL && dacl->AceCount > MAX_ACES) {
         rc = cp_error_set(e, CP_E_PERMISSION_DENIED,
