@@ -16,6 +16,7 @@
 
 #include "base/thread.h"
 #include "base/regfile.h"
+#include "base/logesc.h"
 
 #define LINE_MAX_BYTES 8192
 
@@ -198,11 +199,16 @@ void cp_logva(char sev, const char *file, int line, const char *fmt, va_list ap)
                          tm.tm_sec, (long)tv.tv_usec, lg.pid, base, line);
         n = k < 0 ? 0 : ((size_t)k < sizeof(buf) ? (size_t)k : sizeof(buf) - 1);
     }
-    int k = vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
-    if (k > 0)
-        n = n + (size_t)k < sizeof(buf) - 1 ? n + (size_t)k : sizeof(buf) - 2;
-    if (n == 0 || buf[n - 1] != '\n')
-        buf[n++] = '\n';
+    /* The message, with what a caller sent escaped (logesc.h): one line
+     * per record, whatever the text quotes. A newline that ends the
+     * message is the line's own. */
+    char msg[LINE_MAX_BYTES];
+    int k = vsnprintf(msg, sizeof(msg), fmt, ap);
+    size_t mlen = k < 0 ? 0 : ((size_t)k < sizeof(msg) ? (size_t)k : sizeof(msg) - 1);
+    if (mlen > 0 && msg[mlen - 1] == '\n')
+        mlen--;
+    n += cp_logesc(msg, mlen, buf + n, sizeof(buf) - n - 1);
+    buf[n++] = '\n';
 
     int si = sev_index(sev);
     if (lg.mu != NULL)

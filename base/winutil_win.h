@@ -1,7 +1,7 @@
 /* winutil_win.h - the Win32 helpers every Windows file shares: UTF-8 <-> UTF-16
  * at the Win32 boundary, the system's text for an error code, the time in
  * FILETIME units, and THE one map from a Win32 error code to a cp_status
- * (winapi/, service/ and cli/ all use this one; no file keeps a private
+ * (host/, service/ and cli/ all use this one; no file keeps a private
  * copy). Windows build only.
  *
  * The map follows gRPC's meaning of each code (what a caller should do):

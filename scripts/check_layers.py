@@ -65,7 +65,8 @@ def main():
     relative, up, seen_exc = [], [], set()
     for f in files:
         src = layer(f)
-        if src is None or not f.endswith((".c", ".h")) or not os.path.isfile(os.path.join(ROOT, f)):
+        if not f.endswith((".c", ".h")) or not os.path.isfile(os.path.join(ROOT, f)) \
+                or f.startswith(("build/", "test/fuzz/corpus/")):
             continue
         with open(os.path.join(ROOT, f), encoding="utf-8") as fh:
             text = fh.read()
@@ -74,8 +75,10 @@ def main():
             if dst is None:
                 # a project header named relative to the including file
                 if os.path.isfile(os.path.normpath(os.path.join(ROOT, os.path.dirname(f), inc))) \
-                        and not os.path.isfile(os.path.join(ROOT, inc)) and "/" in inc:
+                        and not os.path.isfile(os.path.join(ROOT, inc)):
                     relative.append('%s: #include "%s"' % (f, inc))
+                continue
+            if src is None:
                 continue
             if RANK[dst] > RANK[src] or (RANK[dst] == RANK[src] and dst != src):
                 if (f, inc) in EXCEPTIONS:

@@ -10,6 +10,7 @@
 #include "dispatch/method.h"
 #include "base/log.h"
 #include "security/redact.h"
+#include "base/logesc.h"
 
 struct cp_audit {
     cp_audit_sink_fn sink;
@@ -102,6 +103,10 @@ const char *cp_audit_format_call(const cp_call_record *r, char *line, size_t cap
      * fall inside a character: the Event Log's UTF-16 conversion must not
      * fail on the record. */
     cp_audit_make_utf8(line);
+    /* The result text and the path quote what the caller sent: escaped,
+     * after the scrub (which looks for the raw secret), so that a CR LF
+     * or an escape code in a request cannot forge a record (logesc.h). */
+    cp_logesc_inplace(line, cap);
     return line;
 }
 
@@ -128,6 +133,7 @@ void cp_audit_denied(cp_audit *a, const char *pipe, const char *group, uint32_t 
              caller != NULL && caller[0] != '\0' ? caller : "unknown", (unsigned long)pid, group,
              pipe, why);
     cp_audit_make_utf8(line);
+    cp_logesc_inplace(line, sizeof(line));
     CP_LOG_WARN("%s", line);
     if (a != NULL)
         atomic_fetch_add_explicit(&a->denied, 1, memory_order_relaxed);

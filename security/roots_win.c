@@ -51,33 +51,82 @@ static void add_reg(sysdir *d, size_t *n, const wchar_t *key, const wchar_t *val
         add(d, n, buf, what, below);
 }
 
-/* The path as the system resolves it: full, long names, and through
- * junctions and links when it exists. Writes "" when it cannot. */
-static void resolve(const char *path, char *out, size_t cap)
+/* prefix (a full path) as the system resolves it: long names, and
+ * through junctions and links. Returns best (prefix itself when it cannot
+ * do better). */
+static const wchar_t *resolve_existing(const wchar_t *prefix, wchar_t *lng, wchar_t *fin, DWORD cap)
 {
-    out[0] = '\0';
-    wchar_t *w = cp_win_utf8_to_wide(path);
-    wchar_t full[MAX_PATH * 2], lng[MAX_PATH * 2], fin[MAX_PATH * 2];
-    if (w == NULL)
-        return;
-    DWORD n = GetFullPathNameW(w, MAX_PATH * 2, full, NULL);
-    free(w);
-    if (n == 0 || n >= MAX_PATH * 2)
-        return;
-    const wchar_t *best = full;
-    n = GetLongPathNameW(full, lng, MAX_PATH * 2);
-    if (n > 0 && n < MAX_PATH * 2)
+    const wchar_t *best = prefix;
+    /* "GetLongPathNameW function (fileapi.h)": fails for a path that does
+     * not exist, hence only on the existing prefix. */
+    DWORD n = GetLongPathNameW(prefix, lng, cap);
+    if (n > 0 && n < cap)
         best = lng;
-    /* FILE_FLAG_BACKUP_SEMANTICS opens a directory; no access is asked. */
+    /* FILE_FLAG_BACKUP_SEMANTICS opens a directory; no access is asked.
+     * "GetFinalPathNameByHandleW function (fileapi.h)". */
     HANDLE h = CreateFileW(best, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
                            OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
     if (h != INVALID_HANDLE_VALUE) {
-        n = GetFinalPathNameByHandleW(h, fin, MAX_PATH * 2, FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
-        if (n > 0 && n < MAX_PATH * 2)
+        n = GetFinalPathNameByHandleW(h, fin, cap, FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
+        if (n > 0 && n < cap)
             best = fin;
         CloseHandle(h);
     }
-    char *u = cp_win_wide_to_utf8(best);
+    return best;
+}
+
+/* The path as the system resolves it: full, then its longest existing
+ * prefix resolved (long names, junctions, links) with the missing rest
+ * appended as given. A root that does not exist yet is still judged by
+ * where it would be created: an 8.3 name such as C:\PROGRA~1\x, or a
+ * junction above it, names a system directory only the system can tell.
+ * Writes "" when it cannot. */
+static void resolve(const char *path, char *out, size_t cap)
+{
+    enum { CAP = MAX_PATH * 2 };
+    out[0] = '\0';
+    wchar_t *w = cp_win_utf8_to_wide(path);
+    wchar_t full[CAP], pre[CAP], lng[CAP], fin[CAP], res[CAP * 2];
+    if (w == NULL)
+        return;
+    /* "GetFullPathNameW function (fileapi.h)". */
+    DWORD n = GetFullPathNameW(w, CAP, full, NULL);
+    free(w);
+    if (n == 0 || n >= CAP)
+        return;
+    wcscpy(pre, full);
+    size_t rest = wcslen(full); /* where the missing part starts in full */
+    /* "GetFileAttributesW function (fileapi.h)": INVALID_FILE_ATTRIBUTES
+     * when the path does not exist. */
+    while (GetFileAttributesW(pre) == INVALID_FILE_ATTRIBUTES) {
+        wchar_t *slash = wcsrchr(pre, L'\\');
+        if (slash == NULL || slash - pre < 2 || slash[1] == L'\0') {
+            /* nothing of it exists: not even "C:\" or "\\server" */
+            pre[0] = L'\0';
+            break;
+        }
+        rest = (size_t)(slash - pre);
+        if (slash == pre + 2 && pre[1] == L':')
+            slash[1] = L'\0'; /* keep "C:\": "C:" is the drive's current directory */
+        else
+            slash[0] = L'\0';
+    }
+    const wchar_t *best = pre[0] != L'\0' ? resolve_existing(pre, lng, fin, CAP) : full;
+    if (pre[0] == L'\0')
+        rest = wcslen(full);
+    size_t bl = wcslen(best);
+    const wchar_t *tail = full + rest;
+    if (bl + wcslen(tail) + 2 > CAP * 2)
+        return;
+    wcscpy(res, best);
+    if (tail[0] != L'\0') {
+        if (bl > 0 && res[bl - 1] == L'\\' && tail[0] == L'\\')
+            tail++;
+        else if (bl > 0 && res[bl - 1] != L'\\' && tail[0] != L'\\')
+            wcscat(res, L"\\");
+        wcscat(res, tail);
+    }
+    char *u = cp_win_wide_to_utf8(res);
     if (u != NULL)
         snprintf(out, cap, "%s", u);
     free(u);

@@ -16,6 +16,8 @@
 #include "base/regfile.h"
 #include "security/sddl.h"
 #include "base/yamlwalk.h"
+#include "service/cfgfile.h"
+#include "base/yamldepth.h"
 
 static const char *const group_names[CP_CONFIG_N_GROUPS] = {"filesystem", "disk",   "volume",
                                                             "smb",        "system", "iscsi"};
@@ -484,6 +486,10 @@ int cp_config_load_string(cp_config *c, const char *name, const char *yaml, size
         return cp_error_set(e, CP_E_INVALID_ARGUMENT, "%s: larger than %d bytes", name,
                             CP_CONFIG_MAX_FILE);
 
+    /* Nesting costs libyaml quadratic time: capped while parsing. */
+    int drc = cp_yaml_depth_check(name, yaml, len, e);
+    if (drc != CP_OK)
+        return drc;
     yaml_parser_t parser;
     yaml_document_t doc;
     if (!yaml_parser_initialize(&parser))
@@ -552,7 +558,7 @@ int cp_config_load_file(cp_config *c, const char *path, cp_config_resolve_fn res
     cp_error_clear(e);
     if (cp_config_defaults(c) != CP_OK)
         return cp_error_set(e, CP_E_NOMEM, "config: out of memory");
-    FILE *fp = cp_regfile_open(path, "rb", e); /* a regular file, not NUL, CON, a pipe, ... */
+    FILE *fp = cp_cfgfile_open(path, e); /* a regular file only the trusted can change */
     if (fp == NULL)
         return e->status;
     char *buf = malloc(CP_CONFIG_MAX_FILE + 1);

@@ -3,12 +3,15 @@
 #include <windows.h>
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/winutil_win.h"
 #include "service/eventlog_win.h"
 #include "base/log.h"
+#include "base/logesc.h"
 
-#define CP_MSG_TEXT 1 /* service/messages.mc: "%1" */
+#define CP_MSG_TEXT 1              /* service/messages.mc: "%1" */
+#define CP_EVENTLOG_LINE_MAX 16384 /* an audit record, escaped */
 
 struct cp_eventlog {
     INIT_ONCE once; /* RegisterEventSourceW, with the first record */
@@ -54,6 +57,11 @@ void cp_eventlog_report(void *ctx, bool failure, const char *line)
     /* Never drop a record silently: the audit made it valid UTF-8; should
      * the strict conversion still fail, write it with U+FFFD for what
      * cannot be converted, and say so in the log (which has the record). */
+    /* Escaped here too, so that no writer can forget it (logesc.h);
+     * what the audit escaped already passes unchanged. */
+    char esc[CP_EVENTLOG_LINE_MAX];
+    cp_logesc(line, strlen(line), esc, sizeof(esc));
+    line = esc;
     wchar_t *w = cp_win_utf8_to_wide(line);
     if (w == NULL) {
         int n = MultiByteToWideChar(CP_UTF8, 0, line, -1, NULL, 0);

@@ -15,6 +15,8 @@
 #include "service/flags.h"
 #include "service/install_internal_win.h"
 #include "service/install_win.h"
+#include "service/cfgdir_win.h"
+#include "security/roots.h"
 
 #define STOP_WAIT_MS 30000
 #define DESCRIPTION                                                                                \
@@ -137,8 +139,36 @@ static bool absolute(const char *p)
            (p[0] == '\\' && p[1] == '\\');
 }
 
-/* The flags must be ones the service accepts, paths must be absolute, and
- * a -config file must load: better refused now than at the next boot.
+/* The default configuration file, %ProgramData%\csi-proxy\config.yaml,
+ * as the service finds it. */
+static void default_config(char *out, size_t cap)
+{
+    wchar_t pd[MAX_PATH];
+    DWORD n = GetEnvironmentVariableW(L"ProgramData", pd, MAX_PATH);
+    char *pd8 = n > 0 && n < MAX_PATH ? cp_win_wide_to_utf8(pd) : NULL;
+    snprintf(out, cap, "%s\\csi-proxy\\config.yaml", pd8 != NULL ? pd8 : "C:\\ProgramData");
+    free(pd8);
+}
+
+/* The roots the service will serve (flags over the file), checked as the
+ * service checks them at start (roots.h). 0, or 1 having said why. */
+static int check_roots(const cp_flags *f)
+{
+    cp_error e;
+    int rc = cp_roots_check("-kubelet-path", f->kubelet_path, &e);
+    for (size_t i = 0; rc == CP_OK && i < f->n_working_dirs; i++)
+        rc = cp_roots_check("-working-dir", f->working_dirs[i], &e);
+    if (rc != CP_OK) {
+        fprintf(stderr, "csi-proxy: install: %s (the service would refuse to start)\n", e.msg);
+        return 1;
+    }
+    return 0;
+}
+
+/* The flags must be ones the service accepts, paths must be absolute, the
+ * configuration file it will read (-config, else the default one when it
+ * exists) must load, and the roots must pass the service's own check:
+ * better refused now than at every start of an automatic service.
  * Sets *drain_ms from the config (or the default). */
 int cp_install_validate(int argc, char **argv, int64_t *drain_ms)
 {
@@ -151,6 +181,8 @@ int cp_install_validate(int argc, char **argv, int64_t *drain_ms)
     cp_flags f;
     cp_error e;
     int rc = 0;
+    cp_config c;
+    memset(&c, 0, sizeof(c));
     if (cp_flags_parse(&f, argc + 1, args, &e) != CP_OK) {
         fprintf(stderr, "csi-proxy: install: %s\n", e.msg);
         rc = 2;
@@ -161,17 +193,32 @@ int cp_install_validate(int argc, char **argv, int64_t *drain_ms)
         fprintf(stderr, "csi-proxy: install: -config, -log_file and -log_dir need absolute paths "
                         "(the service starts in C:\\Windows\\system32)\n");
         rc = 2;
-    } else if (f.config != NULL) {
-        cp_config c;
-        if (cp_config_load_file(&c, f.config, cp_win_resolve_account, NULL, &e) != CP_OK) {
-            fprintf(stderr, "csi-proxy: install: -config %s\n", e.msg);
+    } else {
+        char def[MAX_PATH * 3 + 32];
+        const char *path = f.config;
+        if (path == NULL) {
+            default_config(def, sizeof(def));
+            path = def;
+        }
+        int lrc = cp_config_load_file(&c, path, cp_win_resolve_account, NULL, &e);
+        if (lrc == CP_E_NOT_FOUND && f.config == NULL) {
+            rc = check_roots(&f); /* no file: the flags alone */
+        } else if (lrc != CP_OK) {
+            fprintf(stderr, "csi-proxy: install: %s %s\n",
+                    f.config != NULL ? "-config" : "configuration file", e.msg);
             rc = 1;
         } else {
             *drain_ms = c.limits.drain_timeout_ms;
+            if (cp_config_fill_flags(&c, &f) != CP_OK) {
+                fprintf(stderr, "csi-proxy: install: out of memory\n");
+                rc = 1;
+            } else {
+                rc = check_roots(&f);
+            }
         }
-        cp_config_free(&c);
     }
     cp_flags_free(&f);
+    cp_config_free(&c);
     free(args);
     return rc;
 }
@@ -179,10 +226,15 @@ int cp_install_validate(int argc, char **argv, int64_t *drain_ms)
 int cp_install(int argc, char **argv)
 {
     int64_t drain_ms = CP_CONFIG_DEFAULT_DRAIN_MS;
+    /* The configuration folder first: a configuration file in it is
+     * refused while the folder is open to others. */
+    bool admin = elevated_admin();
+    if (admin && cp_install_config_dir() != 0)
+        return 1;
     int rc = cp_install_validate(argc, argv, &drain_ms);
     if (rc != 0)
         return rc;
-    if (!elevated_admin())
+    if (!admin)
         return refuse_not_elevated("install");
     wchar_t exe[MAX_PATH + 1];
     DWORD n = GetModuleFileNameW(NULL, exe, MAX_PATH + 1);

@@ -25,6 +25,7 @@
 #include "base/log.h"
 #include "service/scm_win.h"
 #include "service/version.h"
+#include "base/logesc.h"
 
 #define CLOSE_WAIT_MS 4500 /* Windows ends a process ~5 s after CTRL_CLOSE_EVENT */
 
@@ -58,8 +59,11 @@ static cp_app *console_app;
 static void startup_error(const char *msg)
 {
     CP_LOG_ERROR("%s", msg);
-    if (!cp_log_reaches_stderr('E'))
-        fprintf(stderr, "csi-proxy: %s\n", msg);
+    if (!cp_log_reaches_stderr('E')) {
+        char esc[CP_ERROR_MSG_MAX * 4]; /* as the log has it (logesc.h) */
+        cp_logesc(msg, strlen(msg), esc, sizeof(esc));
+        fprintf(stderr, "csi-proxy: %s\n", esc);
+    }
 }
 
 /* A refused configuration fails the start the same way in both modes, so
@@ -203,7 +207,7 @@ static int load_config(cp_config *c, const cp_flags *f, cp_error *e)
     if (rc != CP_OK && rc != CP_E_INVALID_ARGUMENT) { /* the message lacks the flag's name */
         char msg[CP_ERROR_MSG_MAX];
         snprintf(msg, sizeof(msg), "%s", e->msg);
-        cp_error_set(e, rc, "-config: %s", msg);
+        cp_error_set(e, rc, "%s: %s", f->config != NULL ? "-config" : "configuration file", msg);
     }
     return rc;
 }

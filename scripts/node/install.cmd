@@ -10,6 +10,11 @@ rem   CSI_PROXY_CONFIG  a config file for the service (-config; absolute)
 rem   CSI_PROXY_GROUPS  local groups to create for least privilege, e.g.
 rem                     "csi-proxy-smb csi-proxy-disk" (net localgroup)
 rem
+rem csi-proxy.exe install (both paths below) makes %ProgramData%\csi-proxy,
+rem the folder of the default config.yaml, with a protected DACL for SYSTEM
+rem and Administrators, and refuses a CSI_PROXY_CONFIG file (or a default
+rem one) that anyone else may change.
+rem
 rem With no flags a new service gets none (upstream's defaults) and an
 rem existing one keeps its own. Prints the health of every pipe at the end;
 rem exit 0 only when csi-proxy serves and every pipe answers.

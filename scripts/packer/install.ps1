@@ -36,8 +36,15 @@ Write-Output "SHA256SUMS ok: $($sums.Count) files"
 
 # 4. The configuration, where the service reads it by default.
 if ($env:CSI_PROXY_HAS_CONFIG -eq "1") {
+    # The folder is made with a protected DACL first (SYSTEM and Administrators only, nothing
+    # inherited from ProgramData, where every user may make files): the service refuses a
+    # configuration file that anyone else could change, or whose folder they could.
+    # (csi-proxy.exe install, run by install.cmd below, checks and makes the same folder.)
     $dir = Join-Path $env:ProgramData "csi-proxy"
     New-Item -ItemType Directory -Force -Path $dir | Out-Null
+    $acl = New-Object System.Security.AccessControl.DirectorySecurity
+    $acl.SetSecurityDescriptorSddlForm("D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)")
+    Set-Acl -Path $dir -AclObject $acl
     Copy-Item -Force -Path $env:CSI_PROXY_CONFIG_UPLOAD -Destination (Join-Path $dir "config.yaml")
     Write-Output "installed $dir\config.yaml"
 }

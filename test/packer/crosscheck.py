@@ -23,6 +23,8 @@ Checked:
   * the service name the scripts use is the exe's (CP_SERVICE_NAME);
   * install.ps1 puts the config where the exe reads it by default
     (CP_CONFIG_DEFAULT_PATH), and the variable's description says so;
+  * install.ps1 gives the config folder the protected DACL csi-proxy.exe
+    install gives it (CP_CONFIG_DIR_SDDL), before the config is copied in;
   * `csi-proxy-cli.exe health` exists and every option the scripts give it
     is one it takes;
   * the node self-test: mk/dist.mk packs test/windows/selftest.ps1, and the
@@ -157,6 +159,15 @@ ok = (default.lower() == r"c:\programdata\csi-proxy\config.yaml"
       and r"C:\\ProgramData\\csi-proxy\\config.yaml" in variables)
 check(f"install.ps1 puts the config where the exe reads it by default ({default}), as config_path "
       "says", bool(ok))
+
+# --- the config folder's DACL ----------------------------------------------------------
+m = re.search(r'#define CP_CONFIG_DIR_SDDL L"([^"]+)"', read("service", "cfgdir_win.h"))
+want_sddl = m.group(1) if m else ""
+got = re.findall(r'SetSecurityDescriptorSddlForm\("([^"]+)"\)', inst)
+ok = bool(want_sddl) and got == [want_sddl] and re.search(r"Set-Acl -Path \$dir", inst) and (
+    inst.find("Set-Acl -Path $dir") < inst.find("Copy-Item -Force -Path $env:CSI_PROXY_CONFIG_UPLOAD"))
+check(f"install.ps1 protects the config folder as csi-proxy.exe install does ({want_sddl}) "
+      f"before it copies the config in (got {got})", bool(ok))
 
 # --- csi-proxy-cli.exe health and its options -------------------------------------------
 main_c = read("cli", "main.c")

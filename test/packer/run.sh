@@ -96,6 +96,7 @@ xc "install.ps1 running a .cmd the archive lacks" $P/install.ps1 's/"install.cmd
 xc "verify.ps1 giving health an option it does not take" $P/verify.ps1 's/& $cli health/& $cli health -timeout 5/'
 xc "a service name other than the exe's" $P/verify.ps1 "s/Name='csiproxy'/Name='csi-proxy'/"
 xc "the config installed elsewhere than the default path" $P/install.ps1 's/Join-Path $dir "config.yaml"/Join-Path $dir "csi-proxy.yaml"/'
+xc "the config folder left with ProgramData's inherited DACL" $P/install.ps1 's/(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)/(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)(A;OICI;0x1301bf;;;BU)/'
 xc "a variable passed that the script never reads" $P/csi-proxy-eks-windows.pkr.hcl \
     's/"CSI_PROXY_GROUPS=${var.local_groups}",/&\n      "CSI_PROXY_EXTRA=1",/'
 xc "the node self-test run before install.cmd" $P/csi-proxy-eks-windows.pkr.hcl \

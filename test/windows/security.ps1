@@ -85,7 +85,7 @@ Check (-not ((Get-Content $log -Raw) -match 'audit: denied')) '... so the servic
 
 # --- 3. the in-process check behind a wider DACL ------------------------------
 Claim 'README "Security model" 2, a caller check in the service per connection: PERMISSION_DENIED and audited'
-$cfg = Join-Path $WorkDir 'wide.yaml'
+$cfg = Join-Path $env:ProgramData 'csi-proxy\wide.yaml' # made by install, SYSTEM and Administrators only
 @"
 groups:
   filesystem:

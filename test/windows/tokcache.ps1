@@ -62,7 +62,14 @@ $Svc = Join-Path $Dir 'svctest.exe'
 
 New-Item -ItemType Directory -Force -Path $WorkDir, $Kubelet | Out-Null
 Claim 'README "Security model" 2: a cached allowance never outlives the token state it was judged in (TokenId and ModifiedId)'
-$cfg = Join-Path $WorkDir 'tokcache.yaml'
+# The config in a folder only SYSTEM and Administrators may change: csi-proxy
+# refuses a configuration file (or folder) anyone else could write.
+$cfgDir = Join-Path $env:ProgramData 'csi-proxy'
+New-Item -ItemType Directory -Force -Path $cfgDir | Out-Null
+$acl = New-Object System.Security.AccessControl.DirectorySecurity
+$acl.SetSecurityDescriptorSddlForm('D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)')
+Set-Acl -Path $cfgDir -AclObject $acl
+$cfg = Join-Path $cfgDir 'tokcache.yaml'
 $log = Join-Path $WorkDir 'server.log'
 $out = Join-Path $WorkDir 'server.out'
 Remove-Item -Force -ErrorAction SilentlyContinue $log, $out

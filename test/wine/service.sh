@@ -23,6 +23,21 @@ expect "install refuses a relative -log_file (the service starts in system32)" 2
 printf 'groups:\n  filesystem: {}\n  fylesystem: {}\n' >"$C/csi/typo.yaml"
 expect "install refuses a bad -config, naming file:line" 1 'C:\csi\typo.yaml:3: groups: unknown key "fylesystem"' \
     proxy install -config 'C:\csi\typo.yaml'
+# The roots the service would refuse at every start are refused at install.
+expect "install refuses -kubelet-path C:\\Windows\\csi, which the service would refuse at start" 1 \
+    'install: -kubelet-path C:\Windows\csi: refused as a root: within' proxy install -kubelet-path 'C:\Windows\csi'
+expect "... and a root named by an 8.3 short name of a missing directory under Program Files" 1 \
+    'csi-k): refused as a root: within' proxy install -working-dir 'C:\PROG~FBU\csi-k'
+printf "kubeletPath: 'C:\\\\Windows\\\\csi'\n" >"$C/csi/winroot.yaml"
+expect "... and a root from the -config file" 1 'refused as a root: within' \
+    proxy install -config 'C:\csi\winroot.yaml'
+svctest qc csiproxy
+check "... and created no service" "$([ "$RC" = 3 ] && echo 0 || echo 1)" "$OUT"
+# The folder of the default configuration file: made at install, protected.
+# (Under Wine its DACL becomes Unix mode bits: no access for "other".)
+[ -d "$C/ProgramData/csi-proxy" ] && [[ $(stat -c %a "$C/ProgramData/csi-proxy") == *0 ]]
+check "install made C:\\ProgramData\\csi-proxy for SYSTEM and Administrators only" $? \
+    "$(ls -ld "$C/ProgramData/csi-proxy" 2>&1)"
 
 # --- csi-proxy.exe install -------------------------------------------------------
 LOGW='C:\csi\svc.log'
@@ -61,8 +76,17 @@ else
 fi
 expect "the message file's table renders event 1 as the record's text" 0 'audit: call /v1.Smb/X caller=S-1-5-18' \
     svctest msg 'C:\csi\csi-proxy.exe' 'audit: call /v1.Smb/X caller=S-1-5-18'
+# A folder that is ours (owned by us) but open to everyone gets the DACL
+# again. (Wine turns that SetSecurityInfo into a chmod that leaves "other"
+# r-x: only the write bit is checked here; test/windows/config.ps1 reads the
+# DACL back on Windows.)
+chmod 777 "$C/ProgramData/csi-proxy"
 expect "install again is idempotent" 0 "already installed: configuration updated" \
     proxy install -working-dir 'C:\csi-work' -log_file="$LOGW" -logtostderr=false -v 2
+[[ "$OUT" == *"its DACL is now SYSTEM and Administrators only"* ]] &&
+    (( (8#$(stat -c %a "$C/ProgramData/csi-proxy") & 2) == 0 ))
+check "... and makes a configuration folder open to everyone (ours: owned by us) protected again" $? \
+    "$(ls -ld "$C/ProgramData/csi-proxy"; echo "$OUT")"
 
 # --- start, query, call, stop with calls in flight -------------------------------
 run sc start csiproxy
@@ -356,6 +380,8 @@ expect "-working-dir C:\\Windows\\Temp (below %SystemRoot%, asked of the system)
     'refused as a root: within C:\windows (%SystemRoot%)' proxy_bounded -working-dir 'C:\Windows\Temp'
 expect "-working-dir 'C:\\Program Files\\x' is refused" 1 'refused as a root: within C:\Program Files' \
     proxy_bounded -working-dir 'C:\Program Files\x'
+expect "-kubelet-path C:\\PROG~FBU\\csi-k (an 8.3 name of Program Files, csi-k missing) is refused" 1 \
+    'csi-k): refused as a root: within' proxy_bounded -kubelet-path 'C:\PROG~FBU\csi-k'
 expect "-working-dir C:\\csi-work\\..\\users is refused (. and .. resolved)" 1 \
     '(the user profiles directory), a system directory' proxy_bounded -working-dir 'C:\csi-work\..\users'
 echo "kubeletPath: 'C:\\'" >"$C/csi/roots.yaml"

@@ -73,6 +73,30 @@ expect "-config naming a pipe (here a live csi-proxy pipe) is refused, not read"
     '-config: \\.\pipe\csi-proxy-disk-v1: not a regular file: a pipe' \
     proxy_bounded -config '\\.\pipe\csi-proxy-disk-v1'
 
+# The configuration file decides who may call and what the roots are, and
+# the service reads it as SYSTEM: a file, default or -config, that someone
+# else may change is refused, naming the file, the principal and the rights.
+# Under Wine a file's security descriptor is made from its Unix mode (owner:
+# the Wine user, which is the service's own account; Everyone: the "other"
+# bits), so a world-writable file or folder is the lax DACL planted here.
+mkdir -p "$C/ProgramData/csi-proxy"
+printf 'security:\n  allowedCallers: [Everyone]\n  allowBroadCallers: true\n' >"$C/ProgramData/csi-proxy/config.yaml"
+chmod 666 "$C/ProgramData/csi-proxy/config.yaml"
+expect "a planted default config.yaml that Everyone may write is refused at start, naming file and principal" 1 \
+    'configuration file: C:\ProgramData\csi-proxy\config.yaml: refused: the file grants S-1-1-0 (Everyone) FILE_WRITE_DATA' \
+    proxy_bounded
+chmod 644 "$C/ProgramData/csi-proxy/config.yaml"
+chmod 777 "$C/ProgramData/csi-proxy"
+expect "... and so is one in a folder where Everyone may add or rename files" 1 \
+    'refused: the folder C:\ProgramData\csi-proxy grants S-1-1-0 (Everyone) FILE_ADD_FILE' proxy_bounded
+rm -rf "$C/ProgramData/csi-proxy"
+mkdir -p "$C/cfgw"
+printf 'groups:\n  filesystem: {}\n' >"$C/cfgw/lax.yaml"
+chmod 666 "$C/cfgw/lax.yaml"
+expect "-config naming a file Everyone may write is refused" 1 \
+    '-config: C:\cfgw\lax.yaml: refused: the file grants S-1-1-0 (Everyone)' \
+    proxy_bounded -config 'C:\cfgw\lax.yaml'
+
 grep -q "W.*group smb admits a broad group (allowed callers: S-1-5-32-545 (BUILTIN\\\\Users)): security.allowBroadCallers is true" "$LOG"
 check "allowBroadCallers: true admits BUILTIN\\Users for smb, with a warning at start" $? "$(grep -m3 'broad' "$LOG")"
 grep -q "group filesystem admits a broad" "$LOG"
