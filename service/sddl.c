@@ -328,15 +328,15 @@ bool cp_sddl_grants_system(const char *s, char *why, size_t cap)
 size_t cp_sddl_for_sids(const cp_sid *sids, size_t n, char *out, size_t cap)
 {
     cp_sid sy;
-    bool has_sy = false;
-    if (cp_sid_parse("S-1-5-18", &sy))
-        for (size_t i = 0; i < n; i++)
-            has_sy = has_sy || cp_sid_equal(&sids[i], &sy);
-    size_t len = (size_t)snprintf(out, cap, has_sy ? "D:P" : "D:P(A;;GA;;;SY)");
+    if (!cp_sid_parse("S-1-5-18", &sy))
+        return 0;
+    size_t len = (size_t)snprintf(out, cap, "D:P(A;;GA;;;SY)");
     for (size_t i = 0; i < n && len < cap; i++) {
+        if (cp_sid_equal(&sids[i], &sy))
+            continue;
         char buf[CP_SID_STR_MAX];
         const char *a = cp_sid_alias_of(&sids[i]);
-        len += (size_t)snprintf(out + len, cap - len, "(A;;GA;;;%s)",
+        len += (size_t)snprintf(out + len, cap - len, "(A;;" CP_SDDL_CALLER_RIGHTS ";;;%s)",
                                 a != NULL ? a : cp_sid_format(&sids[i], buf, sizeof(buf)));
     }
     return len < cap ? len : 0;

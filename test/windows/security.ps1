@@ -76,8 +76,15 @@ Start-Service csiproxy
 Check (WaitState 'Running') 'the service runs'
 
 # --- 2. the kernel enforces the DACL ------------------------------------------
+# Callers get read and write (FRFW), never WRITE_DAC, WRITE_OWNER or DELETE;
+# SYSTEM, which creates the instances, keeps full access.
 $r = Run $Svc @('sddl', 'csi-proxy-filesystem-v1')
-Check ($r.Out -eq 'D:P(A;;GA;;;SY)(A;;GA;;;BA)') "default pipe DACL: $($r.Out)"
+$want = (Run $Svc @('norm', 'D:P(A;;GA;;;SY)(A;;FRFW;;;BA)')).Out
+Check ($r.Out -eq $want) "default pipe DACL: $($r.Out) (want $want)"
+$acl = (Get-Acl '\\.\pipe\csi-proxy-filesystem-v1').Access |
+    Where-Object { $_.IdentityReference -match 'Administrators' }
+Check ($acl -and -not ($acl.FileSystemRights -match 'ChangePermissions|TakeOwnership|Delete|FullControl')) `
+    "Administrators may not change the pipe's DACL, owner, or delete it: $($acl.FileSystemRights)"
 $r = Run $Cli @('filesystem', 'v1', 'Mkdir', (Req @{ path = "$Kubelet\sec-admin" }))
 Check ($r.Code -eq 0 -and (Test-Path "$Kubelet\sec-admin")) 'an elevated admin is served' $r.Out
 $r = Run $Svc @('restricted', $Cli, 'filesystem', 'v1', 'Mkdir', (Req @{ path = "$Kubelet\sec-evil" }))

@@ -92,9 +92,9 @@ check "a derived DACL that does not let the service's account create pipe instan
 want_of() {
     case $1 in
     smb) echo 'D:P(A;;GA;;;SY)(A;;GA;;;BA)(A;;GRGW;;;BU)' ;;
-    system) echo "D:P(A;;GA;;;SY)(A;;GA;;;S-1-5-93-2-1)(A;;GA;;;$ME)" ;;
+    system) echo "D:P(A;;GA;;;SY)(A;;FRFW;;;S-1-5-93-2-1)(A;;GA;;;$ME)" ;;
     iscsi) echo 'D:P(A;;GA;;;SY)(A;;0x12019f;;;BA)' ;;
-    *) echo 'D:P(A;;GA;;;SY)(A;;GA;;;BA)' ;;
+    *) echo 'D:P(A;;GA;;;SY)(A;;FRFW;;;BA)' ;;
     esac
 }
 mismatch=""
