@@ -90,11 +90,20 @@ static char read_ace(rd *r, bool sacl)
     char type = 0;
     if (!sacl && (r->p[0] == 'A' || r->p[0] == 'D') && r->p[1] == ';')
         type = r->p[0];
-    else if (sacl && (strncmp(r->p, "AU;", 3) == 0 || strncmp(r->p, "ML;", 3) == 0))
+    else if (sacl && strncmp(r->p, "AU;", 3) == 0)
+        /* "SACL for a New Object" (Microsoft Learn): the creator of an
+         * object whose SACL holds more than resource attributes must have
+         * SE_SECURITY_NAME enabled. */
+        return fail(r, "audit entries (AU) are not supported: a pipe with a SACL needs "
+                       "SeSecurityPrivilege, which LocalSystem holds disabled, so CreateNamedPipeW "
+                       "fails (ERROR_PRIVILEGE_NOT_HELD); csi-proxy audits its calls itself%s",
+                   ""),
+               0;
+    else if (sacl && strncmp(r->p, "ML;", 3) == 0)
         type = r->p[0];
     if (type == 0) {
         fail(r,
-             sacl ? "unsupported SACL entry type (AU or ML)%s"
+             sacl ? "unsupported SACL entry type (only ML, a mandatory label)%s"
                   : "unsupported ACE type (A or D; no object or callback entries)%s",
              "");
         return 0;
@@ -144,13 +153,19 @@ static bool read_acl(rd *r, bool sacl, bool *protected_out, int *allows)
             break;
         }
     }
+    int n = 0;
     while (*r->p == '(') {
         char t = read_ace(r, sacl);
         if (t == 0)
             return false;
         if (t == 'A')
             (*allows)++;
+        n++;
     }
+    if (sacl && n == 0)
+        return fail(r, "a SACL without a mandatory label (ML): an empty SACL needs "
+                       "SeSecurityPrivilege as audit entries do; leave S: out%s",
+                    "");
     return true;
 }
 

@@ -8,7 +8,11 @@
  * and refuses, on purpose, what would fail open or silently widen access:
  * a missing DACL ("no DACL" means everyone), D:NO_ACCESS_CONTROL, a DACL
  * that is not protected ("D:P", so nothing is inherited), and a DACL with
- * no allow entry (nobody could ever connect; certainly a mistake). The
+ * no allow entry (nobody could ever connect; certainly a mistake), and a
+ * SACL other than mandatory labels (ML): audit entries (AU), or an empty
+ * SACL, need SeSecurityPrivilege enabled when the pipe is created ("SACL
+ * for a New Object", Microsoft Learn), which LocalSystem holds disabled,
+ * so the service could not create its pipes. The
  * Windows build converts the string with
  * ConvertStringSecurityDescriptorToSecurityDescriptorW afterwards, which
  * stays the authority on what Windows accepts. Portable C.

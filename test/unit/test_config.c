@@ -167,6 +167,13 @@ static void test_sddl_check(void **state)
         {"X:P(A;;GA;;;SY)", "expected O:, G:, D: or S:"},
         {"D:P(A;;GA;;;SY)junk", "expected O:, G:, D: or S:"},
         {"D:P(A;;GA;;;SY)S:(A;;GA;;;SY)", "unsupported SACL entry"},
+        /* An audit entry makes the SACL one only SeSecurityPrivilege may
+         * set: LocalSystem holds it disabled, so the service could not
+         * create its pipes on Windows. Refused at load, saying why. */
+        {"D:P(A;;GA;;;SY)S:(AU;FA;GA;;;WD)", "SeSecurityPrivilege"},
+        {"D:P(A;;GA;;;SY)S:(AU;SAFA;0x12019f;;;S-1-5-21-1-2-3-1104)", "audit entries (AU)"},
+        {"D:P(A;;GA;;;SY)S:(ML;;NW;;;LW)(AU;SA;GA;;;WD)", "ERROR_PRIVILEGE_NOT_HELD"},
+        {"D:P(A;;GA;;;SY)S:P", "a SACL without a mandatory label"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         if (cp_sddl_check(bad[i].sddl, why, sizeof(why)))
@@ -567,6 +574,10 @@ static void test_errors(void **state)
     expect_error("groups:\n  smb:\n    pipeSecurity: 'D:NO_ACCESS_CONTROL'\n", 3,
                  "NO_ACCESS_CONTROL");
     expect_error("security:\n  pipeSecurity: 'D:P(A;;GA;;;WX)'\n", 2, "unknown SID alias \"WX\"");
+    expect_error("groups:\n  smb:\n    pipeSecurity: 'D:P(A;;GA;;;SY)S:(AU;FA;GA;;;WD)'\n", 3,
+                 "groups.smb.pipeSecurity: invalid pipe security \"D:P(A;;GA;;;SY)S:(AU;FA;GA;;;WD)\": "
+                 "at offset 18: audit entries (AU) are not supported: a pipe with a SACL needs "
+                 "SeSecurityPrivilege");
     /* issue 9 item 6: the service's account must be able to create every
      * pipe instance; refused at file:line, not widened */
     expect_error("groups:\n  disk: {}\n  volume:\n    pipeSecurity: 'D:P(A;;GA;;;BA)'\n", 4,

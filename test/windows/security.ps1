@@ -17,6 +17,8 @@
     3. the in-process check is the second wall: with a DACL that also admits
        BUILTIN\Users but callers left at SYSTEM + Administrators, the same
        client opens the pipe and gets PERMISSION_DENIED on every call;
+    3b. a pipeSecurity with audit entries (S:(AU;...)) is refused at load,
+       and why: Windows refuses such a pipe without SeSecurityPrivilege;
     4. the audit records are stored in the Application log (source
        csi-proxy), rendered by the message table, warnings for refusals, and
        hold no secret;
@@ -110,6 +112,26 @@ $r = Run $Svc @('restricted', $Cli, '--repeat', '3', 'filesystem', 'v1', 'Mkdir'
 Check ($r.Code -eq 7 -and -not (Test-Path "$Kubelet\sec-evil")) `
     'the restricted client opens the pipe but gets PERMISSION_DENIED on every call' $r.Out
 Check ((Get-Content $log -Raw) -match 'audit: denied caller=S-1-5-21-[0-9-]+ pid=\d+ group=filesystem') '... and an audit record'
+
+# --- 3b. audit entries in pipeSecurity ------------------------------------------
+# A SACL with audit entries needs SeSecurityPrivilege enabled at creation
+# ("SACL for a New Object"); LocalSystem and elevated admins hold it disabled,
+# so such a pipe cannot be created (Wine does not check). csi-proxy refuses
+# the configuration at load instead of failing at the first CreateNamedPipeW.
+$r = Run $Svc @('mkpipe', 'csi-proxy-sec-au', 'D:P(A;;GA;;;SY)(A;;GA;;;BA)S:(AU;FA;GA;;;WD)')
+Check ($r.Out -eq 'error 1314') "the fact: a pipe with an audit SACL is refused without the privilege: $($r.Out)"
+$r = Run $Svc @('mkpipe', 'csi-proxy-sec-ml', 'D:P(A;;GA;;;SY)(A;;GA;;;BA)S:(ML;;NW;;;LW)')
+Check ($r.Out -eq 'created') "a mandatory label alone needs no privilege (still accepted): $($r.Out)"
+$cfg = Join-Path $WorkDir 'audit.yaml'
+@"
+groups:
+  filesystem:
+    pipeSecurity: 'D:P(A;;GA;;;SY)(A;;FRFW;;;BA)S:(AU;FA;GA;;;WD)'
+"@ | Set-Content -Encoding ascii $cfg
+$r = Run $Exe @('install', "-config=$cfg", "-log_file=$log", '-logtostderr=false')
+Check ($r.Code -ne 0 -and $r.Out -match 'audit entries \(AU\) are not supported' -and $r.Out -match 'SeSecurityPrivilege') `
+    'a pipeSecurity with audit entries is refused at install, saying why' $r.Out
+Check ((Get-Service csiproxy).Status -eq 'Running') '... and the running service is left alone'
 
 # --- 4. the Event Log -----------------------------------------------------------
 $r = Run $Cli @('smb', 'v1', 'NewSmbGlobalMapping', (Req @{ remote_path = '\\nosuch\share'; local_path = "$Kubelet\smb"; username = 'u'; password = $secret }))
