@@ -18,6 +18,7 @@
 #include "gate_win.h"
 #include "log.h"
 #include "metrics_http_win.h"
+#include "pipealarm_win.h"
 #include "pipesec_win.h"
 #include "redact.h"
 #include "roots.h"
@@ -34,6 +35,7 @@ struct cp_app {
     cp_transport *transport;
     cp_metrics *metrics;   /* NULL: -metrics-bind-address not given */
     cp_metrics_http *http; /* serves metrics once the pipes are up */
+    cp_pipealarm *alarm;   /* foreign instances of the pipes (pipealarm.h) */
     SRWLOCK lock;          /* transport vs. stop_requested, across threads */
     bool stop_requested;
     int64_t stop_drain_ms;
@@ -222,6 +224,23 @@ int cp_app_start(void *ctx, cp_error *e)
                           c->path != NULL ? c->path : "config");
         goto out;
     }
+    /* Instances of the pipes another process makes: seen and reported
+     * (pipealarm.h); the marks of an earlier run go first. */
+    cp_pipealarm_win_clear();
+    const char **pipe_names = calloc(n, sizeof(*pipe_names));
+    for (size_t i = 0; pipe_names != NULL && i < n; i++)
+        pipe_names[i] = names[i];
+    a->alarm = pipe_names != NULL
+                   ? cp_pipealarm_new(pipe_names, n, cp_pipealarm_win_sink, a->eventlog)
+                   : NULL;
+    free(pipe_names);
+    if (a->alarm == NULL ||
+        (a->metrics != NULL &&
+         cp_metrics_add_collector(a->metrics, CP_PIPEALARM_METRIC, CP_PIPEALARM_HELP,
+                                  CP_METRICS_COUNTER, "pipe", cp_pipealarm_collect, a->alarm) != 0)) {
+        rc = cp_error_set(e, CP_E_NOMEM, "out of memory");
+        goto out;
+    }
     cp_transport_opts to = {
         .pool = a->pool,
         .conn = {.max_recv_msg = (size_t)c->limits.max_message_bytes,
@@ -234,6 +253,8 @@ int cp_app_start(void *ctx, cp_error *e)
         .max_conns = c->limits.max_connections,
         .idle_ms = c->limits.idle_timeout_ms,
         .listen_error = listen_error,
+        .foreign_instance = cp_pipealarm_report,
+        .foreign_instance_ctx = a->alarm,
     };
     cp_transport *t = cp_transport_new(&to, specs, n, e);
     if (t == NULL) {
@@ -308,6 +329,7 @@ void cp_app_free(cp_app *a)
         cp_groups_free(a->groups);
     cp_gate_free(a->gate);
     cp_pipesec_free(a->pipesec);
+    cp_pipealarm_free(a->alarm);
     cp_audit_free(a->audit);
     cp_metrics_free(a->metrics);
     cp_eventlog_close(a->eventlog);
