@@ -5,8 +5,8 @@
 
 .DESCRIPTION
   Run from an elevated PowerShell on a throw-away node, with the build's
-  csi-proxy.exe, csi-proxy-cli.exe and the test tool svctest.exe
-  (build/win/svctest.exe) in one directory. It installs the service with
+  csi-proxy.exe, csi-proxy-cli.exe and the test tools svctest.exe and
+  squat.exe (build/win/) in one directory. It installs the service with
   `csi-proxy.exe install`, and checks:
     1. the service's configuration and failure actions as the SCM reports
        them (sc.exe qc / qfailure), and the event source;
@@ -14,6 +14,10 @@
        Administrators deny-only (svctest restricted) cannot even open a pipe
        whose DACL grants only SYSTEM and Administrators (ERROR_ACCESS_DENIED,
        csi-proxy-cli exit 14), and the service never sees it;
+    2b. an admitted caller can still create its own server instance of a
+       pipe (FRFW holds FILE_CREATE_PIPE_INSTANCE): the service reports it
+       (Event Log error, health failing for that pipe until a restart);
+       an instance the server closed stays counted until its client closes;
     3. the in-process check is the second wall: with a DACL that also admits
        BUILTIN\Users but callers left at SYSTEM + Administrators, the same
        client opens the pipe and gets PERMISSION_DENIED on every call;
@@ -37,6 +41,7 @@ Set-StrictMode -Version 3
 $Exe = Join-Path $Dir 'csi-proxy.exe'
 $Cli = Join-Path $Dir 'csi-proxy-cli.exe'
 $Svc = Join-Path $Dir 'svctest.exe'
+$Squat = Join-Path $Dir 'squat.exe'
 $script:pass = 0
 $script:fail = 0
 function Ok([string] $name) { $script:pass++; Write-Output "ok - $name" }
@@ -93,6 +98,32 @@ $r = Run $Svc @('restricted', $Cli, 'filesystem', 'v1', 'Mkdir', (Req @{ path = 
 Check ($r.Code -eq 14 -and $r.Out -match 'denied' -and -not (Test-Path "$Kubelet\sec-evil")) `
     'Administrators deny-only: the kernel refuses the open (UNAVAILABLE: access denied)' $r.Out
 Check (-not ((Get-Content $log -Raw) -match 'audit: denied')) '... so the service never saw it'
+
+# --- 2b. a caller's own server instance: seen and reported ---------------------
+# FRFW holds FILE_APPEND_DATA, which on a pipe is FILE_CREATE_PIPE_INSTANCE:
+# an admitted caller can still create an instance of the pipe in its own
+# process. csi-proxy sees the instance count above its own and reports it.
+$r = Run $Svc @('restricted', $Squat, 'csi-proxy-filesystem-v1', '100')
+Check ($r.Code -ne 0 -and $r.Out -match 'error 5') 'a caller the DACL does not admit cannot create an instance (access denied)' $r.Out
+$r = Run $Squat @('-linger')
+Check ($r.Out -match 'server a closed, its client open: 2') `
+    "an instance closed by its server stays counted until its client closes (what the check allows for): $($r.Out)"
+$sqOut = Join-Path $WorkDir 'squat.out'
+$sq = Start-Process -PassThru -NoNewWindow -FilePath $Squat -ArgumentList 'csi-proxy-filesystem-v1', '10000' `
+    -RedirectStandardOutput $sqOut
+Start-Sleep -Seconds 6
+Check ((Get-Content $sqOut -Raw) -match 'instances [2-9]') 'an administrator (FRFW only) creates an instance of the pipe' (Get-Content $sqOut -Raw)
+$ev = @(Get-WinEvent -FilterHashtable @{ LogName = 'Application'; ProviderName = 'csi-proxy'; Level = 2 } -MaxEvents 20 |
+        Where-Object { $_.Message -like '*csi-proxy-filesystem-v1: a foreign server instance*' })
+Check ($ev.Count -eq 1) "one Event Log error names the pipe ($($ev.Count))"
+$r = Run $Cli @('health', '-deadline', '5s')
+Check ($r.Code -eq 1 -and $r.Out -match 'filesystem v1 FAIL: .*foreign server instance' -and `
+        @($r.Out -split "`n" | Where-Object { $_ -match 'FAIL' }).Count -eq 1) 'health fails for that pipe only' $r.Out
+$sq.WaitForExit()
+Restart-Service csiproxy
+Check (WaitState 'Running') 'the service runs again'
+$r = Run $Cli @('health', '-deadline', '10s')
+Check ($r.Code -eq 0) 'a restart clears the mark: health passes' $r.Out
 
 # --- 3. the in-process check behind a wider DACL ------------------------------
 $cfg = Join-Path $WorkDir 'wide.yaml'
