@@ -114,9 +114,8 @@ bool cp_dial_alarm(const char *target, char *why, size_t cap)
     static const char prefix[] = "\\\\.\\pipe\\";
     if (cap > 0)
         why[0] = '\0';
-    const char *name = strncmp(target, prefix, sizeof(prefix) - 1) == 0
-                           ? target + sizeof(prefix) - 1
-                           : target;
+    const char *name =
+        strncmp(target, prefix, sizeof(prefix) - 1) == 0 ? target + sizeof(prefix) - 1 : target;
     wchar_t *wname = cp_win_utf8_to_wide(name);
     wchar_t text[1024];
     DWORD size = sizeof(text);

@@ -31,8 +31,10 @@
 #define SPARE_EVENTS 64       /* events a loop keeps for its next pipe_conns */
 #define POLL_MS 2             /* a loop's wait while it has more operations than one wait takes */
 #define WATCH_MS 1000         /* how often a pipe's instance count is read (pipe_watch_win.c) */
-#define WATCH_CONFIRM_MS 2000 /* how long instances not made here must stay before they are reported */
-#define WATCH_LINGER_MS 10000 /* how long an instance closed before its client counts as maybe open */
+#define WATCH_CONFIRM_MS                                                                           \
+    2000 /* how long instances not made here must stay before they are reported */
+#define WATCH_LINGER_MS                                                                            \
+    10000 /* how long an instance closed before its client counts as maybe open */
 
 enum { RUNNING, DRAINING, CLOSING };
 

@@ -234,10 +234,10 @@ int cp_app_start(void *ctx, cp_error *e)
                    ? cp_pipealarm_new(pipe_names, n, cp_pipealarm_win_sink, a->eventlog)
                    : NULL;
     free(pipe_names);
-    if (a->alarm == NULL ||
-        (a->metrics != NULL &&
-         cp_metrics_add_collector(a->metrics, CP_PIPEALARM_METRIC, CP_PIPEALARM_HELP,
-                                  CP_METRICS_COUNTER, "pipe", cp_pipealarm_collect, a->alarm) != 0)) {
+    if (a->alarm == NULL || (a->metrics != NULL &&
+                             cp_metrics_add_collector(a->metrics, CP_PIPEALARM_METRIC,
+                                                      CP_PIPEALARM_HELP, CP_METRICS_COUNTER, "pipe",
+                                                      cp_pipealarm_collect, a->alarm) != 0)) {
         rc = cp_error_set(e, CP_E_NOMEM, "out of memory");
         goto out;
     }

@@ -18,7 +18,7 @@
 
 #define CP_PIPEALARM_METRIC "csi_proxy_pipe_foreign_instances_total"
 #define CP_PIPEALARM_HELP                                                                          \
-    "Server instances of a served pipe that csi-proxy did not make, seen and reported (another "  \
+    "Server instances of a served pipe that csi-proxy did not make, seen and reported (another "   \
     "process may be receiving the pipe's calls), by pipe."
 /* HKEY_LOCAL_MACHINE subkey holding one REG_SZ value per pipe under attack
  * since the service started: the pipe's name ("csi-proxy-smb-v1"), the

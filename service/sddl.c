@@ -94,10 +94,11 @@ static char read_ace(rd *r, bool sacl)
         /* "SACL for a New Object" (Microsoft Learn): the creator of an
          * object whose SACL holds more than resource attributes must have
          * SE_SECURITY_NAME enabled. */
-        return fail(r, "audit entries (AU) are not supported: a pipe with a SACL needs "
-                       "SeSecurityPrivilege, which LocalSystem holds disabled, so CreateNamedPipeW "
-                       "fails (ERROR_PRIVILEGE_NOT_HELD); csi-proxy audits its calls itself%s",
-                   ""),
+        return fail(r,
+                    "audit entries (AU) are not supported: a pipe with a SACL needs "
+                    "SeSecurityPrivilege, which LocalSystem holds disabled, so CreateNamedPipeW "
+                    "fails (ERROR_PRIVILEGE_NOT_HELD); csi-proxy audits its calls itself%s",
+                    ""),
                0;
     else if (sacl && strncmp(r->p, "ML;", 3) == 0)
         type = r->p[0];
@@ -163,8 +164,9 @@ static bool read_acl(rd *r, bool sacl, bool *protected_out, int *allows)
         n++;
     }
     if (sacl && n == 0)
-        return fail(r, "a SACL without a mandatory label (ML): an empty SACL needs "
-                       "SeSecurityPrivilege as audit entries do; leave S: out%s",
+        return fail(r,
+                    "a SACL without a mandatory label (ML): an empty SACL needs "
+                    "SeSecurityPrivilege as audit entries do; leave S: out%s",
                     "");
     return true;
 }

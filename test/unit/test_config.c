@@ -341,8 +341,9 @@ static void test_example_file(void **state)
     assert_int_equal(smb->n_allowed, 3);
     assert_string_equal(sid_str(&smb->allowed[2]), "S-1-5-21-1004336348-1177238915-682003330-1105");
     /* own callers, no own pipeSecurity: derived from the callers */
-    assert_string_equal(smb->pipe_sddl, "D:P(A;;GA;;;SY)(A;;FRFW;;;BA)"
-                                        "(A;;FRFW;;;S-1-5-21-1004336348-1177238915-682003330-1105)");
+    assert_string_equal(smb->pipe_sddl,
+                        "D:P(A;;GA;;;SY)(A;;FRFW;;;BA)"
+                        "(A;;FRFW;;;S-1-5-21-1004336348-1177238915-682003330-1105)");
     assert_false(c.allow_broad_callers);
     assert_int_equal(smb->pipe_sddl_line, 0);
     const cp_config_group *fs = cp_config_group_of(&c, "filesystem");
@@ -574,10 +575,11 @@ static void test_errors(void **state)
     expect_error("groups:\n  smb:\n    pipeSecurity: 'D:NO_ACCESS_CONTROL'\n", 3,
                  "NO_ACCESS_CONTROL");
     expect_error("security:\n  pipeSecurity: 'D:P(A;;GA;;;WX)'\n", 2, "unknown SID alias \"WX\"");
-    expect_error("groups:\n  smb:\n    pipeSecurity: 'D:P(A;;GA;;;SY)S:(AU;FA;GA;;;WD)'\n", 3,
-                 "groups.smb.pipeSecurity: invalid pipe security \"D:P(A;;GA;;;SY)S:(AU;FA;GA;;;WD)\": "
-                 "at offset 18: audit entries (AU) are not supported: a pipe with a SACL needs "
-                 "SeSecurityPrivilege");
+    expect_error(
+        "groups:\n  smb:\n    pipeSecurity: 'D:P(A;;GA;;;SY)S:(AU;FA;GA;;;WD)'\n", 3,
+        "groups.smb.pipeSecurity: invalid pipe security \"D:P(A;;GA;;;SY)S:(AU;FA;GA;;;WD)\": "
+        "at offset 18: audit entries (AU) are not supported: a pipe with a SACL needs "
+        "SeSecurityPrivilege");
     /* issue 9 item 6: the service's account must be able to create every
      * pipe instance; refused at file:line, not widened */
     expect_error("groups:\n  disk: {}\n  volume:\n    pipeSecurity: 'D:P(A;;GA;;;BA)'\n", 4,

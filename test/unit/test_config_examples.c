@@ -102,8 +102,7 @@ static void test_least_privilege_shares_no_pipe(void **state)
             if (who == NULL)
                 who = &g->allowed[j];
             else if (!cp_sid_equal(who, &g->allowed[j]))
-                fail_msg("group %s's pipes are shared by two principals besides SYSTEM",
-                         g->name);
+                fail_msg("group %s's pipes are shared by two principals besides SYSTEM", g->name);
         }
     }
     assert_non_null(who);

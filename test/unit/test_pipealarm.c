@@ -62,7 +62,8 @@ static void test_report(void **state)
     cp_pipealarm_report(a, "\\\\.\\pipe\\csi-proxy-smb-v1", 3, 2);
     assert_int_equal(s.n, 1);
     assert_string_equal(s.pipe, "csi-proxy-smb-v1");
-    assert_non_null(strstr(s.line, "pipe \\\\.\\pipe\\csi-proxy-smb-v1: a foreign server instance"));
+    assert_non_null(
+        strstr(s.line, "pipe \\\\.\\pipe\\csi-proxy-smb-v1: a foreign server instance"));
     assert_non_null(strstr(s.line, "counts 3 instances of it, csi-proxy made 2"));
     memset(&m, 0, sizeof(m));
     cp_pipealarm_collect(a, emit, &m);

@@ -33,8 +33,8 @@ static DWORD count(HANDLE h)
 static HANDLE instance(const wchar_t *path, DWORD flags)
 {
     return CreateNamedPipeW(path, PIPE_ACCESS_DUPLEX | FILE_FLAG_OVERLAPPED | flags,
-                            PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT, PIPE_UNLIMITED_INSTANCES,
-                            4096, 4096, 50, NULL);
+                            PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT,
+                            PIPE_UNLIMITED_INSTANCES, 4096, 4096, 50, NULL);
 }
 
 static int squat(const wchar_t *name, DWORD ms)
@@ -43,7 +43,7 @@ static int squat(const wchar_t *name, DWORD ms)
     swprintf(path, sizeof(path) / sizeof(path[0]), L"\\\\.\\pipe\\%ls", name);
     ULONGLONG until = GetTickCount64() + ms;
     HANDLE ev = CreateEventW(NULL, TRUE, FALSE, NULL);
-    again:;
+again:;
     HANDLE h = instance(path, 0);
     if (h == INVALID_HANDLE_VALUE) {
         printf("CreateNamedPipeW: error %lu\n", (unsigned long)GetLastError());
