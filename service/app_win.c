@@ -22,6 +22,7 @@
 #include "pipesec_win.h"
 #include "redact.h"
 #include "roots.h"
+#include "sddl.h"
 
 struct cp_app {
     const cp_flags *flags;
@@ -96,6 +97,11 @@ static void log_security(const cp_config *c)
         CP_LOG_INFO("group %s: pipe security %s, allowed callers [%s]", g->name, g->pipe_sddl,
                     callers);
         char which[512];
+        if (cp_sddl_caller_excess(g->pipe_sddl, which, sizeof(which)))
+            CP_LOG_WARN("group %s: pipe security gives %s more than a client needs (WRITE_DAC, "
+                        "WRITE_OWNER or DELETE): such a caller can rewrite the pipe's DACL or "
+                        "owner; callers need FRFW (read and write) only",
+                        g->name, which);
         if (cp_config_group_broad(g, which, sizeof(which))) /* only with allowBroadCallers */
             CP_LOG_WARN("group %s admits a broad group (%s): security.allowBroadCallers is true; "
                         "its members can make csi-proxy act as SYSTEM",

@@ -358,3 +358,62 @@ size_t cp_sddl_for_sids(const cp_sid *sids, size_t n, char *out, size_t cap)
     }
     return len < cap ? len : 0;
 }
+
+/* Whether the rights field [p, p+n) holds a right a client never needs:
+ * GENERIC_ALL (GA, 0x10000000), FILE_ALL_ACCESS (FA), KEY_ALL_ACCESS
+ * (KA), WRITE_DAC (WD, 0x40000), WRITE_OWNER (WO, 0x80000), DELETE (SD,
+ * 0x10000) or ACCESS_SYSTEM_SECURITY (0x1000000); by their masks in "ACE
+ * Strings" and "Access Mask", Microsoft Learn. */
+static bool beyond_client(const char *p, size_t n)
+{
+    if (n > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+        unsigned long m = 0;
+        for (size_t i = 2; i < n; i++)
+            m = m * 16 + (unsigned long)(isdigit((unsigned char)p[i])
+                                             ? p[i] - '0'
+                                             : tolower((unsigned char)p[i]) - 'a' + 10);
+        return (m & (0x10000000ul | 0x1000000ul | 0x40000ul | 0x80000ul | 0x10000ul)) != 0;
+    }
+    static const char *const hit[] = {"GA", "FA", "KA", "WD", "WO", "SD", NULL};
+    for (size_t i = 0; i + 1 < n; i += 2)
+        for (const char *const *h = hit; *h != NULL; h++)
+            if (strncmp(p + i, *h, 2) == 0)
+                return true;
+    return false;
+}
+
+bool cp_sddl_caller_excess(const char *s, char *which, size_t cap)
+{
+    cp_sid sy;
+    size_t len = 0;
+    if (cap > 0)
+        which[0] = '\0';
+    if (!cp_sid_parse("S-1-5-18", &sy))
+        return false;
+    /* The fields of each "(A;...)" entry, as in cp_sddl_grants. */
+    for (const char *p = strchr(s, '('); p != NULL; p = strchr(p + 1, '(')) {
+        const char *f[6];
+        size_t flen[6];
+        const char *q = p + 1;
+        int k = 0;
+        for (; k < 6; k++) {
+            size_t m = strcspn(q, ";)");
+            f[k] = q;
+            flen[k] = m;
+            q += m;
+            if (*q != ';')
+                break;
+            q++;
+        }
+        if (k != 5 || flen[0] != 1 || f[0][0] != 'A' || inherit_only(f[1], flen[1]) ||
+            !beyond_client(f[2], flen[2]))
+            continue;
+        cp_sid sid;
+        if (ace_sid(f[5], flen[5], &sid) && cp_sid_equal(&sid, &sy))
+            continue;
+        if (len < cap)
+            len += (size_t)snprintf(which + len, cap - len, "%s%.*s (%.*s)", len > 0 ? ", " : "",
+                                    (int)flen[5], f[5], (int)flen[2], f[2]);
+    }
+    return len > 0;
+}

@@ -75,4 +75,12 @@ bool cp_sddl_grants_system(const char *s, char *why, size_t cap);
  * length, or 0 when it does not fit in cap. */
 size_t cp_sddl_for_sids(const cp_sid *sids, size_t n, char *out, size_t cap);
 
+/* Whether the DACL of s (a string cp_sddl_check accepted) gives a SID
+ * other than SYSTEM a right no client needs: GENERIC_ALL, FILE_ALL_ACCESS,
+ * WRITE_DAC, WRITE_OWNER, DELETE (with them a caller can rewrite the
+ * pipe's DACL or owner). which (cap bytes) lists them: "BA (GA),
+ * S-1-5-21-... (0x1f01ff)". Inherit-only entries do not count. For a
+ * warning: such a DACL still works. */
+bool cp_sddl_caller_excess(const char *s, char *which, size_t cap);
+
 #endif

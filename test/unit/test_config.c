@@ -212,6 +212,29 @@ static void test_sddl_for_sids(void **state)
     assert_string_equal(out, "D:P(A;;GA;;;SY)(A;;FRFW;;;S-1-5-21-1-2-3-1104)");
 }
 
+/* A written DACL that gives a caller more than a client needs is named
+ * (the service warns at start): GA, FA, WD, WO, SD or such a mask, for
+ * anyone but SYSTEM. */
+static void test_sddl_caller_excess(void **state)
+{
+    (void)state;
+    char which[256];
+    const char *fine[] = {"D:P(A;;GA;;;SY)(A;;FRFW;;;BA)",
+                          "D:P(A;;GA;;;SY)(A;;GRGW;;;BA)(A;;0x12019f;;;S-1-5-21-1-2-3-4)",
+                          "D:P(A;;FA;;;S-1-5-18)(D;;GA;;;AN)", "D:P(A;;GA;;;SY)(A;OICIIO;GA;;;BA)"};
+    for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++)
+        if (cp_sddl_caller_excess(fine[i], which, sizeof(which)))
+            fail_msg("\"%s\": named %s", fine[i], which);
+    assert_true(
+        cp_sddl_caller_excess("D:P(A;;GA;;;SY)(A;;GA;;;BA)(A;;GRGW;;;BU)", which, sizeof(which)));
+    assert_string_equal(which, "BA (GA)");
+    assert_true(cp_sddl_caller_excess(
+        "D:P(A;;GA;;;SY)(A;;GRGWWD;;;S-1-5-21-1-2-3-4)(A;;0x1f01ff;;;BA)", which, sizeof(which)));
+    assert_string_equal(which, "S-1-5-21-1-2-3-4 (GRGWWD), BA (0x1f01ff)");
+    assert_true(cp_sddl_caller_excess("D:P(A;;GA;;;SY)(A;;FRFWSD;;;BA)", which, sizeof(which)));
+    assert_true(cp_sddl_caller_excess("D:P(A;;GA;;;SY)(A;;0x80000;;;BA)", which, sizeof(which)));
+}
+
 /* The rights the derived DACL gives a caller, by the masks SDDL's codes
  * stand for ("ACE Strings", "File Security and Access Rights", Microsoft
  * Learn): FR = FILE_GENERIC_READ 0x120089, FW = FILE_GENERIC_WRITE
@@ -782,6 +805,7 @@ int main(void)
         cmocka_unit_test(test_sddl_check),
         cmocka_unit_test(test_sddl_for_sids),
         cmocka_unit_test(test_sddl_caller_rights),
+        cmocka_unit_test(test_sddl_caller_excess),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_example_file),
         cmocka_unit_test(test_missing_file),
