@@ -1,7 +1,10 @@
 # csi-proxy in C - build and test.
-#   make        set up tools, cross-build deps, generate code, build both
-#   make run    start csi-proxy.exe under Wine (console mode) for a demo
-#   make test   unit, API table, conformance (grpcio) and Wine tests
+#   make            set up tools, cross-build deps, generate code, build the
+#                   two products (csi-proxy.exe, csi-proxy-cli.exe), their
+#                   native builds and the native unit tests
+#   make everything also the sanitizer and fuzzing trees and the test programs
+#   make run        start csi-proxy.exe under Wine (console mode) for a demo
+#   make test       every suite (docs/testing.md)
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -51,6 +54,8 @@ UNIT_SRC  := $(wildcard test/unit/test_*.c)
 UNIT_BIN  := $(patsubst test/unit/%.c,$(NAT)/%,$(UNIT_SRC))
 
 all: $(WIN)/csi-proxy.exe $(WIN)/csi-proxy-cli.exe $(NAT)/csi-proxy $(NAT)/csi-proxy-cli $(UNIT_BIN)
+# The test trees and programs (mk/*.mk add theirs).
+everything: all
 
 # --- set-up -----------------------------------------------------------
 $(TOOLS_STAMP): scripts/apt-packages.txt scripts/setup-tools.sh
@@ -96,15 +101,17 @@ $(NAT)/csi-proxy-cli: $(call nobj,cli/main.c $(CLI_SRC) $(wildcard cli/*_posix.c
 $(WIN)/csi-proxy-cli.exe: $(call wobj,cli/main.c $(CLI_SRC) $(wildcard cli/*_win.c)) $(WIN)/libcore.a
 	$(WINCC) -s -municode -Wl,-Map=$@.map,--cref -o $@ $^ $(WLIBS)
 
-$(NAT)/test_%: $(call nobj,test/unit/test_%.c) $(NAT)/libcore.a
-	$(CC) -o $@ $^ -lcmocka $(NLIBS)
+# Every unit test binary takes a test name or glob, or --list (test/unit/runner.c).
+UNIT_WRAP := -Wl,--wrap=main -Wl,--wrap=_cmocka_run_group_tests
+$(NAT)/test_%: $(call nobj,test/unit/test_%.c test/unit/runner.c) $(NAT)/libcore.a
+	$(CC) -o $@ $^ $(UNIT_WRAP) -lcmocka $(NLIBS)
 
 # --- commands ---------------------------------------------------------
-.PHONY: all run test test-unit test-api test-conformance test-wine clean
+.PHONY: all everything run test test-unit test-api test-conformance test-wine clean
 run: all
 	bash scripts/run-demo.sh
 
-test: all
+test: everything
 	bash test/run-all.sh
 
 test-unit: $(UNIT_BIN)
@@ -116,7 +123,7 @@ test-api: | $(TOOLS_STAMP)
 test-conformance: all
 	bash test/run-all.sh conformance
 
-test-wine: all
+test-wine: everything
 	bash test/run-all.sh 'wine*'
 
 clean:
@@ -128,7 +135,7 @@ clean:
 $(WIN)/pipecheck.exe: test/wine/pipecheck.c | $(TOOLS_STAMP)
 	@mkdir -p $(dir $@)
 	$(WINCC) -std=c11 -O2 $(WARN) -DUNICODE -D_UNICODE -s -o $@ $< -ladvapi32
-all: $(WIN)/pipecheck.exe
+everything: $(WIN)/pipecheck.exe
 
 # --- per-area rules (bench, fuzz, storage sim, service tests, ...) -------
 -include $(sort $(wildcard mk/*.mk))

@@ -39,7 +39,8 @@ struct cp_groups {
     bool own_smb;
     cp_iscsi_group_ctx iscsi_ctx;
     bool own_iscsi;
-    char **smb_allowed; /* copies of groups.smb.allowedServers */
+    char **smb_allowed;   /* copies of groups.smb.allowedServers */
+    char **iscsi_allowed; /* copies of groups.iscsi.allowedPortals */
     char smb_self[CP_SMB_NAME_MAX], smb_self_dns[CP_SMB_NAME_MAX];
     char **allowed; /* copies of the allowed services */
     char *allowed_text;
@@ -207,9 +208,20 @@ static int bind_smb(cp_groups *g, const cp_groups_config *cfg, cp_error *e)
 
 /* The iscsi group's host: the configured one, or this build's default. A
  * simulated initiator is given the storage host, where its logins' LUNs
- * appear as disks (iscsi.h attach_storage). */
+ * appear as disks (iscsi.h attach_storage). Its portal policy
+ * (allowedPortals). */
 static int bind_iscsi(cp_groups *g, const cp_groups_config *cfg, cp_error *e)
 {
+    size_t n = cfg->iscsi_portals_restricted ? cfg->n_allowed_iscsi_portals : 0;
+    g->iscsi_allowed = calloc(n + 1, sizeof(*g->iscsi_allowed));
+    if (g->iscsi_allowed == NULL)
+        return cp_error_set(e, CP_E_NOMEM, "groups: out of memory");
+    for (size_t i = 0; i < n; i++)
+        if ((g->iscsi_allowed[i] = strdup(cfg->allowed_iscsi_portals[i])) == NULL)
+            return cp_error_set(e, CP_E_NOMEM, "groups: out of memory");
+    g->iscsi_ctx.policy.restricted = cfg->iscsi_portals_restricted;
+    g->iscsi_ctx.policy.allowed = (const char *const *)g->iscsi_allowed;
+    g->iscsi_ctx.policy.n_allowed = n;
     if (cfg->iscsi.ops != NULL) {
         g->iscsi_ctx.host = cfg->iscsi;
     } else {
@@ -291,6 +303,9 @@ void cp_groups_free(cp_groups *g)
     for (size_t i = 0; g->smb_allowed != NULL && g->smb_allowed[i] != NULL; i++)
         free(g->smb_allowed[i]);
     free(g->smb_allowed);
+    for (size_t i = 0; g->iscsi_allowed != NULL && g->iscsi_allowed[i] != NULL; i++)
+        free(g->iscsi_allowed[i]);
+    free(g->iscsi_allowed);
     free(g->allowed_text);
     free(g->services);
     free(g->stub_defs);

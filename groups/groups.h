@@ -50,6 +50,12 @@ typedef struct cp_groups_config {
     /* iSCSI initiator host (borrowed); ops NULL: this build's default
      * (cp_iscsi_host_open_default), opened and released by the groups. */
     cp_iscsi_host iscsi;
+    /* groups.iscsi.allowedPortals: when iscsi_portals_restricted, the only
+     * portals the initiator may be sent to (copied); entries named exactly
+     * also lift the loopback, link-local and unspecified rule. */
+    bool iscsi_portals_restricted;
+    const char *const *allowed_iscsi_portals;
+    size_t n_allowed_iscsi_portals;
 } cp_groups_config;
 
 typedef struct cp_groups cp_groups;

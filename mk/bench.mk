@@ -44,8 +44,8 @@ $(WIN)/bench-goclient.exe: $(wildcard test/bench/goclient/*.go) $(B)/go/src/csib
 .PHONY: bench load-wine bench-tools
 bench-tools: $(BENCH_TOOLS)
 
-bench: all $(BENCH_TOOLS)
+bench: everything $(BENCH_TOOLS)
 	BASE='$(BASE)' bash scripts/bench.sh bench
 
-load-wine: all $(BENCH_TOOLS)
+load-wine: everything $(BENCH_TOOLS)
 	bash scripts/bench.sh load

@@ -33,12 +33,12 @@ WLIBS += -Wl,--no-insert-timestamp
 
 # What goes into the archive, flat (the node scripts find the exes beside
 # them with %~dp0): the two programs, the example configurations, the node
-# scripts, the operators' README, the license when the repository has one.
+# scripts, the operators' README, the license and its notice.
 DIST_FILES := $(WIN)/csi-proxy.exe $(WIN)/csi-proxy-cli.exe \
               $(sort $(wildcard config/*.example.yaml)) \
               $(sort $(wildcard scripts/node/*.cmd)) \
               scripts/dist/README-operators.txt \
-              $(wildcard LICENSE)
+              $(wildcard LICENSE NOTICE)
 
 # Every entry is dated the commit's time (make DIST_MTIME=<epoch> to choose).
 DIST_MTIME ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 315532800)

@@ -45,7 +45,7 @@ $(FUZZ)/fuzz_%: $(FUZZ)/obj/test/fuzz/fuzz_%.o $(FUZZ)/libcore.a
 
 .PHONY: fuzz fuzz-build fuzz-smoke
 fuzz-build: $(FUZZ_BIN)
-all: $(FUZZ_BIN)
+everything: $(FUZZ_BIN)
 
 fuzz-smoke: $(FUZZ_BIN)
 	bash test/fuzz/run.sh smoke $(FUZZ_NAMES)

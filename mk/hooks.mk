@@ -10,4 +10,4 @@ $(WIN)/obj-hooks/service/main_win.o: service/main_win.c $(GEN_H) $(DEPS_STAMP)
 $(WIN)/csi-proxy-hooks.exe: $(WIN)/obj-hooks/service/main_win.o $(WIN)/libcore.a $(WIN)/res/messages.o
 	$(WINCC) -s -municode -o $@ $^ $(WLIBS)
 
-all: $(WIN)/csi-proxy-hooks.exe
+everything: $(WIN)/csi-proxy-hooks.exe

@@ -15,4 +15,4 @@ $(WIN)/iscsidsc_nologin/iscsidsc.dll: test/wine/iscsidsc_fake.c winapi/iscsidsc_
 	@mkdir -p $(@D)
 	$(WINCC) $(WCFLAGS) -DFAKE_NO_LOGIN -shared -s -o $@ $<
 
-all: $(WIN)/iscsidsc_fake/iscsidsc.dll $(WIN)/iscsidsc_nologin/iscsidsc.dll
+everything: $(WIN)/iscsidsc_fake/iscsidsc.dll $(WIN)/iscsidsc_nologin/iscsidsc.dll

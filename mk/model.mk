@@ -19,4 +19,4 @@ MODEL_SRC := $(wildcard test/model/*.c)
 $(WIN)/csi-proxy-model.exe: $(call wobj,service/main_win.c $(MODEL_SRC)) $(WIN)/libcore.a
 	$(WINCC) -s -municode -Wl,-Map=$@.map,--cref -o $@ $^ $(WLIBS)
 
-all: $(WIN)/csi-proxy-model.exe
+everything: $(WIN)/csi-proxy-model.exe

@@ -29,8 +29,8 @@ $(ASAN)/libcore.a: $(ASAN_OBJ)
 	@rm -f $@; ar rcs $@ $^
 $(ASAN)/csi-proxy: $(call aobj,service/main_posix.c) $(ASAN)/libcore.a
 	$(ASAN_CC) $(SANFLAGS) -o $@ $^ $(NLIBS)
-$(ASAN)/test_%: $(call aobj,test/unit/test_%.c) $(ASAN)/libcore.a
-	$(ASAN_CC) $(SANFLAGS) -o $@ $^ -lcmocka $(NLIBS)
+$(ASAN)/test_%: $(call aobj,test/unit/test_%.c test/unit/runner.c) $(ASAN)/libcore.a
+	$(ASAN_CC) $(SANFLAGS) -o $@ $^ $(UNIT_WRAP) -lcmocka $(NLIBS)
 
 # The load client is a plain (uninstrumented) native program: the server is
 # what is under test, and the client's CPU is better spent making calls.
@@ -39,7 +39,7 @@ $(LOAD_BIN): $(call nobj,test/load/load_client.c cli/h2client.c cli/dial_posix.c
 
 .PHONY: asan test-asan test-faults load
 asan: $(ASAN_ALL)
-all: $(ASAN_ALL)
+everything: $(ASAN_ALL)
 
 SAN_ENV := ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1 \
            UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1

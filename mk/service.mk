@@ -17,15 +17,15 @@ $(WIN)/svctest.exe: test/wine/svctest.c $(call wobj,cli/h2client.c) $(WIN)/libco
 	@mkdir -p $(dir $@)
 	$(WINCC) -std=c11 -O2 $(WARN) -I. -I$(DEPS)/include -DNGHTTP2_STATICLIB -DUNICODE -D_UNICODE \
 	    -municode -s -o $@ $^ $(WLIBS)
-all: $(WIN)/svctest.exe
+everything: $(WIN)/svctest.exe
 
 # The transport's batched hand-off check against libcore.a's own object.
 $(WIN)/precheck.exe: test/wine/precheck.c $(WIN)/libcore.a
 	$(WINCC) $(WCFLAGS) -s -o $@ $^ $(WLIBS)
-all: $(WIN)/precheck.exe
+everything: $(WIN)/precheck.exe
 
 # A second process making its own instance of a served pipe (the foreign
 # instance the transport watches for).
 $(WIN)/squat.exe: test/wine/squat.c | $(TOOLS_STAMP)
 	$(WINCC) $(WCFLAGS) -municode -s -o $@ $< $(WLIBS)
-all: $(WIN)/squat.exe
+everything: $(WIN)/squat.exe

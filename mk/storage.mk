@@ -19,11 +19,11 @@ SIM_SRC := $(wildcard winapi/*_sim.c)
 $(WIN)/csi-proxy-sim.exe: $(call wobj,service/main_win.c $(SIM_SRC)) $(WIN)/libcore.a
 	$(WINCC) -s -municode -o $@ $^ $(WLIBS)
 
-all: $(WIN)/csi-proxy-sim.exe
+everything: $(WIN)/csi-proxy-sim.exe
 
 # winapi/winutil_win32.h (the one Win32 error map) checked under Wine by
 # test/wine/storage.sh, against libcore.a's own object.
 $(WIN)/winutilcheck.exe: test/wine/winutilcheck.c $(WIN)/libcore.a
 	$(WINCC) $(WCFLAGS) -s -o $@ $^ $(WLIBS)
 
-all: $(WIN)/winutilcheck.exe
+everything: $(WIN)/winutilcheck.exe

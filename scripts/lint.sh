@@ -11,7 +11,10 @@
 #      (files not yet reformatted; `make format` reformats them and empties
 #      the list);
 #   4. cppcheck: warning, portability and performance checks, zero findings
-#      (known ones, each with its reason, in scripts/cppcheck-suppressions.txt).
+#      (known ones, each with its reason, in scripts/cppcheck-suppressions.txt);
+#   5. docs (scripts/check_docs.py): Markdown links resolve, nothing points
+#      outside the repository, the README stays short; a warning for commit
+#      subjects over 72 characters.
 #
 # Usage: scripts/lint.sh            run the checks
 #        scripts/lint.sh --format   only rewrite: clang-format -i on every C
@@ -125,6 +128,18 @@ else
         bad "cppcheck: no finding (exit $rc)" "$out"
     fi
 fi
+
+# --- 5. docs and history ----------------------------------------------------------
+out=$(/usr/bin/python3 scripts/check_docs.py)
+pass=$((pass + $(grep -c '^ok - ' <<<"$out")))
+fail=$((fail + $(grep -c '^not ok - ' <<<"$out")))
+printf '%s\n' "$out"
+# Commit subjects since the merge base with origin's main (or the last 20):
+# a warning, not a failure, since history is not rewritten.
+base=$(git merge-base HEAD origin/main 2>/dev/null) && range="$base..HEAD" || range="-20"
+long=$(git log --format='%h %s' $range 2>/dev/null | awk 'length($0) - 8 > 72')
+[ -n "$long" ] && printf 'warning - commit subjects over 72 characters (keep the why in the body):\n%s\n' \
+    "$(head -10 <<<"$long" | sed 's/^/    /')"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

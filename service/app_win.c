@@ -197,6 +197,9 @@ int cp_app_start(void *ctx, cp_error *e)
         .smb_servers_restricted = c->allowed_smb_servers_given,
         .allowed_smb_servers = (const char *const *)c->allowed_smb_servers,
         .n_allowed_smb_servers = c->n_allowed_smb_servers,
+        .iscsi_portals_restricted = c->allowed_iscsi_portals_given,
+        .allowed_iscsi_portals = (const char *const *)c->allowed_iscsi_portals,
+        .n_allowed_iscsi_portals = c->n_allowed_iscsi_portals,
     };
     a->groups = cp_groups_new(&gc, e);
     if (a->groups == NULL)

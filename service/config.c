@@ -111,6 +111,25 @@ static bool server_pattern_ok(const char *p)
     return true;
 }
 
+/* groups.iscsi.allowedPortals entries: what server_pattern_ok takes, and
+ * an IPv6 address in brackets. */
+static bool portal_pattern_ok(const char *p)
+{
+    size_t n = strlen(p);
+    if (n > 2 && p[0] == '[' && p[n - 1] == ']') {
+        char inner[256];
+        if (n - 2 >= sizeof(inner) || memchr(p + 1, '[', n - 2) || memchr(p + 1, ']', n - 2))
+            return false;
+        memcpy(inner, p + 1, n - 2);
+        inner[n - 2] = '\0';
+        return strchr(inner, ':') != NULL && server_pattern_ok(inner);
+    }
+    const char *colon = strchr(p, ':'); /* an IPv6 address has two; "host:port" one */
+    if (colon != NULL && strchr(colon + 1, ':') == NULL)
+        return false;
+    return server_pattern_ok(p);
+}
+
 static int group_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yaml_node_t *v,
                       void *ctx)
 {
@@ -152,11 +171,26 @@ static int group_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yam
                                 where, gc->c->allowed_smb_servers[i]);
         return rc;
     }
+    if (strcmp(key, "allowedPortals") == 0) {
+        if (strcmp(g->name, "iscsi") != 0)
+            return cp_yw_errf(w, k, "%s: only the iscsi group has target portals", where);
+        gc->c->allowed_iscsi_portals_given = true;
+        int rc = cp_yw_strings(w, v, where, &gc->c->allowed_iscsi_portals,
+                               &gc->c->n_allowed_iscsi_portals);
+        for (size_t i = 0; rc == CP_OK && i < gc->c->n_allowed_iscsi_portals; i++)
+            if (!portal_pattern_ok(gc->c->allowed_iscsi_portals[i]))
+                rc = cp_yw_errf(w, v,
+                                "%s: \"%s\" is not a host name, an address or \"*.\" followed "
+                                "by a domain (no port: any port of an allowed portal is allowed)",
+                                where, gc->c->allowed_iscsi_portals[i]);
+        return rc;
+    }
     return cp_yw_unknown_key(
         w, k, where, key,
-        strcmp(g->name, "system") == 0 ? "versions, allowedCallers, pipeSecurity, allowedServices"
-        : strcmp(g->name, "smb") == 0  ? "versions, allowedCallers, pipeSecurity, allowedServers"
-                                       : "versions, allowedCallers, pipeSecurity");
+        strcmp(g->name, "system") == 0  ? "versions, allowedCallers, pipeSecurity, allowedServices"
+        : strcmp(g->name, "smb") == 0   ? "versions, allowedCallers, pipeSecurity, allowedServers"
+        : strcmp(g->name, "iscsi") == 0 ? "versions, allowedCallers, pipeSecurity, allowedPortals"
+                                        : "versions, allowedCallers, pipeSecurity");
 }
 
 typedef struct load_ctx {
@@ -554,6 +588,7 @@ void cp_config_free(cp_config *c)
     }
     cp_yw_free_list(c->allowed_services, c->n_allowed_services);
     cp_yw_free_list(c->allowed_smb_servers, c->n_allowed_smb_servers);
+    cp_yw_free_list(c->allowed_iscsi_portals, c->n_allowed_iscsi_portals);
     free(c->log.file);
     free(c->log.dir);
     cp_yw_free_list(c->log.redact_fields, c->log.n_redact_fields);

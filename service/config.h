@@ -12,6 +12,7 @@
  *     filesystem: {}
  *     smb: {versions: [v1], allowedCallers: [S-1-5-21-1-2-3-1104]}
  *     system: {allowedServices: [w32time]}
+ *     iscsi: {allowedPortals: [10.0.0.5, '*.san.example.com']}
  *   limits: {maxMessageBytes: 4194304, maxConnections: 0, idleTimeout: 0s,
  *            drainTimeout: 10s, workerThreads: 0}
  *   log: {v: 2, file: C:\etc\kubernetes\logs\csi-proxy.log, toStderr: false,
@@ -97,7 +98,10 @@ typedef struct cp_config {
     char **allowed_smb_servers;  /* smb group: servers it may map ("name" or "*.suffix") */
     size_t n_allowed_smb_servers;
     bool allowed_smb_servers_given; /* the key was there (even as []): enforce the list */
-    bool allow_broad_callers;       /* security.allowBroadCallers: broad groups admitted */
+    char **allowed_iscsi_portals; /* iscsi group: portals it may use ("addr", "name", "*.suffix") */
+    size_t n_allowed_iscsi_portals;
+    bool allowed_iscsi_portals_given; /* the key was there (even as []): enforce the list */
+    bool allow_broad_callers;         /* security.allowBroadCallers: broad groups admitted */
     cp_config_limits limits;
     cp_config_log log;
 } cp_config;

@@ -15,14 +15,18 @@
  *                  target GetIScsiTargetInformationW(DiscoveryMechanisms):
  *                  the targets found through this portal;
  *   connect        a session to the target already: CP_E_ALREADY_EXISTS;
- *                  else LoginIScsiTargetW twice, once with IsPersistent
- *                  (the login the service repeats at every boot, as
- *                  upstream's Connect-IscsiTarget -IsPersistent $true) and
- *                  once for the session now; a failed login removes the
- *                  persistent one it just added;
- *   disconnect     RemoveIScsiPersistentTargetW for the target's persistent
- *                  logins, LogoutIScsiTarget for each of its sessions
- *                  (neither: CP_E_NOT_FOUND, the group's no-op);
+ *                  else one LoginIScsiTargetW with IsPersistent FALSE: a
+ *                  session now, which does not come back after a reboot.
+ *                  Upstream makes no persistent login either (v1's
+ *                  Connect-IscsiTarget without -IsPersistent, its WMI
+ *                  version MSFT_iSCSITarget.Connect without IsPersistent):
+ *                  a node that reboots after a crash or a forced drain must
+ *                  not log back in to a LUN that may be attached elsewhere
+ *                  by then; the CSI driver logs in again when it stages;
+ *   disconnect     RemoveIScsiPersistentTargetW for any persistent login of
+ *                  the target (an older csi-proxy made them), then
+ *                  LogoutIScsiTarget for each of its sessions (neither:
+ *                  CP_E_NOT_FOUND, the group's no-op);
  *   disks          GetIScsiSessionListW, GetDevicesForIScsiSessionW: the
  *                  StorageDeviceNumber.DeviceNumber of each disk;
  *   set_mutual     SetIScsiInitiatorCHAPSharedSecret.
@@ -209,10 +213,12 @@ static int remove_persistent(const cp_isdsc *d, const char *iqn, const char *obj
             continue;
         /* "RemoveIScsiPersistentTargetW function": the initiator instance,
          * port, target name and portal of the persistent login, as
-         * ReportIScsiPersistentLoginsW gave them. */
-        ULONG r = d->RemoveIScsiPersistentTargetW(
-            v[i].InitiatorInstance[0] != 0 ? v[i].InitiatorInstance : NULL,
-            v[i].InitiatorPortNumber, v[i].TargetName, &v[i].TargetPortal);
+         * ReportIScsiPersistentLoginsW gave them. InitiatorInstance is
+         * "[in]", not optional (the SDK's iscsidsc.h marks it _In_;
+         * mingw-w64's header carries no annotation): the reported name is
+         * passed as it is, even empty, never NULL. */
+        ULONG r = d->RemoveIScsiPersistentTargetW(v[i].InitiatorInstance, v[i].InitiatorPortNumber,
+                                                  v[i].TargetName, &v[i].TargetPortal);
         if (r == ERROR_SUCCESS)
             (*removed)++;
         else if (cp_win_status(r) != CP_E_NOT_FOUND) /* gone already: fine */
@@ -424,9 +430,7 @@ static int w_connect(void *ctx, const cp_iscsi_portal *p, const char *iqn, cp_is
 {
     const cp_isdsc *d = api_of(ctx, e);
     if (d == NULL || NEED(d->LoginIScsiTargetW, e) != CP_OK ||
-        NEED(d->GetIScsiSessionListW, e) != CP_OK ||
-        NEED(d->ReportIScsiPersistentLoginsW, e) != CP_OK ||
-        NEED(d->RemoveIScsiPersistentTargetW, e) != CP_OK)
+        NEED(d->GetIScsiSessionListW, e) != CP_OK)
         return e->status;
     char obj[2 * CP_ISCSI_NAME_MAX + 64];
     target_name(p, iqn, obj, sizeof(obj));
@@ -461,22 +465,15 @@ static int w_connect(void *ctx, const cp_iscsi_portal *p, const char *iqn, cp_is
     cp_iscsi_session_id sid, cid;
     /* "LoginIScsiTargetW function": the target must be among the
      * discovered ones; InitiatorInstance NULL needs ISCSI_ANY_INITIATOR_PORT.
-     * IsPersistent TRUE stores the login for the service to repeat at
-     * every boot (iscsicli's PersistentLoginTarget); the second call,
-     * IsPersistent FALSE, makes the session now and its LUNs appear. */
+     * IsPersistent FALSE: a session now, its LUNs appear, and nothing is
+     * stored for the service to repeat at boot (TRUE would store the login
+     * only, iscsicli's PersistentLoginTarget). A failed login leaves no
+     * session and stores nothing. */
     ULONG r = d->LoginIScsiTargetW(target, FALSE, NULL, CP_ISCSI_ANY_INITIATOR_PORT, &portal, 0,
-                                   NULL, &opts, 0, NULL, TRUE, &sid, &cid);
-    if (r != ERROR_SUCCESS && cp_win_status(r) != CP_E_ALREADY_EXISTS)
-        return cp_isdsc_error(e, r, "LoginIScsiTargetW (persistent)", obj);
-    r = d->LoginIScsiTargetW(target, FALSE, NULL, CP_ISCSI_ANY_INITIATOR_PORT, &portal, 0, NULL,
-                             &opts, 0, NULL, FALSE, &sid, &cid);
+                                   NULL, &opts, 0, NULL, FALSE, &sid, &cid);
     if (r == ERROR_SUCCESS || cp_win_status(r) == CP_E_ALREADY_EXISTS)
-        return CP_OK; /* already logged in: by the persistent call, on some systems */
-    rc = cp_isdsc_error(e, r, "LoginIScsiTargetW", obj);
-    int removed = 0; /* no boot-time login for a target that refused us now */
-    cp_error ignored;
-    (void)remove_persistent(d, iqn, obj, &removed, &ignored);
-    return rc;
+        return CP_OK; /* logged in meanwhile by another caller: the same session */
+    return cp_isdsc_error(e, r, "LoginIScsiTargetW", obj);
 }
 
 static int w_disconnect(void *ctx, const cp_iscsi_portal *p, const char *iqn, cp_error *e)

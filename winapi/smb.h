@@ -30,6 +30,17 @@ typedef enum cp_smb_state {
     CP_SMB_UNREACHABLE, /* mapped, but the share no longer answers */
 } cp_smb_state;
 
+/* An address of this machine: family 4 (b[0..3]) or 6 (b[0..15]), network
+ * byte order. */
+typedef struct cp_smb_addr {
+    int family;
+    unsigned char b[16];
+} cp_smb_addr;
+
+/* The most addresses local_addresses() reports; a machine with more is
+ * CP_E_RESOURCE_EXHAUSTED (the group then cannot judge an address). */
+#define CP_SMB_ADDRS_MAX 256
+
 typedef struct cp_smb_ops {
     int (*state)(void *ctx, const char *root, cp_smb_state *out, cp_error *e);
     int (*map)(void *ctx, const char *root, const char *username, const char *password,
@@ -37,6 +48,9 @@ typedef struct cp_smb_ops {
     int (*unmap)(void *ctx, const char *root, cp_error *e);
     /* This machine's NetBIOS and DNS host names ("" when unknown). */
     int (*computer_name)(void *ctx, char *netbios, char *dns, size_t len, cp_error *e);
+    /* This machine's unicast addresses, every adapter, up or down, IPv4
+     * and IPv6: at most max into out, the count in *n. */
+    int (*local_addresses)(void *ctx, cp_smb_addr *out, size_t max, size_t *n, cp_error *e);
     void (*destroy)(void *ctx);
 } cp_smb_ops;
 

@@ -16,7 +16,9 @@
  *
  * A server with drops_after_mapping: true answers the mapping, then no
  * longer: state() says UNREACHABLE. The fixture's mappings exist at
- * start. Passwords are compared, never kept from a call or echoed. */
+ * start. Passwords are compared, never kept from a call or echoed. This
+ * machine is the fixture's computer_name / dns_name, at the fixed addresses
+ * 192.0.2.10, 2001:db8::10 and fe80::10. */
 #include "smb_sim.h"
 
 #include <stdio.h>
@@ -139,6 +141,24 @@ static int sim_computer_name(void *ctx, char *netbios, char *dns, size_t len, cp
     return CP_OK;
 }
 
+/* This simulated machine's addresses: a fixed list, documentation
+ * prefixes only (RFC 5737, RFC 3849) and a link-local one. */
+static int sim_local_addresses(void *ctx, cp_smb_addr *out, size_t max, size_t *n, cp_error *e)
+{
+    (void)ctx;
+    (void)e;
+    static const cp_smb_addr fixed[] = {
+        {4, {192, 0, 2, 10}},
+        {6, {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10}},
+        {6, {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10}},
+    };
+    size_t k = sizeof(fixed) / sizeof(fixed[0]);
+    for (size_t i = 0; i < k && i < max; i++)
+        out[i] = fixed[i];
+    *n = k;
+    return CP_OK;
+}
+
 static void sim_destroy(void *ctx)
 {
     sim *s = ctx;
@@ -154,6 +174,7 @@ static const cp_smb_ops sim_ops = {
     .map = sim_map,
     .unmap = sim_unmap,
     .computer_name = sim_computer_name,
+    .local_addresses = sim_local_addresses,
     .destroy = sim_destroy,
 };
 

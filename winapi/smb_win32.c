@@ -25,6 +25,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "localaddr_win32.h"
 #include "winutil_win32.h"
 
 #define SMB_NS L"ROOT\\Microsoft\\Windows\\SMB"
@@ -111,11 +112,11 @@ static int smb_error(cp_error *e, const char *root, const char *what, HRESULT hr
                             "SMB global mapping %s: %s: not found (HRESULT 0x%08lx, Windows "
                             "error %lu)",
                             root, what, (unsigned long)hr, code);
-    if (hr == (HRESULT)WBEM_E_TRANSPORT_FAILURE || hr == (HRESULT)RPC_E_DISCONNECTED ||
-        hr == HRESULT_FROM_WIN32(RPC_S_SERVER_UNAVAILABLE))
+    if (cp_wmi_classify((uint32_t)hr) != CP_WMI_HR_OTHER)
         return cp_error_set(e, CP_E_UNAVAILABLE,
-                            "SMB global mapping %s: %s: WMI is unavailable (HRESULT 0x%08lx)", root,
-                            what, (unsigned long)hr);
+                            "SMB global mapping %s: %s: the connection to WMI was lost (%s, "
+                            "HRESULT 0x%08lx); it is made again at the next call",
+                            root, what, cp_wmi_hr_name((uint32_t)hr), (unsigned long)hr);
     return cp_error_set(e, CP_E_UNKNOWN,
                         "SMB global mapping %s: %s failed (HRESULT 0x%08lx, Windows error %lu)",
                         root, what, (unsigned long)hr, code);
@@ -125,11 +126,14 @@ static int smb_error(cp_error *e, const char *root, const char *what, HRESULT hr
  * not exist (Wine, Windows before global mappings) is FAILED_PRECONDITION
  * naming both, and the service keeps serving its other calls. */
 static int open_class(smbw *s, const char *root, IWbemServices **svc, IWbemClassObject **def,
-                      cp_error *e)
+                      cp_wmi_failure *f, cp_error *e)
 {
     *def = NULL;
     HRESULT hr;
     int rc = cp_wmi_connect(&s->wmi, svc, &hr, e);
+    f->hr = (uint32_t)hr;
+    if (rc != CP_OK && cp_wmi_classify((uint32_t)hr) != CP_WMI_HR_OTHER)
+        return smb_error(e, root, "connecting to " WHERE, hr, 0); /* winmgmt restarting */
     if (rc != CP_OK && FAILED(hr)) {
         /* ConnectServer answers WBEM_E_INVALID_NAMESPACE for a namespace
          * that is not there ("IWbemLocator::ConnectServer"); any failure to
@@ -151,7 +155,7 @@ static int open_class(smbw *s, const char *root, IWbemServices **svc, IWbemClass
     if (SUCCEEDED(hr) && *def == NULL)
         hr = WBEM_E_NOT_FOUND;
     if (FAILED(hr)) {
-        cp_wmi_reset(&s->wmi, hr);
+        f->hr = (uint32_t)hr;
         IWbemServices_Release(*svc);
         *svc = NULL;
         if (hr == (HRESULT)WBEM_E_NOT_FOUND)
@@ -228,13 +232,24 @@ static HRESULT find_mapping(IWbemServices *svc, const char *root, IWbemClassObje
  * global mapping shares (OK (0), Paused (1), Disconnected (2), Network
  * Error (3), Connecting (4), Reconnecting (5), Unavailable (6)); anything
  * but OK is a share that no longer answers, which upstream remaps. */
-static int w_state(void *ctx, const char *root, cp_smb_state *out, cp_error *e)
+/* The arguments and results of one SMB operation, for its attempts. */
+typedef struct smb_op {
+    smbw *s;
+    const char *root;
+    const char *username, *password;
+    bool require_privacy;
+    cp_smb_state *state;
+    int attempts;
+} smb_op;
+
+static int state_attempt(void *arg, cp_wmi_failure *f, cp_error *e)
 {
-    smbw *s = ctx;
-    *out = CP_SMB_UNMAPPED;
+    smb_op *op = arg;
+    const char *root = op->root;
+    *op->state = CP_SMB_UNMAPPED;
     IWbemServices *svc;
     IWbemClassObject *def, *obj = NULL;
-    int rc = open_class(s, root, &svc, &def, e);
+    int rc = open_class(op->s, root, &svc, &def, f, e);
     if (rc != CP_OK)
         return rc;
     HRESULT hr = find_mapping(svc, root, &obj);
@@ -243,12 +258,13 @@ static int w_state(void *ctx, const char *root, cp_smb_state *out, cp_error *e)
         cp_com.VariantInit(&v);
         hr = IWbemClassObject_Get(obj, L"Status", 0, &v, NULL, NULL);
         if (SUCCEEDED(hr))
-            *out = (V_VT(&v) == VT_I4 || V_VT(&v) == VT_UI4) && V_I4(&v) == 0 ? CP_SMB_MAPPED
-                                                                              : CP_SMB_UNREACHABLE;
+            *op->state = (V_VT(&v) == VT_I4 || V_VT(&v) == VT_UI4) && V_I4(&v) == 0
+                             ? CP_SMB_MAPPED
+                             : CP_SMB_UNREACHABLE;
         cp_com.VariantClear(&v);
     }
     if (FAILED(hr)) {
-        cp_wmi_reset(&s->wmi, hr);
+        f->hr = (uint32_t)hr;
         rc = smb_error(e, root, "querying " WHERE, hr, extended_code());
         if (rc == CP_E_NOT_FOUND) /* a query that finds nothing is no error */
             rc = CP_OK;
@@ -258,6 +274,15 @@ static int w_state(void *ctx, const char *root, cp_smb_state *out, cp_error *e)
     IWbemClassObject_Release(def);
     IWbemServices_Release(svc);
     return rc;
+}
+
+/* A query: made again on a new connection after a lost one
+ * (CP_WMI_RETRY_IDEMPOTENT). */
+static int w_state(void *ctx, const char *root, cp_smb_state *out, cp_error *e)
+{
+    smbw *s = ctx;
+    smb_op op = {.s = s, .root = root, .state = out};
+    return cp_wmi_call(state_attempt, &op, cp_wmi_drop, &s->wmi, CP_WMI_RETRY_IDEMPOTENT, e);
 }
 
 /* Password into in[name] as a BSTR that is zeroed before it is freed. */
@@ -325,14 +350,14 @@ static wchar_t *make_credential(const char *username, const char *password)
  * in-parameters, SpawnInstance, Put, ExecMethod on the class path. A
  * failure is mapped from the HRESULT, the ReturnValue or the extended
  * error's Windows code. */
-static int w_map(void *ctx, const char *root, const char *username, const char *password,
-                 bool require_privacy, cp_error *e)
+static int map_attempt(void *arg, cp_wmi_failure *f, cp_error *e)
 {
-    smbw *s = ctx;
+    smb_op *op = arg;
+    const char *root = op->root, *username = op->username, *password = op->password;
     IWbemServices *svc;
     IWbemClassObject *def, *in_def = NULL, *in = NULL, *out = NULL;
     wchar_t *cred = NULL;
-    int rc = open_class(s, root, &svc, &def, e);
+    int rc = open_class(op->s, root, &svc, &def, f, e);
     if (rc != CP_OK)
         return rc;
     BSTR cls = cp_com.SysAllocString(SMB_CLASS), method = cp_com.SysAllocString(L"Create");
@@ -348,7 +373,7 @@ static int w_map(void *ctx, const char *root, const char *username, const char *
     if (SUCCEEDED(hr))
         hr = cp_wmi_put_str(in, L"RemotePath", wroot);
     if (SUCCEEDED(hr))
-        hr = cp_wmi_put_bool(in, L"RequirePrivacy", require_privacy);
+        hr = cp_wmi_put_bool(in, L"RequirePrivacy", op->require_privacy);
     if (SUCCEEDED(hr) && username != NULL && username[0] != '\0') {
         cred = make_credential(username, password != NULL ? password : "");
         hr = cred != NULL ? put_secret(in, L"Credential", cred) : E_OUTOFMEMORY;
@@ -356,13 +381,15 @@ static int w_map(void *ctx, const char *root, const char *username, const char *
             step = "MSFT_SmbGlobalMapping.Create: setting its Credential argument";
     }
     ULONG rv = 0;
-    if (SUCCEEDED(hr))
+    if (SUCCEEDED(hr)) {
         hr = IWbemServices_ExecMethod(svc, cls, method, 0, NULL, in, &out, NULL);
+        f->effect = true; /* from here on the mapping may have been made */
+    }
     ULONG code = FAILED(hr) ? extended_code() : 0;
     if (SUCCEEDED(hr))
         hr = cp_wmi_return_value(out, &rv);
     if (FAILED(hr)) {
-        cp_wmi_reset(&s->wmi, hr);
+        f->hr = (uint32_t)hr;
         rc = smb_error(e, root, step, hr, code);
         if (rc == CP_E_NOT_FOUND) /* the share or server is not there */
             rc = cp_error_set(e, CP_E_NOT_FOUND,
@@ -390,14 +417,33 @@ static int w_map(void *ctx, const char *root, const char *username, const char *
     return rc;
 }
 
-/* MSFT_SmbGlobalMapping.Remove(Force true) on the mapping of root ("Remove-
- * SmbGlobalMapping -Force"); no mapping is NOT_FOUND. */
-static int w_unmap(void *ctx, const char *root, cp_error *e)
+/* Create must not run twice (a second mapping of the same root with
+ * other credentials is refused): it is made again on a new connection only
+ * when the lost connection shows it did not run (CP_WMI_RETRY_IF_NOT_RUN).
+ * Otherwise the caller gets UNAVAILABLE; its retry of NewSmbGlobalMapping
+ * first asks the state, so a mapping that was made is found and kept. */
+static int w_map(void *ctx, const char *root, const char *username, const char *password,
+                 bool require_privacy, cp_error *e)
 {
     smbw *s = ctx;
+    smb_op op = {.s = s,
+                 .root = root,
+                 .username = username,
+                 .password = password,
+                 .require_privacy = require_privacy};
+    return cp_wmi_call(map_attempt, &op, cp_wmi_drop, &s->wmi, CP_WMI_RETRY_IF_NOT_RUN, e);
+}
+
+/* MSFT_SmbGlobalMapping.Remove(Force true) on the mapping of root ("Remove-
+ * SmbGlobalMapping -Force"); no mapping is NOT_FOUND. */
+static int unmap_attempt(void *arg, cp_wmi_failure *f, cp_error *e)
+{
+    smb_op *op = arg;
+    const char *root = op->root;
     IWbemServices *svc;
     IWbemClassObject *def, *obj = NULL, *in_def = NULL, *in = NULL, *out = NULL;
-    int rc = open_class(s, root, &svc, &def, e);
+    op->attempts++;
+    int rc = open_class(op->s, root, &svc, &def, f, e);
     if (rc != CP_OK)
         return rc;
     BSTR method = cp_com.SysAllocString(L"Remove");
@@ -405,7 +451,10 @@ static int w_unmap(void *ctx, const char *root, cp_error *e)
     cp_com.VariantInit(&path);
     HRESULT hr = method != NULL ? find_mapping(svc, root, &obj) : E_OUTOFMEMORY;
     if (hr == S_FALSE) {
-        rc = cp_error_set(e, CP_E_NOT_FOUND, "SMB global mapping %s not found", root);
+        /* gone: after a first attempt whose connection was lost, that
+         * attempt removed it */
+        if (op->attempts == 1)
+            rc = cp_error_set(e, CP_E_NOT_FOUND, "SMB global mapping %s not found", root);
         goto out;
     }
     if (SUCCEEDED(hr))
@@ -419,14 +468,16 @@ static int w_unmap(void *ctx, const char *root, cp_error *e)
         if (SUCCEEDED(hr))
             hr = cp_wmi_put_bool(in, L"Force", true);
     }
-    if (SUCCEEDED(hr))
+    if (SUCCEEDED(hr)) {
         hr = IWbemServices_ExecMethod(svc, V_BSTR(&path), method, 0, NULL, in, &out, NULL);
+        f->effect = true;
+    }
     ULONG code = FAILED(hr) ? extended_code() : 0;
     ULONG rv = 0;
     if (SUCCEEDED(hr))
         hr = cp_wmi_return_value(out, &rv);
     if (FAILED(hr)) {
-        cp_wmi_reset(&s->wmi, hr);
+        f->hr = (uint32_t)hr;
         rc = smb_error(e, root, "MSFT_SmbGlobalMapping.Remove", hr, code);
     } else if (rv != 0) {
         rc = smb_error(e, root, "MSFT_SmbGlobalMapping.Remove", S_OK, rv);
@@ -445,6 +496,16 @@ out:
     IWbemClassObject_Release(def);
     IWbemServices_Release(svc);
     return rc;
+}
+
+/* Remove(Force) again leaves the same state (no mapping): made again on a
+ * new connection after a lost one (CP_WMI_RETRY_IDEMPOTENT); a second
+ * attempt that finds no mapping means the first removed it. */
+static int w_unmap(void *ctx, const char *root, cp_error *e)
+{
+    smbw *s = ctx;
+    smb_op op = {.s = s, .root = root};
+    return cp_wmi_call(unmap_attempt, &op, cp_wmi_drop, &s->wmi, CP_WMI_RETRY_IDEMPOTENT, e);
 }
 
 /* --- host --------------------------------------------------------------- */
@@ -466,6 +527,13 @@ static int w_computer_name(void *ctx, char *netbios, char *dns, size_t len, cp_e
     return CP_OK;
 }
 
+/* GetAdaptersAddresses (localaddr_win32.h). */
+static int w_local_addresses(void *ctx, cp_smb_addr *out, size_t max, size_t *n, cp_error *e)
+{
+    (void)ctx;
+    return cp_win_local_addresses(out, max, n, e);
+}
+
 static void w_destroy(void *ctx)
 {
     smbw *s = ctx;
@@ -480,6 +548,7 @@ static const cp_smb_ops win_ops = {
     .map = w_map,
     .unmap = w_unmap,
     .computer_name = w_computer_name,
+    .local_addresses = w_local_addresses,
     .destroy = w_destroy,
 };
 

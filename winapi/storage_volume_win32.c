@@ -374,7 +374,7 @@ int w32_list_volumes(void *ctx, uint32_t disk, uint32_t partition, const cp_stor
 void w32s_wide_id(const char *id, wchar_t out[CP_VOLUME_ID_LEN + 1])
 {
     size_t i = 0;
-    for (; id[i] != '\0' && i < CP_VOLUME_ID_LEN; i++)
+    for (; i < CP_VOLUME_ID_LEN && id[i] != '\0'; i++)
         out[i] = (wchar_t)(unsigned char)id[i];
     out[i] = L'\0';
 }

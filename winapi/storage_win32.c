@@ -66,8 +66,10 @@ int w32s_hr_error(cp_error *e, HRESULT hr, const char *what, const char *object)
         {(HRESULT)E_OUTOFMEMORY, "E_OUTOFMEMORY", CP_E_RESOURCE_EXHAUSTED},
         {(HRESULT)E_ACCESSDENIED, "E_ACCESSDENIED", CP_E_PERMISSION_DENIED},
     };
-    const char *name = "";
-    int status = CP_E_UNKNOWN;
+    const char *name = cp_wmi_hr_name((uint32_t)hr); /* the connection to WMI was lost */
+    int status = name != NULL ? CP_E_UNAVAILABLE : CP_E_UNKNOWN;
+    if (name == NULL)
+        name = "";
     for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
         if (known[i].hr == hr) {
             name = known[i].name;

@@ -138,14 +138,13 @@ int cp_wmi_connect(cp_wmi_conn *c, IWbemServices **out, HRESULT *hr_out, cp_erro
     return CP_OK;
 }
 
-void cp_wmi_reset(cp_wmi_conn *c, HRESULT hr)
+void cp_wmi_drop(void *conn)
 {
-    if (hr != (HRESULT)RPC_E_DISCONNECTED && hr != (HRESULT)WBEM_E_TRANSPORT_FAILURE &&
-        hr != (HRESULT)RPC_S_SERVER_UNAVAILABLE &&
-        hr != HRESULT_FROM_WIN32(RPC_S_SERVER_UNAVAILABLE))
-        return;
+    cp_wmi_conn *c = conn;
     AcquireSRWLockExclusive(&c->lock);
     if (c->svc != NULL) {
+        /* The proxy of a connection that is gone: Release only frees the
+         * local proxy ("IUnknown::Release": the count of this proxy). */
         IWbemServices_Release(c->svc);
         c->svc = NULL;
     }

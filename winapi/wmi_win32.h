@@ -22,6 +22,7 @@
 #include <stdbool.h>
 
 #include "../server/status.h"
+#include "wmi_retry.h"
 
 /* The COM and OLE Automation functions the WMI callers use, valid after
  * cp_wmi_com_load() (or a successful cp_wmi_connect()). */
@@ -63,9 +64,12 @@ void cp_wmi_conn_init(cp_wmi_conn *c, const wchar_t *ns);
  * says why COM could not be loaded. */
 int cp_wmi_connect(cp_wmi_conn *c, IWbemServices **out, HRESULT *hr, cp_error *e);
 
-/* Drops the cached connection after a transport failure (winmgmt
- * restarted), so the next call connects again. Other HRESULTs: nothing. */
-void cp_wmi_reset(cp_wmi_conn *c, HRESULT hr);
+/* Drops the cached connection (a cp_wmi_drop_fn; conn is a cp_wmi_conn),
+ * so the next cp_wmi_connect connects again. Every WMI operation runs
+ * through cp_wmi_call (wmi_retry.h), which calls this when an attempt
+ * failed with a connection-lost HRESULT (the WMI service restarted) and
+ * retries the operation once where that is safe. */
+void cp_wmi_drop(void *conn);
 
 /* Releases the connection and the MTA reference (host destroy). */
 void cp_wmi_conn_release(cp_wmi_conn *c);

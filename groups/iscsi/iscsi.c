@@ -75,6 +75,16 @@ static int portal(cp_call *call, const cp_iscsi_request *r, cp_iscsi_portal *p)
     return CP_OK;
 }
 
+/* A portal the initiator is about to connect to: the destination rule too. */
+static int reachable_portal(cp_call *call, const cp_iscsi_request *r, cp_iscsi_portal *p)
+{
+    cp_error e;
+    if (cp_iscsi_portal_of(r, p, &e) != CP_OK ||
+        cp_iscsi_check_portal(&group_ctx(call)->policy, p, &e) != CP_OK)
+        return fail(call, &e);
+    return CP_OK;
+}
+
 static int portal_iqn(cp_call *call, const cp_iscsi_request *r, cp_iscsi_portal *p)
 {
     cp_error e;
@@ -89,7 +99,7 @@ int cp_iscsi_handle_add(cp_call *call, const void *req, void *resp)
     const cp_iscsi_group_ctx *ctx = group_ctx(call);
     cp_iscsi_portal p;
     cp_error e;
-    int bad = portal(call, req, &p);
+    int bad = reachable_portal(call, req, &p);
     if (bad != CP_OK)
         return bad;
     int rc = ctx->host.ops->add_portal(ctx->host.ctx, &p, &e);
@@ -118,7 +128,7 @@ int cp_iscsi_handle_discover(cp_call *call, const void *req, void *resp)
     cp_iscsi_response *out = resp;
     cp_iscsi_portal p;
     cp_error e;
-    int bad = portal(call, req, &p);
+    int bad = reachable_portal(call, req, &p);
     if (bad != CP_OK)
         return bad;
     char(*iqns)[CP_ISCSI_NAME_MAX] = cp_call_alloc(call, CP_ISCSI_LIST_MAX * sizeof(*iqns));
@@ -160,6 +170,8 @@ int cp_iscsi_handle_connect(cp_call *call, const void *req, void *resp)
     cp_iscsi_portal p;
     cp_error e;
     int bad = portal_iqn(call, r, &p);
+    if (bad == CP_OK)
+        bad = reachable_portal(call, r, &p);
     if (bad != CP_OK)
         return bad;
     if (r->auth_type < CP_ISCSI_AUTH_NONE || r->auth_type > CP_ISCSI_AUTH_MUTUAL_CHAP)

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "../common/hostpath.h"
+#include "selfaddr.h"
 
 #define SMB_PATH_MAX 1024
 
@@ -15,18 +16,10 @@ static const cp_smb_group_ctx *group_ctx(cp_call *call)
     return cp_call_ctx(call);
 }
 
-int cp_smb_normalize(const char *remote, char *norm, size_t normlen, char *root, size_t rootlen,
-                     cp_error *e)
+/* "\\server\share" from the first two non-empty components of norm, case
+ * kept, as upstream's getRootMappingPath finds them. */
+static int root_of(const char *norm, char *root, size_t rootlen, cp_error *e)
 {
-    size_t n = strlen(remote);
-    if (n == 0)
-        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "remote path is empty");
-    if (n >= normlen)
-        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "remote path of %lu bytes is too long",
-                            (unsigned long)n);
-    for (size_t i = 0; i <= n; i++)
-        norm[i] = remote[i] == '/' ? '\\' : remote[i];
-    /* The first two non-empty components, as upstream's getRootMappingPath. */
     const char *part[2] = {NULL, NULL};
     size_t plen[2] = {0, 0}, k = 0;
     for (const char *s = norm; *s != '\0' && k < 2;) {
@@ -45,6 +38,22 @@ int cp_smb_normalize(const char *remote, char *norm, size_t normlen, char *root,
     if (plen[0] + plen[1] + 4 > rootlen)
         return cp_error_set(e, CP_E_INVALID_ARGUMENT, "remote path (%s) is too long", norm);
     snprintf(root, rootlen, "\\\\%.*s\\%.*s", (int)plen[0], part[0], (int)plen[1], part[1]);
+    return CP_OK;
+}
+
+int cp_smb_normalize(const char *remote, char *norm, size_t normlen, char *root, size_t rootlen,
+                     cp_error *e)
+{
+    size_t n = strlen(remote);
+    if (n == 0)
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "remote path is empty");
+    if (n >= normlen)
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT, "remote path of %lu bytes is too long",
+                            (unsigned long)n);
+    for (size_t i = 0; i <= n; i++)
+        norm[i] = remote[i] == '/' ? '\\' : remote[i];
+    if (root_of(norm, root, rootlen, e) != CP_OK)
+        return e->status;
     for (char *c = root; *c != '\0'; c++)
         *c = (char)tolower((unsigned char)*c);
     return CP_OK;
@@ -67,17 +76,21 @@ static bool named_exactly(const cp_smb_policy *p, const char *server)
     return false;
 }
 
-/* This machine, by any name a share of it could be reached through. */
+/* This machine, by any name a share of it could be reached through: its
+ * loopback names, any address of it in any form Windows reads as one
+ * (selfaddr.h), its NetBIOS name (alone or with a domain) and DNS name. */
 static bool is_self(const cp_smb_policy *p, const char *server)
 {
-    static const char *const local[] = {"localhost", "0.0.0.0", "::1", "0--1.ipv6-literal.net",
-                                        "localhost.localdomain"};
+    static const char *const local[] = {"localhost", "localhost.localdomain"};
     for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
         if (strcasecmp(server, local[i]) == 0)
             return true;
-    if (strncmp(server, "127.", 4) == 0)
+    size_t sl = strlen(server), ll = strlen(".localhost"); /* RFC 6761 6.3 */
+    if (sl > ll && strcasecmp(server + sl - ll, ".localhost") == 0)
         return true;
-    size_t sl = strlen(server);
+    cp_smb_addr a;
+    if (cp_smb_parse_addr(server, &a) && cp_smb_addr_is_self(&a, p->local, p->n_local))
+        return true;
     if (p->self != NULL && p->self[0] != '\0') {
         size_t nl = strlen(p->self); /* "NODE" or "NODE.anything" */
         if (strncasecmp(server, p->self, nl) == 0 && (sl == nl || server[nl] == '.'))
@@ -135,6 +148,12 @@ int cp_smb_check_remote(const cp_smb_policy *p, const char *norm, cp_error *e)
     const char *share = end + 1;
     const char *share_end = strchr(share, '\\');
     size_t shl = share_end != NULL ? (size_t)(share_end - share) : strlen(share);
+    /* Windows drops a name's trailing dots and spaces: "C$. " is C$. */
+    while (shl > 0 && (share[shl - 1] == '.' || share[shl - 1] == ' '))
+        shl--;
+    if (shl == 0)
+        return cp_error_set(e, CP_E_INVALID_ARGUMENT,
+                            "remote path %s: the share name is only dots and spaces", norm);
     bool named = named_exactly(p, server);
     if (!named && is_self(p, server))
         return cp_error_set(e, CP_E_INVALID_ARGUMENT,
@@ -164,14 +183,36 @@ static int fail(cp_call *call, const cp_error *e)
 }
 
 /* The remote path normalised (norm, SMB_PATH_MAX bytes), its \\server\share
- * root (root, SMB_PATH_MAX bytes), and the remote-path rules checked: what
- * both RPCs do first. */
-static int remote_of(const cp_smb_group_ctx *ctx, const char *remote, char *norm, char *root,
-                     cp_error *e)
+ * root (root, SMB_PATH_MAX bytes, lower-cased), and the remote-path rules
+ * checked on the whole path (New: the link points at it) or on the root
+ * alone (Remove: only the root is unmapped, so the rest of the path is
+ * upstream's to ignore, one leading backslash or none included). A server
+ * written as an address is compared with this machine's addresses, asked
+ * of the host now: they change while the service runs. */
+static int remote_of(const cp_smb_group_ctx *ctx, const char *remote, bool whole, char *norm,
+                     char *root, cp_error *e)
 {
     if (cp_smb_normalize(remote, norm, SMB_PATH_MAX, root, SMB_PATH_MAX, e) != CP_OK)
         return e->status;
-    return cp_smb_check_remote(&ctx->policy, norm, e);
+    char checked[SMB_PATH_MAX], server[CP_SMB_NAME_MAX];
+    if (!whole && root_of(norm, checked, sizeof(checked), e) != CP_OK)
+        return e->status;
+    const char *s = root + 2, *end = strchr(s, '\\');
+    snprintf(server, sizeof(server), "%.*s", (int)(end - s), s);
+    cp_smb_policy pol = ctx->policy;
+    cp_smb_addr a, local[CP_SMB_ADDRS_MAX];
+    if (cp_smb_parse_addr(server, &a)) {
+        size_t n = 0;
+        cp_error le;
+        if (ctx->host.ops->local_addresses(ctx->host.ctx, local, CP_SMB_ADDRS_MAX, &n, &le) !=
+            CP_OK)
+            return cp_error_set(e, le.status,
+                                "remote path %s: cannot tell whether %s is this machine: %s", norm,
+                                server, le.msg);
+        pol.local = local;
+        pol.n_local = n < CP_SMB_ADDRS_MAX ? n : CP_SMB_ADDRS_MAX;
+    }
+    return cp_smb_check_remote(&pol, whole ? norm : checked, e);
 }
 
 int cp_smb_handle_new(cp_call *call, const void *req, void *resp)
@@ -181,7 +222,7 @@ int cp_smb_handle_new(cp_call *call, const void *req, void *resp)
     const cp_smb_group_ctx *ctx = group_ctx(call);
     char norm[SMB_PATH_MAX], root[SMB_PATH_MAX];
     cp_error e;
-    if (remote_of(ctx, r->remote_path, norm, root, &e) != CP_OK)
+    if (remote_of(ctx, r->remote_path, true, norm, root, &e) != CP_OK)
         return fail(call, &e);
     /* local_path before anything is mapped: a refused link leaves no mapping. */
     const char *link = NULL;
@@ -221,9 +262,9 @@ int cp_smb_handle_remove(cp_call *call, const void *req, void *resp)
     const cp_smb_group_ctx *ctx = group_ctx(call);
     char norm[SMB_PATH_MAX], root[SMB_PATH_MAX];
     cp_error e;
-    /* The same rules as NewSmbGlobalMapping: nothing refused there can be
-     * mapped, so nothing else is ours to remove. */
-    if (remote_of(ctx, r->remote_path, norm, root, &e) != CP_OK)
+    /* The same rules as NewSmbGlobalMapping on the root: nothing refused
+     * there can be mapped, so nothing else is ours to remove. */
+    if (remote_of(ctx, r->remote_path, false, norm, root, &e) != CP_OK)
         return fail(call, &e);
     /* A mapping that is already gone is success: csi-driver-smb has dropped
      * its refcount before this call, so an error here would fail every

@@ -12,15 +12,24 @@
  * failed. <cause>", each with the host's status code.
  *
  * Beyond upstream (INVALID_ARGUMENT, before anything is mapped):
- * remote_path must be \\server\share[\path] with a plausible server name
- * (letters, digits, '-', '_', '.'; no '\\?\', '\\.\', device or drive
- * forms, no '.' or '..' component); a share of this machine (localhost,
- * 127.x.x.x, ::1 and its IPv6 literal, 0.0.0.0, this computer's NetBIOS or
- * DNS name) or an administrative share (any share ending in '$': C$,
- * ADMIN$, IPC$) is refused unless groups.smb.allowedServers names that
- * server exactly (no wildcard). When allowedServers is set, the server
- * must match one of its entries (exact, or "*.suffix"). local_path passes
- * the filesystem rules and is confined (hostpath.h) before any mapping.
+ * NewSmbGlobalMapping's remote_path must be \\server\share[\path] with a
+ * plausible server name (letters, digits, '-', '_', '.'; no '\\?\',
+ * '\\.\', device or drive forms, no '.' or '..' component).
+ * RemoveSmbGlobalMapping takes what upstream takes, the first two
+ * non-empty components as the root (one leading backslash, as NetApp
+ * Trident sends, or none, or any sub-path), and the rules are checked on
+ * that root alone. For both: a share of this machine is refused (localhost
+ * and *.localhost, this computer's NetBIOS or DNS name, and any address
+ * that reaches it in any form Windows reads as an address: loopback,
+ * unspecified, or one of the addresses the host reports for it, see
+ * selfaddr.h), and so is an administrative share (a share name ending in
+ * '$' once Windows' trailing dots and spaces are dropped: C$, ADMIN$,
+ * IPC$, "C$."), unless groups.smb.allowedServers names that server exactly
+ * as written (no wildcard). When allowedServers is set, the server must
+ * match one of its entries (exact, or "*.suffix"). A server written as an
+ * address when the host cannot list this machine's addresses is refused
+ * with the host's status. local_path passes the filesystem rules and is
+ * confined (hostpath.h) before any mapping.
  * The password is given only to the host's map(): no error text, log line
  * or audit record carries it (the audit redacts the field "password").
  */
@@ -41,6 +50,8 @@ typedef struct cp_smb_policy {
     bool restricted;  /* allowedServers was configured */
     const char *self; /* this machine's NetBIOS name ("" unknown) */
     const char *self_dns;
+    const cp_smb_addr *local; /* this machine's addresses, for this call */
+    size_t n_local;
 } cp_smb_policy;
 
 typedef struct cp_smb_group_ctx {

@@ -26,13 +26,8 @@ REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
 API_ROOT = os.path.join(REPO_ROOT, "api")
 TABLE = os.path.join(HERE, "wire_table.tsv")
 
-# The fact sheet WIRE-API.md is not in this repository: it lives in the
-# shared folder beside the project root (<root>/../shared/api/WIRE-API.md).
-# wire_shared.find_wire_doc() looks there, beside the clone's origin when
-# that is a local path, and in $CSI_PROXY_SHARED.
-sys.path.insert(0, HERE)
-import wire_shared  # noqa: E402
-sys.path.pop(0)
+# The fact sheet the table is extracted from.
+WIRE_DOC = os.path.join(REPO_ROOT, "docs", "reference", "WIRE-API.md")
 
 EXPECTED_FILES = 23
 EXPECTED_METHODS = 139
@@ -321,13 +316,8 @@ def test_no_method_path_collisions(compiled):
 
 
 def test_table_in_sync_with_wire_doc():
-    """wire_table.tsv is what extract_wire_table.py makes of WIRE-API.md.
-
-    Where the fact sheet cannot be found the test is skipped with the places
-    tried as its reason (conftest.py repeats it at the end of the run), or
-    fails when CSI_PROXY_SHARED_REQUIRED=1 (see wire_shared.py).
-    """
-    wire_doc = wire_shared.wire_doc_or_skip()
+    """wire_table.tsv is what extract_wire_table.py makes of WIRE-API.md."""
+    wire_doc = WIRE_DOC
     sys.path.insert(0, HERE)
     try:
         import extract_wire_table as x

@@ -9,10 +9,11 @@ it dials, and applying the driver's own decisions to the answers: EBS's
 error-text regex, the `VolumeIds[0]` indexing, the serial / Page83 / LUN
 matching, the use of TotalBytes. A failure therefore reads like the
 driver's: "EBS NodeStageVolume: Internal: ..." or "IndexError" (the Go
-driver's panic). Sources: ../shared/api/DRIVER-CONTRACTS.md §1 (EBS), §3
+driver's panic). Sources: docs/reference/DRIVER-CONTRACTS.md §1 (EBS), §3
 (Azure Disk), §4 (GCE PD); the fact numbers are those of §9, and FACTS
 below maps each to the tests that prove it (a meta-test checks that every
-fact 1-27 is named).
+fact 1-27 is named, and that every test FACTS names exists). Fact 28 is
+NetApp Trident's SMB unstage (the Trident model below).
 
 Kubelet's own steps (creating the staging directory, the pod directory)
 are done on the host side, as kubelet does them without csi-proxy.
@@ -96,6 +97,7 @@ FACTS = {
     25: ["test_fact25_azuredisk_resize_by_disk_number"],
     26: ["test_fact26_probes_during_a_long_stage"],
     27: ["test_fact02_27_ebs_leaked_connections_and_parallel_stages"],
+    28: ["test_fact28_trident_filesystem_windows_go_62_unstage_one_backslash"],
 }
 
 
@@ -1029,6 +1031,70 @@ def test_fact24_smb_global_mapping(call, srv):
     d.rpc("smb", "RemoveSmbGlobalMapping", remote_path=target)
 
 
+class Trident(Driver):
+    """NetApp Trident's Windows SMB node code (NetApp/trident 71dd716,
+    DRIVER-CONTRACTS facts 28-30), csi-proxy v1 clients. Stage
+    (utils/mount/mount_windows.go MountSMBPath): an existing staging path
+    is removed (Rmdir, Force), the parent made, and the export
+    "\\\\\\\\" + SMBServer + SMBPath (utils/mount/mount.go:143, '/' made '\\\\'
+    at mount_windows.go:335) mapped with the staging path as LocalPath.
+    Unstage (core/node/detach.go detachSMBVolume, mount_windows.go
+    UmountSMBPath): Rmdir(Force) of the staging path, then
+    RemoveSmbGlobalMapping of "\\\\" + SMBServer + SMBPath
+    (utils/filesystem/filesystem_windows.go:62 GetUnmountPath): ONE leading
+    backslash. ONTAP NAS volumes have SMBPath "/" + the internal name
+    (storage_drivers/ontap/ontap_nas.go:1634)."""
+    NAME = "Trident"
+    PLUGIN = "csi.trident.netapp.io"
+
+    def stage(self, server, smb_path, stg, link=True, user="CORP\\svc-trident", password="Tr1dent-Pa55"):
+        export = f"\\\\{server}{smb_path}".replace("/", "\\")
+        stg = self.normalize(stg)
+        if self.rpc("filesystem", "PathExists", path=stg).exists:
+            self.rpc("filesystem", "Rmdir", path=stg, force=True)
+        parent = ntpath.dirname(stg)
+        if not self.rpc("filesystem", "PathExists", path=parent).exists:
+            self.rpc("filesystem", "Mkdir", path=parent)
+        self.rpc("smb", "NewSmbGlobalMapping", remote_path=export, local_path=stg if link else "",
+                 username=user, password=password)
+        return export
+
+    def unstage(self, server, smb_path, stg):
+        mapping = ("\\" + server + smb_path).replace("/", "\\")
+        self.rpc("filesystem", "Rmdir", path=self.normalize(stg), force=True)
+        self.rpc("smb", "RemoveSmbGlobalMapping", remote_path=mapping)
+        return mapping
+
+
+def test_fact28_trident_filesystem_windows_go_62_unstage_one_backslash(call, srv, gaps):
+    """Trident's NodeUnstage sends RemoveSmbGlobalMapping with one leading
+    backslash (`\\svm1\\trident_pvc_1` on the wire; trident
+    utils/filesystem/filesystem_windows.go:62). Upstream takes the first two
+    non-empty components as the root and unmaps it, so every Trident SMB
+    unstage depends on it: the call succeeds, the root mapping is gone (the
+    share maps again under other credentials), a retry succeeds, and a
+    qtree volume's deeper path and a snapshot path reduce to their root."""
+    d = Trident(call, srv)
+    no_link = gaps(24, "NewSmbGlobalMapping's LocalPath is a directory symlink, and " + NO_SYMLINKS)
+    for server, smb_path in [("svm1.corp.example", "/trident_pvc_1"),
+                             ("svm1.corp.example", "/share/trident_qtree_pool/pvc_2"),
+                             ("anf1.corp.example", "/vol1/~snapshot/snap1")]:
+        stg = d.staging(smb_path.rsplit("/", 1)[-1])
+        export = d.stage(server, smb_path, stg, link=not no_link)
+        if not no_link:
+            assert os.readlink(d.host(stg)) == export + "\\"
+        mapping = d.unstage(server, smb_path, stg)
+        assert mapping.startswith("\\" + server + "\\") and not mapping.startswith("\\\\"), mapping
+        assert not os.path.lexists(d.host(stg))
+        root = "\\\\" + server + "\\" + smb_path.strip("/").split("/")[0]
+        # unmapped: the simulated server takes one user name per server, as
+        # Windows does, so another user maps the root only once it is gone
+        d.rpc("smb", "NewSmbGlobalMapping", remote_path=root, username="CORP\\other", password="x")
+        d.rpc("smb", "RemoveSmbGlobalMapping", remote_path=root)
+        d.unstage(server, smb_path, stg)  # kubelet retries: still success
+    gaps.report()
+
+
 def test_fact25_azuredisk_resize_by_disk_number(call, srv):
     """Azure Disk's NodeStage sends ResizeVolume(VolumeId = "<disk number>"):
     the disk's single volume is grown (a no-op when at its maximum); a disk
@@ -1082,7 +1148,7 @@ def _format_and_mount(call, srv, n, stg):
 
 def test_every_fact_is_named():
     names = {n for n, v in globals().items() if n.startswith("test_") and callable(v)}
-    for fact in range(1, 28):
+    for fact in sorted(set(range(1, 28)) | set(FACTS)):
         assert FACTS.get(fact), f"fact {fact} has no test"
         for t in FACTS[fact]:
             assert t in names, f"fact {fact}: no test named {t}"

@@ -167,3 +167,26 @@ def test_v1alpha1_has_no_set_mutual_chap_secret(call):
     _, code, msg = call.raw("iscsi", "v1alpha1", "/v1alpha1.Iscsi/SetMutualChapSecret", b"")
     assert code == grpc.StatusCode.UNIMPLEMENTED
     assert msg == "unknown method SetMutualChapSecret for service v1alpha1.Iscsi"
+
+
+@pytest.mark.parametrize("v", VERSIONS)
+@pytest.mark.parametrize("method", ["AddTargetPortal", "DiscoverTargetPortal", "ConnectTarget"])
+def test_portal_destination_rule(rpc, v, method):
+    """The calls that make the initiator connect refuse loopback, link-local
+    and unspecified portals (any spelling), naming the portal and the rule;
+    none reaches the initiator. Beyond upstream, which hands them over."""
+    kw = {"iqn": "iqn.a:b"} if method in TARGET_RPCS else {}
+    for address, port, rule in [("127.0.0.1", 0, "loopback"), ("2130706433", 3260, "loopback"),
+                                ("localhost", 3260, "loopback"), ("[::1]", 3260, "loopback"),
+                                ("169.254.169.254", 80, "link-local"),
+                                ("fe80::1", 3260, "link-local"), ("0.0.0.0", 3260, "unspecified")]:
+        _, code, msg = rpc(v, method, address, port, **kw)
+        shown = port or 3260
+        assert code == INVALID, (address, code, msg)
+        assert msg.startswith(f"target portal {address}:{shown}: {address} is a"), msg
+        assert rule in msg and "groups.iscsi.allowedPortals" in msg, msg
+    assert not [p for p in portals(rpc, v) if p[0] in ("127.0.0.1", "169.254.169.254")]
+    # an ordinary portal on any port is not refused by the rule (the
+    # simulated initiator then answers that it does not answer)
+    _, code, msg = rpc(v, "AddTargetPortal", "10.0.0.1", 22)
+    assert code == grpc.StatusCode.UNAVAILABLE and "does not answer" in msg, msg

@@ -58,8 +58,22 @@ BAD_REMOTES = [
     "\\\\?\\C:\\Windows", "\\\\?\\UNC\\fs1\\share", "\\\\.\\pipe\\csi-proxy-smb-v1",
     "\\\\.\\PhysicalDrive0", "\\\\localhost\\share", "\\\\127.0.0.1\\share", "\\\\::1\\share",
     "\\\\SIMNODE\\share", "\\\\simnode.sim.local\\share", "\\\\fs1\\C$", "\\\\fs1\\ADMIN$",
-    "\\\\fs1\\IPC$", "fs1\\share", "C:\\x\\y", "\\\\fs1\\share\\..\\..\\x",
+    "\\\\fs1\\IPC$", "C:\\x\\y",
+    # this machine as Windows' resolver reads it (inet_addr's non-strict
+    # IPv4 forms, the ipv6-literal.net spellings), and its own addresses
+    # (the simulated machine's: 192.0.2.10, 2001:db8::10, fe80::10)
+    "\\\\0x7f.1\\share", "\\\\0x7f000001\\share", "\\\\2130706433\\share",
+    "\\\\017700000001\\share", "\\\\0177.0.0.1\\share", "\\\\0\\share", "\\\\0.0\\share",
+    "\\\\0-0-0-0-0-0-0-1.ipv6-literal.net\\share",
+    "\\\\0000-0000-0000-0000-0000-0000-0000-0001.ipv6-literal.net\\share",
+    "\\\\192.0.2.10\\share", "\\\\3221225994\\share", "\\\\2001-db8--10.ipv6-literal.net\\share",
+    "\\\\fe80--10s3.ipv6-literal.net\\share",
+    # administrative shares behind the trailing dots and spaces Windows drops
+    "\\\\fs1\\C$.", "\\\\fs1\\C$ ", "\\\\fs1\\ADMIN$.", "\\\\fs1\\IPC$.", "\\\\fs1\\print$ ",
 ]
+# Refused by NewSmbGlobalMapping only: RemoveSmbGlobalMapping reads the root
+# from the first two non-empty components, as upstream does.
+BAD_FOR_NEW = ["fs1\\share", "\\fs1\\share", "\\\\fs1\\share\\..\\..\\x"]
 
 
 @pytest.mark.parametrize("v", VERSIONS)
@@ -70,6 +84,24 @@ def test_refused_remote(call, v, remote):
     assert SECRET not in msg
     _, code, msg = remove(call, v, remote)
     assert code == grpc.StatusCode.INVALID_ARGUMENT, msg
+
+
+@pytest.mark.parametrize("v", VERSIONS)
+@pytest.mark.parametrize("remote", BAD_FOR_NEW)
+def test_remove_takes_upstream_root_forms(call, v, remote):
+    """New wants \\\\server\\share[\\path]; Remove unmaps the root of what
+    upstream's getRootMappingPath takes: one leading backslash (NetApp
+    Trident's unstage), none, or a sub-path it drops."""
+    _, code, msg = new(call, v, remote)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT, msg
+    _, code, msg = new(call, v, f"\\\\fs1\\share-{v}")
+    assert code == OK, msg
+    _, code, msg = remove(call, v, remote.replace("share", f"share-{v}", 1))
+    assert code == OK, msg
+    # the root is gone: other credentials may map it now
+    _, code, msg = new(call, v, f"\\\\fs1\\share-{v}", user="CORP\\other")
+    assert code == OK, msg
+    assert remove(call, v, f"\\\\fs1\\share-{v}")[1] == OK
 
 
 @pytest.mark.parametrize("v", VERSIONS)

@@ -64,7 +64,7 @@ check "the compiled-in version is version.sh's ($hdr)" "$([ "$hdr" = "$V" ]; ech
 
 # --- contents ---------------------------------------------------------------
 want=$( (printf '%s\n' csi-proxy.exe csi-proxy-cli.exe README-operators.txt SHA256SUMS
-    for f in config/*.example.yaml scripts/node/*.cmd LICENSE; do [ -f "$f" ] && basename "$f"; done) | sort)
+    for f in config/*.example.yaml scripts/node/*.cmd LICENSE NOTICE; do [ -f "$f" ] && basename "$f"; done) | sort)
 got=$($PY -c 'import sys, zipfile; print("\n".join(sorted(zipfile.ZipFile(sys.argv[1]).namelist())))' "$Z")
 check "the archive holds exactly: $(echo $want)" "$([ "$want" = "$got" ]; echo $?)" "$(diff <(echo "$want") <(echo "$got"))"
 mkdir -p "$T/x"

@@ -7,8 +7,11 @@
 #      (x86_64-w64-mingw32-objdump -p), and not iscsidsc.dll, which the
 #      iscsi group loads at run time (winapi/iscsidsc_win32.c), nor
 #      httpapi.dll (the HTTP Server API), loaded only when
-#      -metrics-bind-address asks for metrics (service/metrics_http_win.c):
-#      every DLL in the table is loaded by every start (issue 12 item 3);
+#      -metrics-bind-address asks for metrics (service/metrics_http_win.c),
+#      nor iphlpapi.dll (the IP Helper API), loaded only when an SMB call
+#      names its server by address, to compare it with this machine's
+#      addresses (winapi/localaddr_win32.c): every DLL in the table is
+#      loaded by every start;
 #   2. imports: no process-creation function is imported by name, from any
 #      DLL (Win32, native and msvcrt's: see FORBIDDEN);
 #   3. linked symbols: no such symbol is defined or referenced by anything
@@ -72,8 +75,9 @@ for exe in "$@"; do
 
     # 1b. DLLs loaded at run time, from system32, only when a call (or a
     # flag) needs them: a host without the iSCSI initiator still starts the
-    # service, and a start with metrics off does not load the HTTP Server API
-    for lazy in iscsidsc.dll httpapi.dll; do
+    # service, a start with metrics off does not load the HTTP Server API,
+    # and only an SMB server named by address loads the IP Helper API
+    for lazy in iscsidsc.dll httpapi.dll iphlpapi.dll; do
         if grep -qix "$lazy" <<<"$dlls"; then
             bad "$name does not import $lazy (it is loaded at run time)" "$lazy is in the import table"
         else

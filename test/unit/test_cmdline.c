@@ -1,6 +1,6 @@
-/* test_cmdline.c - install's binPath quoting (service/cmdline.c), checked
- * against a reference implementation of CommandLineToArgvW's parsing:
- * every argument must come back exactly. */
+/* test_cmdline.c - install's binPath quoting and the ImagePath reader
+ * (service/cmdline.c), each checked against literal vectors from
+ * Microsoft's documented parsing rules, then against each other. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,75 +12,78 @@
 
 #include "service/cmdline.h"
 
-/* CommandLineToArgvW's rules for arguments after the program name. */
-static int split(const char *s, char out[][128], int max)
+/* One argument and the exact text install must write for it, derived by
+ * hand from Microsoft's rules ("Parsing C command-line arguments",
+ * Microsoft Learn; CommandLineToArgvW follows them): an argument holding
+ * a space, tab or quote, or an empty one, is quoted; a quote inside is
+ * written \"; backslashes are doubled only where a quote follows them
+ * (an escaped quote or the closing one). */
+static const struct {
+    const char *arg;
+    const char *text;
+} quoting[] = {
+    {"-windows-service", "-windows-service"},
+    {"-log_file=C:\\etc\\kubernetes\\logs\\csi-proxy.log",
+     "-log_file=C:\\etc\\kubernetes\\logs\\csi-proxy.log"},
+    {"C:\\Program Files\\csi", "\"C:\\Program Files\\csi\""},
+    {"", "\"\""},
+    {"C:\\dir with space\\", "\"C:\\dir with space\\\\\""},
+    {"a\"b", "\"a\\\"b\""},
+    {"\\\\server\\share\\", "\\\\server\\share\\"},
+    {"ends\\\\", "ends\\\\"},
+    {"\"", "\"\\\"\""},
+    {"\\\"", "\"\\\\\\\"\""},
+    {"tab\there", "\"tab\there\""},
+    {"-v=2", "-v=2"},
+};
+
+static void test_quoting_literal(void **state)
 {
-    int n = 0;
-    while (*s != '\0' && n < max) {
-        while (*s == ' ' || *s == '\t')
-            s++;
-        if (*s == '\0')
-            break;
-        char *o = out[n++];
-        bool inq = false;
-        for (;;) {
-            size_t bs = 0;
-            while (*s == '\\') {
-                bs++;
-                s++;
-            }
-            if (*s == '"') {
-                for (size_t i = 0; i < bs / 2; i++)
-                    *o++ = '\\';
-                if (bs % 2 == 1) {
-                    *o++ = '"';
-                    s++;
-                } else if (inq && s[1] == '"') { /* "" inside quotes: a literal quote */
-                    *o++ = '"';
-                    s += 2;
-                } else {
-                    inq = !inq;
-                    s++;
-                }
-                continue;
-            }
-            for (size_t i = 0; i < bs; i++)
-                *o++ = '\\';
-            if (*s == '\0' || (!inq && (*s == ' ' || *s == '\t')))
-                break;
-            *o++ = *s++;
-        }
-        *o = '\0';
+    (void)state;
+    for (size_t i = 0; i < sizeof(quoting) / sizeof(quoting[0]); i++) {
+        char line[256] = "";
+        assert_true(cp_cmdline_append(line, sizeof(line), quoting[i].arg));
+        assert_string_equal(line, quoting[i].text);
     }
-    return n;
+    /* several: separated by single spaces */
+    char line[1024] = "";
+    assert_true(cp_cmdline_append(line, sizeof(line), "-working-dir"));
+    assert_true(cp_cmdline_append(line, sizeof(line), "C:\\Program Files\\csi"));
+    assert_string_equal(line, "-working-dir \"C:\\Program Files\\csi\"");
 }
 
+static void expect_split(const char *line, int want_n, const char *const *want);
+
+/* The examples of Microsoft's "Parsing C command-line arguments" table,
+ * read back by cp_cmdline_split after a program name. */
+static void test_split_documented_examples(void **state)
+{
+    (void)state;
+    const char *e1[] = {"p.exe", "a b c", "d", "e"};
+    expect_split("p.exe \"a b c\" d e", 4, e1);
+    const char *e2[] = {"p.exe", "ab\"c", "\\", "d"};
+    expect_split("p.exe \"ab\\\"c\" \"\\\\\" d", 4, e2);
+    const char *e3[] = {"p.exe", "a\\\\\\b", "de fg", "h"};
+    expect_split("p.exe a\\\\\\b d\"e f\"g h", 4, e3);
+    const char *e4[] = {"p.exe", "a\\\"b", "c", "d"};
+    expect_split("p.exe a\\\\\\\"b c d", 4, e4);
+    const char *e5[] = {"p.exe", "a\\\\b c", "d", "e"};
+    expect_split("p.exe a\\\\\\\\\"b c\" d e", 4, e5);
+    const char *e6[] = {"p.exe", "ab\" c d"};
+    expect_split("p.exe a\"b\"\" c d", 2, e6);
+}
+
+/* What install writes, the ImagePath reader gives back exactly. */
 static void test_round_trip(void **state)
 {
     (void)state;
-    const char *args[] = {"-windows-service",
-                          "-log_file=C:\\etc\\kubernetes\\logs\\csi-proxy.log",
-                          "-working-dir",
-                          "C:\\Program Files\\csi",
-                          "",
-                          "C:\\dir with space\\",
-                          "a\"b",
-                          "\\\\server\\share\\",
-                          "ends\\\\",
-                          "\"",
-                          "\\\"",
-                          "tab\there",
-                          "-v=2"};
-    size_t n = sizeof(args) / sizeof(args[0]);
-    char line[1024] = "";
-    for (size_t i = 0; i < n; i++)
-        assert_true(cp_cmdline_append(line, sizeof(line), args[i]));
-    char got[16][128];
-    assert_int_equal(split(line, got, 16), (int)n);
-    for (size_t i = 0; i < n; i++)
-        assert_string_equal(got[i], args[i]);
-    assert_non_null(strstr(line, "\"C:\\Program Files\\csi\""));
-    assert_non_null(strstr(line, "-log_file=C:\\etc\\kubernetes\\logs\\csi-proxy.log "));
+    char line[1024] = "p.exe";
+    const char *want[1 + sizeof(quoting) / sizeof(quoting[0])] = {"p.exe"};
+    for (size_t i = 0; i < sizeof(quoting) / sizeof(quoting[0]); i++) {
+        assert_true(cp_cmdline_append(line, sizeof(line), quoting[i].arg));
+        want[i + 1] = quoting[i].arg;
+    }
+    expect_split(line, (int)(sizeof(want) / sizeof(want[0])), want);
 }
 
 static void test_full(void **state)
@@ -146,10 +149,9 @@ static void test_split_ours(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_full),
-        cmocka_unit_test(test_split_upstream),
-        cmocka_unit_test(test_split_ours),
+        cmocka_unit_test(test_quoting_literal), cmocka_unit_test(test_split_documented_examples),
+        cmocka_unit_test(test_round_trip),      cmocka_unit_test(test_full),
+        cmocka_unit_test(test_split_upstream),  cmocka_unit_test(test_split_ours),
     };
     return cmocka_run_group_tests_name("cmdline", tests, NULL, NULL);
 }

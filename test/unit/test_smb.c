@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "groups/groups.h"
+#include "groups/smb/selfaddr.h"
 #include "groups/smb/smb.h"
 #include "server/dispatch.h"
 #include "smb/v1/api.pb-c.h"
@@ -78,6 +79,182 @@ static void test_remote_rules(void **state)
     assert_non_null(strstr(e.msg, "administrative share"));
 }
 
+/* One wrong answer, printed so that a run names every case it got wrong. */
+static int print_wrong(const char *remote, const char *want, int rc, const cp_error *e)
+{
+    print_message("%s: expected %s, got %d (%s)\n", remote, want, rc, rc == CP_OK ? "" : e->msg);
+    return 1;
+}
+
+/* Names Windows' resolver takes for this machine that no text comparison
+ * catches: inet_addr's non-strict IPv4 forms (1 to 4 parts, octal, hex,
+ * decimal), the ipv6-literal.net spellings of ::1 and ::, and share names
+ * Windows trims (trailing dots and spaces) to an administrative share. */
+static void test_self_bypasses(void **state)
+{
+    (void)state;
+    cp_smb_policy p = {.self = "NODE1", .self_dns = "node1.corp.example"};
+    cp_error e;
+    int wrong = 0;
+    static const char *const self[] = {
+        "\\\\0x7f.1\\share",
+        "\\\\0X7F.0.0.1\\share",
+        "\\\\0x7f000001\\share",
+        "\\\\2130706433\\share",
+        "\\\\017700000001\\share",
+        "\\\\0177.0.0.1\\share",
+        "\\\\127.1\\share",
+        "\\\\127.0.1\\share",
+        "\\\\0\\share",
+        "\\\\0.0\\share",
+        "\\\\0x0\\share",
+        "\\\\0-0-0-0-0-0-0-1.ipv6-literal.net\\share",
+        "\\\\0000-0000-0000-0000-0000-0000-0000-0001.ipv6-literal.net\\share",
+        "\\\\0--1.IPV6-LITERAL.NET\\share",
+        "\\\\0--1s1.ipv6-literal.net\\share",
+        "\\\\0--0.ipv6-literal.net\\share",
+        "\\\\0--ffff-7f00-1.ipv6-literal.net\\share",
+        "\\\\0--ffff-127.0.0.1.ipv6-literal.net\\share",
+        "\\\\fs9.localhost\\share",
+    };
+    for (size_t i = 0; i < sizeof(self) / sizeof(self[0]); i++) {
+        int rc = check(&p, self[i], &e);
+        if (rc != CP_E_INVALID_ARGUMENT || strstr(e.msg, "this machine") == NULL)
+            wrong += print_wrong(self[i], "INVALID_ARGUMENT \"this machine\"", rc, &e);
+    }
+    static const char *const admin[] = {
+        "\\\\fs1\\C$.",   "\\\\fs1\\C$ ",     "\\\\fs1\\ADMIN$.",
+        "\\\\fs1\\IPC$.", "\\\\fs1\\print$ ", "\\\\fs1\\C$. .\\x",
+    };
+    for (size_t i = 0; i < sizeof(admin) / sizeof(admin[0]); i++) {
+        int rc = check(&p, admin[i], &e);
+        if (rc != CP_E_INVALID_ARGUMENT || strstr(e.msg, "administrative share") == NULL)
+            wrong += print_wrong(admin[i], "INVALID_ARGUMENT \"administrative share\"", rc, &e);
+    }
+    /* other hosts, in the same forms, are still mapped */
+    static const char *const other[] = {
+        "\\\\0x0a000005\\share", "\\\\10.5\\share", "\\\\fd00--5.ipv6-literal.net\\share",
+        "\\\\fs1\\share.",       "\\\\fs1\\data$x",
+    };
+    for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+        int rc = check(&p, other[i], &e);
+        if (rc != CP_OK)
+            wrong += print_wrong(other[i], "OK", rc, &e);
+    }
+    assert_int_equal(wrong, 0);
+}
+
+/* The reading of a server name as an address (selfaddr.h): generous where
+ * Windows is, and a host name stays a host name. */
+static void test_parse_addr(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        int family;
+        unsigned char b[16];
+    } yes[] = {
+        {"1.2.3.4", 4, {1, 2, 3, 4}},
+        {"1.2.772", 4, {1, 2, 3, 4}},
+        {"1.131844", 4, {1, 2, 3, 4}},
+        {"16909060", 4, {1, 2, 3, 4}},
+        {"0x01020304", 4, {1, 2, 3, 4}},
+        {"01.02.03.04", 4, {1, 2, 3, 4}},
+        {"0xff.0377.0x3.4", 4, {255, 255, 3, 4}},
+        {"4294967295", 4, {255, 255, 255, 255}},
+        {"::1", 6, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}},
+        {"1:2:3:4:5:6:7:8", 6, {0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0, 8}},
+        {"fe80--1s4.ipv6-literal.net", 6, {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}},
+        {"2001-DB8-2a-1005-230-48ff-fe73-989d.ipv6-literal.net",
+         6,
+         {0x20, 0x01, 0x0d, 0xb8, 0, 0x2a, 0x10, 0x05, 0x02, 0x30, 0x48, 0xff, 0xfe, 0x73, 0x98,
+          0x9d}},
+        {"0--ffff-1.2.3.4.ipv6-literal.net",
+         6,
+         {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 1, 2, 3, 4}},
+        {"1-2-3-4-5-6-7--.ipv6-literal.net", 6, {0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0, 0}},
+    };
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        cp_smb_addr a;
+        if (!cp_smb_parse_addr(yes[i].text, &a))
+            fail_msg("%s: not read as an address", yes[i].text);
+        assert_int_equal(a.family, yes[i].family);
+        assert_memory_equal(a.b, yes[i].b, yes[i].family == 4 ? 4 : 16);
+    }
+    static const char *const no[] = {
+        "fs1",
+        "fs1.example.com",
+        "deadbeef",
+        "1.2.3.4.5",
+        "256.1.1.1",
+        "1.2.3.256",
+        "1.2.65536",
+        "08",
+        "0x100000000",
+        "4294967296",
+        "1..2",
+        ".1",
+        "1:2:3:4:5:6:7:8:9",
+        "1::2::3",
+        "fe80--1.ipv6-literal.org",
+        "ipv6-literal.net",
+        "x.ipv6-literal.net",
+        "1-2-3.ipv6-literal.net",
+        "",
+    };
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
+        cp_smb_addr a;
+        if (cp_smb_parse_addr(no[i], &a))
+            fail_msg("%s: read as an address", no[i]);
+    }
+    char text[64];
+    cp_smb_addr a;
+    assert_true(cp_smb_parse_addr("0x7f.1", &a));
+    cp_smb_addr_text(&a, text, sizeof(text));
+    assert_string_equal(text, "127.0.0.1");
+}
+
+/* The node's own addresses, in every form, are this machine too. */
+static void test_own_addresses(void **state)
+{
+    (void)state;
+    static const cp_smb_addr mine[] = {
+        {4, {10, 1, 2, 3}},
+        {6, {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x12, 0x34}},
+    };
+    cp_smb_policy p = {.self = "NODE1", .local = mine, .n_local = 2};
+    cp_error e;
+    int wrong = 0;
+    static const char *const self[] = {
+        "\\\\10.1.2.3\\share",
+        "\\\\10.1.515\\share",
+        "\\\\167838211\\share",
+        "\\\\012.01.02.03\\share",
+        "\\\\fe80--1234s12.ipv6-literal.net\\share",
+        "\\\\FE80-0-0-0-0-0-0-1234.ipv6-literal.net\\share",
+        "\\\\0--ffff-a01-203.ipv6-literal.net\\share",
+    };
+    for (size_t i = 0; i < sizeof(self) / sizeof(self[0]); i++) {
+        int rc = check(&p, self[i], &e);
+        if (rc != CP_E_INVALID_ARGUMENT || strstr(e.msg, "this machine") == NULL)
+            wrong += print_wrong(self[i], "INVALID_ARGUMENT \"this machine\"", rc, &e);
+    }
+    static const char *const other[] = {"\\\\10.1.2.4\\share",
+                                        "\\\\fe80--1235.ipv6-literal.net\\share"};
+    for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+        int rc = check(&p, other[i], &e);
+        if (rc != CP_OK)
+            wrong += print_wrong(other[i], "OK", rc, &e);
+    }
+    assert_int_equal(wrong, 0);
+    /* named exactly in allowedServers: allowed, as any name of this machine */
+    static const char *const allowed[] = {"10.1.2.3"};
+    cp_smb_policy q = {
+        .allowed = allowed, .n_allowed = 1, .restricted = true, .local = mine, .n_local = 2};
+    assert_int_equal(check(&q, "\\\\10.1.2.3\\share", &e), CP_OK);
+    assert_int_equal(check(&q, "\\\\10.1.515\\share", &e), CP_E_INVALID_ARGUMENT);
+}
+
 static void test_allowed_servers(void **state)
 {
     (void)state;
@@ -105,6 +282,8 @@ typedef struct spy {
     cp_smb_state state;
     bool last_privacy;
     int map_status;
+    int addrs_status; /* local_addresses fails with it */
+    int addrs_asked;
 } spy;
 
 static int spy_state(void *ctx, const char *root, cp_smb_state *out, cp_error *e)
@@ -144,12 +323,30 @@ static int spy_name(void *ctx, char *nb, char *dns, size_t len, cp_error *e)
     return CP_OK;
 }
 
+/* This machine: 10.1.2.3 and fe80::1234. */
+static int spy_addrs(void *ctx, cp_smb_addr *out, size_t max, size_t *n, cp_error *e)
+{
+    spy *s = ctx;
+    s->addrs_asked++;
+    if (s->addrs_status != CP_OK)
+        return cp_error_set(e, s->addrs_status, "listing the adapters' addresses failed");
+    static const cp_smb_addr mine[] = {
+        {4, {10, 1, 2, 3}},
+        {6, {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x12, 0x34}},
+    };
+    assert_true(max >= 2);
+    out[0] = mine[0];
+    out[1] = mine[1];
+    *n = 2;
+    return CP_OK;
+}
+
 static void spy_destroy(void *ctx)
 {
     (void)ctx;
 }
 
-static const cp_smb_ops spy_ops = {spy_state, spy_map, spy_unmap, spy_name, spy_destroy};
+static const cp_smb_ops spy_ops = {spy_state, spy_map, spy_unmap, spy_name, spy_addrs, spy_destroy};
 
 static int mkdir_p(const char *path)
 {
@@ -239,6 +436,107 @@ static int call_new(env *t, const char *remote, const char *local, const char *u
     return rc;
 }
 
+static int call_remove(env *t, const char *remote, char *msg, size_t msglen)
+{
+    const cp_service *svc = NULL;
+    for (size_t i = 0; i < cp_groups_count(t->groups); i++)
+        if (strcmp(cp_groups_service(t->groups, i)->def->group, "smb") == 0 &&
+            strcmp(cp_groups_service(t->groups, i)->def->version, "v1") == 0)
+            svc = cp_groups_service(t->groups, i);
+    assert_non_null(svc);
+    const cp_method *m = cp_service_find(svc->def, "RemoveSmbGlobalMapping", 22);
+    assert_non_null(m);
+    V1__RemoveSmbGlobalMappingRequest r = V1__REMOVE_SMB_GLOBAL_MAPPING_REQUEST__INIT;
+    r.remote_path = (char *)remote;
+    uint8_t wire[1024];
+    size_t len = v1__remove_smb_global_mapping_request__pack(&r, wire);
+    cp_call *c = cp_call_new(svc->ctx, "/v1.Smb/RemoveSmbGlobalMapping", 0);
+    uint8_t *out = NULL;
+    size_t out_len = 0;
+    int rc = cp_dispatch_run(svc, m, c, wire, len, &out, &out_len);
+    snprintf(msg, msglen, "%s", cp_call_error(c)->msg);
+    free(out);
+    cp_call_free(c);
+    return rc;
+}
+
+/* RemoveSmbGlobalMapping takes what upstream's root parse takes (the first
+ * two non-empty components): NetApp Trident unstages with one leading
+ * backslash, "\\" + SMBServer + SMBPath in Go (utils/filesystem/
+ * filesystem_windows.go GetUnmountPath). NewSmbGlobalMapping stays strict:
+ * its link would point at a path on the current drive. */
+static void test_remove_takes_upstream_forms(void **state)
+{
+    env *t = *state;
+    char msg[CP_ERROR_MSG_MAX];
+    static const struct {
+        const char *remote, *root;
+    } ok[] = {
+        {"\\svm1\\trident_pvc_1234", "\\\\svm1\\trident_pvc_1234"},
+        {"\\10.0.0.5\\share\\trident_pvc_1", "\\\\10.0.0.5\\share"},
+        {"/FS1/Share/sub", "\\\\fs1\\share"},
+        {"fs1\\share", "\\\\fs1\\share"},
+        {"\\\\\\fs1\\\\share\\", "\\\\fs1\\share"},
+        {"\\\\fs1\\share\\..\\..\\x", "\\\\fs1\\share"},
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        t->spy.log[0] = '\0';
+        int rc = call_remove(t, ok[i].remote, msg, sizeof(msg));
+        if (rc != CP_OK)
+            fail_msg("Remove %s: expected OK, got %d (%s)", ok[i].remote, rc, msg);
+        char want[300];
+        snprintf(want, sizeof(want), "unmap %s;", ok[i].root);
+        assert_string_equal(t->spy.log, want);
+    }
+    /* the root's server and share still pass the rules */
+    static const char *const refused[] = {
+        "\\localhost\\share", "\\fs1\\C$",    "\\0x7f.1\\share", "\\fs1\\ADMIN$.\\x",
+        "\\?\\C:\\Windows",   "\\.\\pipe\\x", "C:\\x\\y",        "\\fs1\\a*b",
+    };
+    t->spy.log[0] = '\0';
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        int rc = call_remove(t, refused[i], msg, sizeof(msg));
+        if (rc != CP_E_INVALID_ARGUMENT)
+            fail_msg("Remove %s: expected INVALID_ARGUMENT, got %d (%s)", refused[i], rc, msg);
+    }
+    assert_string_equal(t->spy.log, "");
+    /* New keeps \\server\share: one leading backslash maps nothing */
+    assert_int_equal(call_new(t, "\\svm1\\trident_pvc_1234", "", "u", "p", msg, sizeof(msg)),
+                     CP_E_INVALID_ARGUMENT);
+    assert_non_null(strstr(msg, "is not of the form"));
+    assert_string_equal(t->spy.log, "");
+}
+
+/* Through the RPCs: the host is asked for this machine's addresses when the
+ * server is written as an address (and only then); when it cannot answer,
+ * nothing is mapped or unmapped. */
+static void test_own_address_through_the_host(void **state)
+{
+    env *t = *state;
+    char msg[CP_ERROR_MSG_MAX];
+    assert_int_equal(call_new(t, "\\\\10.1.2.3\\share", "", "u", "p", msg, sizeof(msg)),
+                     CP_E_INVALID_ARGUMENT);
+    assert_non_null(strstr(msg, "is this machine"));
+    assert_int_equal(call_remove(t, "\\10.1.2.3\\share", msg, sizeof(msg)), CP_E_INVALID_ARGUMENT);
+    assert_int_equal(
+        call_new(t, "\\\\fe80--1234s3.ipv6-literal.net\\s", "", "u", "p", msg, sizeof(msg)),
+        CP_E_INVALID_ARGUMENT);
+    assert_string_equal(t->spy.log, "");
+    assert_int_equal(t->spy.addrs_asked, 3);
+    assert_int_equal(call_new(t, "\\\\fs1.example.com\\share", "", "u", "p", msg, sizeof(msg)),
+                     CP_OK);
+    assert_int_equal(t->spy.addrs_asked, 3);
+    t->spy.log[0] = '\0';
+    t->spy.addrs_status = CP_E_INTERNAL;
+    assert_int_equal(call_new(t, "\\\\10.0.0.5\\share", "", "u", "p", msg, sizeof(msg)),
+                     CP_E_INTERNAL);
+    assert_non_null(strstr(msg, "cannot tell whether 10.0.0.5 is this machine"));
+    assert_int_equal(call_remove(t, "\\\\10.0.0.5\\share", msg, sizeof(msg)), CP_E_INTERNAL);
+    assert_string_equal(t->spy.log, "");
+    /* a host name needs no address list */
+    assert_int_equal(call_remove(t, "\\\\fs1.example.com\\share", msg, sizeof(msg)), CP_OK);
+}
+
 static void test_new_maps_and_links(void **state)
 {
     env *t = *state;
@@ -305,10 +603,15 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_normalize),
         cmocka_unit_test(test_remote_rules),
+        cmocka_unit_test(test_self_bypasses),
+        cmocka_unit_test(test_parse_addr),
+        cmocka_unit_test(test_own_addresses),
         cmocka_unit_test(test_allowed_servers),
         cmocka_unit_test_setup_teardown(test_new_maps_and_links, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_remaps_unreachable_root, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_refusals_keep_password_out, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_remove_takes_upstream_forms, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_own_address_through_the_host, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -75,8 +75,10 @@ static int make_env(void **state, const char *yaml)
     if (t == NULL)
         return -1;
     snprintf(t->root, sizeof(t->root), "/tmp/cp-storage-test-XXXXXX");
-    if (mkdtemp(t->root) == NULL)
+    if (mkdtemp(t->root) == NULL) {
+        free(t);
         return -1;
+    }
     char p[256];
     snprintf(p, sizeof(p), "%s/C", t->root);
     mkdir(p, 0755);

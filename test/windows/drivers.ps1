@@ -1,7 +1,7 @@
 <#
 .SYNOPSIS
   The driver-contract sequences of test/conformance/test_drivers.py (AWS EBS,
-  Azure Disk, GCE PD; ../shared/api/DRIVER-CONTRACTS.md §1, §3, §4, facts of
+  Azure Disk, GCE PD; docs/reference/DRIVER-CONTRACTS.md §1, §3, §4, facts of
   §9) replayed through csi-proxy-cli.exe against the real csi-proxy.exe on a
   Windows node, with throw-away VHDX disks (New-VHD / Mount-VHD: needs the
   Hyper-V PowerShell module).

@@ -2,7 +2,8 @@
 .SYNOPSIS
   The iscsi group of csi-proxy on a real Windows Server node: the Win32
   back-end (winapi/iscsi_win32.c on iscsidsc.dll) against the Windows iSCSI
-  Target Server role on the SAME node, over loopback (127.0.0.1), driven
+  Target Server role on the SAME node, through one of the node's own
+  IPv4 addresses (loopback is refused by the portal rule), driven
   through csi-proxy-cli.exe exactly as a CSI driver drives it, with the disk
   and volume groups staging the iSCSI disk. Windows' own cmdlets
   (Get-IscsiTargetPortal, Get-IscsiSession, Get-Disk, ...) are the
@@ -12,17 +13,22 @@
     1. AddTargetPortal (port 0 is 3260; twice: a no-op), ListTargetPortals;
     2. DiscoverTargetPortal lists both test targets; a portal not registered
        is NOT_FOUND;
-    3. ConnectTarget without authentication (twice), a persistent login
-       (Get-IscsiSession IsPersistent), GetTargetDisks = Get-Disk's numbers
-       of the session's disks, as decimal strings;
+    3. ConnectTarget without authentication (twice), a session that is
+       NOT persistent (Get-IscsiSession IsPersistent false, no
+       MSiSCSIInitiator_PersistentLoginClass entry: as upstream, the login
+       does not come back at boot), GetTargetDisks = Get-Disk's numbers of
+       the session's disks, as decimal strings;
     4. ConnectTarget with one-way CHAP: a wrong secret is PERMISSION_DENIED
        (ISDSC_AUTHENTICATION_FAILURE) and leaves no persistent login, the
        right one connects; SetMutualChapSecret: 9 bytes refused, 16 set;
     5. the disk of the plain target through the disk and volume groups:
        online, PartitionDisk, FormatVolume, MountVolume under the kubelet
        directory, a file written and read back, UnmountVolume;
-    6. DisconnectTarget (twice: a no-op), no session and no persistent login
-       left, GetTargetDisks empty; RemoveTargetPortal (twice: NOT_FOUND);
+    6. the plain target's session made persistent as an older csi-proxy
+       left it (Register-IscsiSession; the initiator instance Windows then
+       reports is printed), then DisconnectTarget (twice: a no-op) removes
+       it: no session and no persistent login left, GetTargetDisks empty;
+       RemoveTargetPortal (twice: NOT_FOUND);
     7. with MSiSCSI stopped: FAILED_PRECONDITION naming the service (and the
        code the API really gives, printed: iscsidsc_win32.c guesses
        ISDSC_SERVICE_NOT_RUNNING or RPC_S_SERVER_UNAVAILABLE);
@@ -87,7 +93,12 @@ function Prop($obj, [string] $name) { # a field that may be absent (proto3 JSON)
     if ($p) { $p.Value } else { $null }
 }
 
-$portal = @{ target_address = '127.0.0.1'; target_port = 0 }
+# The node's own address, not loopback or link-local: the group refuses those
+# unless groups.iscsi.allowedPortals names them.
+$portalIp = (Get-NetIPAddress -AddressFamily IPv4 | Where-Object {
+        $_.IPAddress -notlike '127.*' -and $_.IPAddress -notlike '169.254.*' } | Select-Object -First 1).IPAddress
+if (-not $portalIp) { throw 'no IPv4 address on this node other than loopback and link-local' }
+$portal = @{ target_address = $portalIp; target_port = 0 }
 $chapUser = 'csiproxyuser'
 $chapSecret = 'Chap-S3cret-1234'   # 16 bytes: the initiator takes 12 to 16
 $wrongSecret = 'Wr0ng-S3cret-999'
@@ -98,6 +109,10 @@ $shortSecret = 'Short-S3c'          # 9 bytes
 if (-not (Get-WindowsFeature FS-iSCSITarget-Server).Installed) {
     Install-WindowsFeature FS-iSCSITarget-Server | Out-Null
 }
+# The target server refuses an initiator on its own node unless AllowLoopBack
+# is set (upstream's integration suite sets it the same way).
+Set-ItemProperty -Path 'HKLM:\SOFTWARE\Microsoft\iSCSI Target' -Name AllowLoopBack -Value 1
+Restart-Service WinTarget
 Set-Service MSiSCSI -StartupType Automatic
 Start-Service MSiSCSI
 $initiator = (Get-InitiatorPort | Where-Object { $_.ConnectionType -eq 'iSCSI' } | Select-Object -First 1).NodeAddress
@@ -122,14 +137,21 @@ Write-Output "# initiator $initiator; targets $plainIqn, $chapIqn"
 
 try {
     # --- 1. portals ----------------------------------------------------------------
+    # The destination rule: loopback and link-local portals never reach the initiator.
+    Expect-Code (Rpc iscsi v1alpha2 AddTargetPortal @{ target_portal = @{ target_address = '127.0.0.1' } }) 3 'is a loopback address' `
+        'AddTargetPortal 127.0.0.1 is INVALID_ARGUMENT (loopback)' | Out-Null
+    Expect-Code (Rpc iscsi v1alpha2 AddTargetPortal @{ target_portal = @{ target_address = '169.254.169.254'; target_port = 80 } }) 3 'is a link-local address' `
+        'AddTargetPortal 169.254.169.254:80 is INVALID_ARGUMENT (link-local)' | Out-Null
+    Check (@(Get-IscsiTargetPortal | Where-Object { $_.TargetPortalAddress -in '127.0.0.1', '169.254.169.254' }).Count -eq 0) `
+        'neither refused portal was registered with the initiator'
     for ($i = 0; $i -lt 2; $i++) {
-        Expect-Ok (Rpc iscsi v1alpha2 AddTargetPortal @{ target_portal = $portal }) "AddTargetPortal 127.0.0.1 port 0 (call $($i + 1))" | Out-Null
+        Expect-Ok (Rpc iscsi v1alpha2 AddTargetPortal @{ target_portal = $portal }) "AddTargetPortal $portalIp port 0 (call $($i + 1))" | Out-Null
     }
-    $tp = @(Get-IscsiTargetPortal | Where-Object { $_.TargetPortalAddress -eq '127.0.0.1' })
-    Check ($tp.Count -eq 1 -and $tp[0].TargetPortalPortNumber -eq 3260) 'Get-IscsiTargetPortal: 127.0.0.1:3260, once'
+    $tp = @(Get-IscsiTargetPortal | Where-Object { $_.TargetPortalAddress -eq $portalIp })
+    Check ($tp.Count -eq 1 -and $tp[0].TargetPortalPortNumber -eq 3260) "Get-IscsiTargetPortal: ${portalIp}:3260, once"
     $l = Expect-Ok (Rpc iscsi v1alpha1 ListTargetPortals) 'ListTargetPortals'
-    Check (@($l.Json.target_portals | Where-Object { $_.target_address -eq '127.0.0.1' -and $_.target_port -eq 3260 }).Count -eq 1) `
-        'ListTargetPortals lists 127.0.0.1:3260 once' $l.Out
+    Check (@($l.Json.target_portals | Where-Object { $_.target_address -eq $portalIp -and $_.target_port -eq 3260 }).Count -eq 1) `
+        "ListTargetPortals lists ${portalIp}:3260 once" $l.Out
 
     # --- 2. discovery --------------------------------------------------------------
     $d = Expect-Ok (Rpc iscsi v1alpha2 DiscoverTargetPortal @{ target_portal = $portal }) 'DiscoverTargetPortal'
@@ -144,7 +166,10 @@ try {
     }
     $s = @(Get-IscsiSession | Where-Object { $_.TargetNodeAddress -eq $plainIqn })
     Check ($s.Count -eq 1) 'Get-IscsiSession: one session to the plain target'
-    Check ($s.Count -ge 1 -and $s[0].IsPersistent) 'the login is persistent (as upstream: -IsPersistent $true)'
+    Check ($s.Count -ge 1 -and -not $s[0].IsPersistent) 'the login is not persistent (as upstream: no -IsPersistent)'
+    $pl = @(Get-CimInstance -Namespace root\wmi -ClassName MSiSCSIInitiator_PersistentLoginClass -ErrorAction SilentlyContinue |
+            Where-Object { $_.TargetName -eq $plainIqn })
+    Check ($pl.Count -eq 0) 'no persistent login of the plain target (it would log back in at boot)'
     $want = @($s | Get-Disk | ForEach-Object { "$($_.Number)" })
     $g = Expect-Ok (Rpc iscsi v1alpha2 GetTargetDisks @{ target_portal = $portal; iqn = $plainIqn }) 'GetTargetDisks plain'
     $got = @($g.Json.diskIDs)
@@ -181,6 +206,14 @@ try {
     Expect-Ok (Rpc volume v1 UnmountVolume @{ volume_id = $vol; target_path = $target }) 'UnmountVolume' | Out-Null
 
     # --- 6. disconnect and remove -----------------------------------------------------------
+    # A persistent login as an older csi-proxy made it: DisconnectTarget must remove it,
+    # passing RemoveIScsiPersistentTargetW the InitiatorInstance Windows reports.
+    $s = @(Get-IscsiSession | Where-Object { $_.TargetNodeAddress -eq $plainIqn })
+    if ($s.Count -ge 1) { Register-IscsiSession -SessionIdentifier $s[0].SessionIdentifier | Out-Null }
+    $pl = @(Get-CimInstance -Namespace root\wmi -ClassName MSiSCSIInitiator_PersistentLoginClass -ErrorAction SilentlyContinue |
+            Where-Object { $_.TargetName -eq $plainIqn })
+    Check ($pl.Count -ge 1) 'Register-IscsiSession made a persistent login of the plain target (the old behaviour)'
+    foreach ($p in $pl) { Write-Output "# persistent login reported with InitiatorInstance '$($p.InitiatorInstance)'" }
     foreach ($iqn in $plainIqn, $chapIqn) {
         for ($i = 0; $i -lt 2; $i++) {
             Expect-Ok (Rpc iscsi v1alpha2 DisconnectTarget @{ target_portal = $portal; iqn = $iqn }) "DisconnectTarget $iqn (call $($i + 1))" | Out-Null
@@ -193,7 +226,7 @@ try {
         Check (@(Prop $g.Json 'diskIDs').Count -eq 0) '... is empty' $g.Out
     }
     Expect-Ok (Rpc iscsi v1alpha2 RemoveTargetPortal @{ target_portal = $portal }) 'RemoveTargetPortal' | Out-Null
-    Check (@(Get-IscsiTargetPortal | Where-Object { $_.TargetPortalAddress -eq '127.0.0.1' }).Count -eq 0) 'Get-IscsiTargetPortal: gone'
+    Check (@(Get-IscsiTargetPortal | Where-Object { $_.TargetPortalAddress -eq $portalIp }).Count -eq 0) 'Get-IscsiTargetPortal: gone'
     Expect-Code (Rpc iscsi v1alpha1 RemoveTargetPortal @{ target_portal = $portal }) 5 'is not registered' 'RemoveTargetPortal again is NOT_FOUND' | Out-Null
 
     # --- 7. the initiator service stopped ----------------------------------------------------
@@ -210,7 +243,7 @@ try {
             ForEach-Object { Unregister-IscsiSession -SessionIdentifier $_.SessionIdentifier -ErrorAction SilentlyContinue
                              Disconnect-IscsiTarget -SessionIdentifier $_.SessionIdentifier -Confirm:$false -ErrorAction SilentlyContinue }
     }
-    Remove-IscsiTargetPortal -TargetPortalAddress 127.0.0.1 -Confirm:$false -ErrorAction SilentlyContinue
+    Remove-IscsiTargetPortal -TargetPortalAddress $portalIp -Confirm:$false -ErrorAction SilentlyContinue
     Remove-IscsiServerTarget -TargetName csiproxy-plain -ErrorAction SilentlyContinue
     Remove-IscsiServerTarget -TargetName csiproxy-chap -ErrorAction SilentlyContinue
     Remove-IscsiVirtualDisk -Path $plainVhd -ErrorAction SilentlyContinue

@@ -66,9 +66,50 @@ if ($server -in @('localhost', '127.0.0.1', '::1', $env:COMPUTERNAME) -or
 if ((Mapping $root).Count -gt 0) { throw "$root is already globally mapped on this node; remove it first" }
 
 # --- 1. shares of the node itself are refused before Windows is asked -------
+# (by name, by any spelling Windows reads as this machine, by its own
+# addresses; administrative shares of any server)
 foreach ($own in @("\\localhost\c`$", "\\127.0.0.1\share", "\\$env:COMPUTERNAME\ADMIN`$", "\\$env:COMPUTERNAME\share")) {
     $r = Rpc 'NewSmbGlobalMapping' @{ remote_path = $own; username = $user; password = $pass }
     Expect-Code $r 3 'is this machine' "a share of this node ($own) is INVALID_ARGUMENT"
+}
+# Windows reads these as this machine too (inet_addr's non-strict IPv4
+# forms, the ipv6-literal.net spelling of ::1, trailing dots and spaces
+# dropped from a share name): each is refused.
+$spellings = @("\\0x7f.1\share", "\\0x7f000001\share", "\\2130706433\share", "\\017700000001\share",
+    "\\0177.0.0.1\share", "\\0\share", "\\0.0\share", "\\0-0-0-0-0-0-0-1.ipv6-literal.net\share",
+    "\\0000-0000-0000-0000-0000-0000-0000-0001.ipv6-literal.net\share")
+foreach ($own in $spellings) {
+    $r = Rpc 'NewSmbGlobalMapping' @{ remote_path = $own; username = $user; password = $pass }
+    Expect-Code $r 3 'is this machine' "this node spelled $own is INVALID_ARGUMENT"
+}
+# (informational) what Windows itself does with one of those spellings
+Write-Output "# Windows resolves \\0x7f.1\C`$ to this node: $(Test-Path -LiteralPath "\\0x7f.1\C`$" -ErrorAction SilentlyContinue)"
+$srv = $server
+foreach ($share in @('C$.', 'C$ ', 'ADMIN$.', 'IPC$.', 'print$ ')) {
+    $r = Rpc 'NewSmbGlobalMapping' @{ remote_path = "\\$srv\$share"; username = $user; password = $pass }
+    Expect-Code $r 3 'administrative share' "\\$srv\$share (an administrative share once Windows trims it) is INVALID_ARGUMENT"
+}
+
+# The node's own addresses (GetAdaptersAddresses in the service; here
+# Get-NetIPAddress), every adapter, IPv4 and IPv6, in their plain and UNC
+# spellings: each is this machine.
+$addrs = @(Get-NetIPAddress -ErrorAction SilentlyContinue | Where-Object { $_.IPAddress -notlike '127.*' -and $_.IPAddress -ne '::1' })
+Check ($addrs.Count -gt 0) 'Get-NetIPAddress lists this node''s addresses' 'none listed'
+foreach ($a in $addrs) {
+    $ip = "$($a.IPAddress)"
+    if ($ip -like '*:*') {
+        $parts = $ip.Split('%')
+        $names = @(($parts[0] -replace ':', '-') + $(if ($parts.Count -gt 1) { "s$($parts[1])" } else { '' }) + '.ipv6-literal.net')
+    } else {
+        $o = $ip.Split('.') | ForEach-Object { [uint32]$_ }
+        $names = @($ip, "$(($o[0] * 16777216) + ($o[1] * 65536) + ($o[2] * 256) + $o[3])")
+    }
+    foreach ($n in $names) {
+        $r = Rpc 'NewSmbGlobalMapping' @{ remote_path = "\\$n\share"; username = $user; password = $pass }
+        Expect-Code $r 3 'is this machine' "this node's own address $ip, as \\$n\share, is INVALID_ARGUMENT"
+        $r = Rpc 'RemoveSmbGlobalMapping' @{ remote_path = "\$n\share" }
+        Expect-Code $r 3 'is this machine' "... and RemoveSmbGlobalMapping of \$n\share (one backslash) too"
+    }
 }
 Check ((@(Get-SmbGlobalMapping -ErrorAction SilentlyContinue | Where-Object { $_.RemotePath -like "\\localhost\*" -or $_.RemotePath -like "\\$env:COMPUTERNAME\*" })).Count -eq 0) `
     'no global mapping of the node itself exists afterwards'
@@ -127,8 +168,11 @@ if ($OtherRemotePath -and $null -ne $OtherCredential) {
 # --- 5. removal -------------------------------------------------------------
 Remove-Item -Force $link -ErrorAction SilentlyContinue # the driver removes its link (rmdir on the link only)
 Check (Test-Path -LiteralPath $root) 'removing the link left the share intact'
-$r = Rpc 'RemoveSmbGlobalMapping' @{ remote_path = $RemotePath }
-Check ($r.Code -eq 0) "RemoveSmbGlobalMapping $RemotePath" $r.Out
+# NetApp Trident's unstage: one leading backslash ("\" + server + path in
+# its Go source), the root read from the first two components as upstream does
+$tridentPath = '\' + $root.TrimStart('\') + '\trident_pvc_x'
+$r = Rpc 'RemoveSmbGlobalMapping' @{ remote_path = $tridentPath }
+Check ($r.Code -eq 0) "RemoveSmbGlobalMapping $tridentPath (one leading backslash, as Trident)" $r.Out
 Check ((Mapping $root).Count -eq 0) 'Get-SmbGlobalMapping no longer shows it'
 $r = Rpc 'RemoveSmbGlobalMapping' @{ remote_path = $RemotePath }
 Check ($r.Code -eq 0) 'RemoveSmbGlobalMapping of a mapping already gone succeeds' $r.Out

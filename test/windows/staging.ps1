@@ -275,6 +275,14 @@ try {
     Diskpart @("select vdisk file=`"$vhd`"", 'expand vdisk maximum=2048', 'attach vdisk')
     Start-Sleep -Seconds 2
     Expect-Ok (Rpc disk v1 Rescan) 'Rescan (MSFT_StorageSetting.UpdateHostStorageCache over WMI)' | Out-Null
+    # The WMI service restarted under the running csi-proxy: its cached
+    # connection is dead; the next WMI call must rebuild it (and, for an
+    # idempotent call, retry once) instead of failing until csi-proxy restarts.
+    Restart-Service winmgmt -Force
+    Start-Sleep -Seconds 5
+    for ($i = 0; $i -lt 2; $i++) {
+        Expect-Ok (Rpc disk v1 Rescan) "Rescan after Restart-Service winmgmt (call $($i + 1)): the WMI connection is rebuilt" | Out-Null
+    }
     $st = Rpc disk v1 GetDiskStats @{ disk_number = $n }
     Check ([int64] (Prop $st.Json 'total_bytes') -eq 2GB) 'GetDiskStats shows 2 GiB'
     Expect-Ok (Rpc volume v1 ResizeVolume @{ volume_id = $vol; size_bytes = 0 }) 'ResizeVolume 0 after the expansion' | Out-Null

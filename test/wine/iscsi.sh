@@ -15,7 +15,16 @@
 #      end to end: add (idempotent), list, discover, connect (idempotent;
 #      CHAP refused and accepted), disks as decimal strings (CD-ROMs left
 #      out), mutual CHAP secret (refused and accepted), disconnect (twice),
-#      remove (twice); still no secret anywhere.
+#      remove (twice); still no secret anywhere. No login is ever made
+#      persistent (as upstream: the session does not come back at boot),
+#      and a refused login leaves none behind.
+#      Portals the initiator would be sent to on loopback (127.0.0.1,
+#      2130706433, localhost, [::1]), link-local (169.254.169.254:80) or
+#      unspecified (0.0.0.0) addresses are INVALID_ARGUMENT naming the
+#      portal and the rule; the stand-in never hears of them.
+#   2b. a persistent login an older csi-proxy left (initiator instance
+#      empty): DisconnectTarget removes it, passing RemoveIScsiPersistent-
+#      TargetW the reported InitiatorInstance, never NULL.
 #   3. the same DLL answering as with the MSiSCSI service stopped
 #      (ISDSC_SERVICE_NOT_RUNNING; RPC_S_SERVER_UNAVAILABLE): FAILED_
 #      PRECONDITION saying the service is not running.
@@ -52,6 +61,10 @@ SYS32=$C/windows/system32
 mkdir -p "$C/csi" "$C/var/lib/kubelet/pods" "$C/csi-work"
 cp "$W/csi-proxy.exe" "$W/csi-proxy-cli.exe" "$W/pipecheck.exe" "$C/csi/"
 K='C:\\var\\lib\\kubelet'
+STATE=$C/iscsi-state.txt # the stand-in's persistent logins (CP_FAKE_ISCSI_STATE)
+persistent() { # the stand-in's persistent-login lines
+    grep '^persistent ' "$STATE" 2>/dev/null
+}
 
 LOG=
 start() { # start NAME [ENV=VALUE ...]: csi-proxy.exe at -v 10, log in $WINEPREFIX/NAME.log
@@ -79,7 +92,7 @@ serves() { # the filesystem group still answers
     expect "$1: the service still serves other pipes" 0 '"exists":true' filesystem v1 PathExists "{\"path\":\"$K\"}"
 }
 
-P='"target_portal":{"target_address":"127.0.0.1","target_port":0}'
+P='"target_portal":{"target_address":"192.0.2.10","target_port":0}'
 T1='"iqn":"iqn.2024-01.test:t1"'
 TC='"iqn":"iqn.2024-01.test:chap"'
 
@@ -123,16 +136,27 @@ stop
 
 # --- 2. a stand-in iscsidsc.dll ---------------------------------------------------
 cp "$W/iscsidsc_fake/iscsidsc.dll" "$SYS32/iscsidsc.dll"
-start fake || exit 1
+start fake 'CP_FAKE_ISCSI_STATE=C:\iscsi-state.txt' || exit 1
 expect_log "fake: ListTargetPortals with none registered is empty" 0 'status: OK' iscsi v1alpha2 ListTargetPortals '{}'
 expect_log "fake: AddTargetPortal (port 0 is 3260)" 0 'status: OK' iscsi v1alpha2 AddTargetPortal "{$P}"
 expect_log "fake: AddTargetPortal again is a no-op success" 0 'status: OK' iscsi v1alpha1 AddTargetPortal \
-    '{"target_portal":{"target_address":"127.0.0.1","target_port":3260}}'
-expect_log "fake: ListTargetPortals shows it once, port 3260" 0 '"target_portals":[{"target_address":"127.0.0.1","target_port":3260}]' \
+    '{"target_portal":{"target_address":"192.0.2.10","target_port":3260}}'
+expect_log "fake: ListTargetPortals shows it once, port 3260" 0 '"target_portals":[{"target_address":"192.0.2.10","target_port":3260}]' \
     iscsi v1alpha2 ListTargetPortals '{}'
 expect_log "fake: an unreachable portal is UNAVAILABLE naming it and the cause" 14 \
     'AddIScsiSendTargetPortalW target portal unreachable.example:3260: Connection failed (ISDSC_CONNECTION_FAILED)' \
     iscsi v1alpha2 AddTargetPortal '{"target_portal":{"target_address":"unreachable.example"}}'
+for a in 127.0.0.1 2130706433 localhost '[::1]' 0.0.0.0; do
+    expect_log "fake: AddTargetPortal $a is INVALID_ARGUMENT naming the portal and the rule" 3 \
+        "target portal $a:3260: $a is a" iscsi v1alpha2 AddTargetPortal "{\"target_portal\":{\"target_address\":\"$a\"}}"
+done
+expect_log "fake: AddTargetPortal 169.254.169.254:80 is INVALID_ARGUMENT: link-local" 3 \
+    'target portal 169.254.169.254:80: 169.254.169.254 is a link-local address' \
+    iscsi v1alpha1 AddTargetPortal '{"target_portal":{"target_address":"169.254.169.254","target_port":80}}'
+expect_log "fake: ConnectTarget through 127.0.0.1 is INVALID_ARGUMENT too" 3 'is a loopback address' \
+    iscsi v1alpha2 ConnectTarget '{"target_portal":{"target_address":"127.0.0.1"},"iqn":"iqn.2024-01.test:t1"}'
+expect_log "fake: ... none of them reached the initiator" 0 '"target_portals":[{"target_address":"192.0.2.10","target_port":3260}]' \
+    iscsi v1alpha2 ListTargetPortals '{}'
 expect_log "fake: DiscoverTargetPortal lists the portal's targets" 0 '"iqns":["iqn.2024-01.test:t1","iqn.2024-01.test:chap"]' \
     iscsi v1alpha2 DiscoverTargetPortal "{$P}"
 expect_log "fake: DiscoverTargetPortal of a portal not registered is NOT_FOUND naming it" 5 \
@@ -140,17 +164,22 @@ expect_log "fake: DiscoverTargetPortal of a portal not registered is NOT_FOUND n
     '{"target_portal":{"target_address":"10.9.9.9"}}'
 expect_log "fake: ConnectTarget (no authentication)" 0 'status: OK' iscsi v1alpha2 ConnectTarget "{$P,$T1}"
 expect_log "fake: ConnectTarget again is a no-op success" 0 'status: OK' iscsi v1alpha1 ConnectTarget "{$P,$T1}"
+check "fake: ConnectTarget made no persistent login (none asked, none recorded; upstream never makes one)" \
+    "$(grep -qx 'persistent-login-calls 0' "$STATE" && [ -z "$(persistent)" ] && echo 0 || echo 1)" \
+    "$(cat "$STATE" 2>&1)"
 expect_log "fake: GetTargetDisks: the disk numbers as decimal strings, the CD-ROM left out" 0 '"diskIDs":["3","4"]' \
     iscsi v1alpha2 GetTargetDisks "{$P,$T1}"
 expect_log "fake: ConnectTarget of an unknown target is NOT_FOUND naming it" 5 \
-    'LoginIScsiTargetW (persistent) target iqn.2024-01.test:nope through target portal 127.0.0.1:3260: The target name is not found' \
+    'LoginIScsiTargetW target iqn.2024-01.test:nope through target portal 192.0.2.10:3260: The target name is not found' \
     iscsi v1alpha2 ConnectTarget "{$P,\"iqn\":\"iqn.2024-01.test:nope\"}"
 expect_log "fake: ConnectTarget with a wrong CHAP secret is PERMISSION_DENIED naming the target" 7 \
-    'LoginIScsiTargetW target iqn.2024-01.test:chap through target portal 127.0.0.1:3260: Authentication failure (ISDSC_AUTHENTICATION_FAILURE)' \
+    'LoginIScsiTargetW target iqn.2024-01.test:chap through target portal 192.0.2.10:3260: Authentication failure (ISDSC_AUTHENTICATION_FAILURE)' \
     iscsi v1alpha2 ConnectTarget "{$P,$TC,\"auth_type\":\"ONE_WAY_CHAP\",\"chap_username\":\"chapuser\",\"chap_secret\":\"$SECRET_CHAP\"}"
 expect_log "fake: the refused target has no disks (not connected: an empty list)" 0 'status: OK' \
     iscsi v1alpha2 GetTargetDisks "{$P,$TC}"
 [[ "$OUT" == *diskIDs* ]] && bad "fake: ... and no diskIDs" "$OUT"
+check "fake: the refused logins left no persistent login behind" \
+    "$([ -z "$(persistent)" ] && echo 0 || echo 1)" "$(cat "$STATE" 2>&1)"
 expect_log "fake: ConnectTarget with the right CHAP user and secret" 0 'status: OK' iscsi v1alpha2 ConnectTarget \
     "{$P,$TC,\"auth_type\":\"ONE_WAY_CHAP\",\"chap_username\":\"chapuser\",\"chap_secret\":\"$SECRET_GOOD\"}"
 expect_log "fake: GetTargetDisks of the CHAP target" 0 '"diskIDs":["5"]' iscsi v1alpha1 GetTargetDisks "{$P,$TC}"
@@ -165,10 +194,29 @@ expect_log "fake: ... its disks are gone (an empty list)" 0 'status: OK' iscsi v
 expect_log "fake: DisconnectTarget of a target not connected is a no-op success" 0 'status: OK' \
     iscsi v1alpha1 DisconnectTarget "{$P,$T1}"
 expect_log "fake: ConnectTarget after DisconnectTarget logs in again" 0 'status: OK' iscsi v1alpha2 ConnectTarget "{$P,$T1}"
+check "fake: after every connect, still no persistent login" \
+    "$(grep -qx 'persistent-login-calls 0' "$STATE" && [ -z "$(persistent)" ] && echo 0 || echo 1)" \
+    "$(cat "$STATE" 2>&1)"
 expect_log "fake: RemoveTargetPortal" 0 'status: OK' iscsi v1alpha2 RemoveTargetPortal "{$P}"
-expect_log "fake: RemoveTargetPortal again is NOT_FOUND naming the portal" 5 'target portal 127.0.0.1:3260 is not registered' \
+expect_log "fake: RemoveTargetPortal again is NOT_FOUND naming the portal" 5 'target portal 192.0.2.10:3260 is not registered' \
     iscsi v1alpha1 RemoveTargetPortal "{$P}"
 serves fake
+stop
+
+# --- 2b. a persistent login an older csi-proxy left ----------------------------------
+rm -f "$STATE"
+start left 'CP_FAKE_ISCSI_STATE=C:\iscsi-state.txt' CP_FAKE_ISCSI_LEFT=iqn.2024-01.test:t1 || exit 1
+expect_log "left: AddTargetPortal" 0 'status: OK' iscsi v1alpha2 AddTargetPortal "{$P}"
+check "left: the stand-in holds the old persistent login (initiator instance empty)" \
+    "$([ "$(persistent)" = 'persistent iqn.2024-01.test:t1 instance=' ] && echo 0 || echo 1)" "$(cat "$STATE" 2>&1)"
+expect_log "left: DisconnectTarget of the target with only a persistent login" 0 'status: OK' \
+    iscsi v1alpha2 DisconnectTarget "{$P,$T1}"
+check "left: ... removed the persistent login (InitiatorInstance passed as reported, not NULL)" \
+    "$([ -z "$(persistent)" ] && echo 0 || echo 1)" "$(cat "$STATE" 2>&1)"
+expect_log "left: ConnectTarget then makes a session only" 0 'status: OK' iscsi v1alpha2 ConnectTarget "{$P,$T1}"
+check "left: ... and no persistent login" \
+    "$(grep -qx 'persistent-login-calls 0' "$STATE" && [ -z "$(persistent)" ] && echo 0 || echo 1)" "$(cat "$STATE" 2>&1)"
+expect_log "left: DisconnectTarget" 0 'status: OK' iscsi v1alpha2 DisconnectTarget "{$P,$T1}"
 stop
 
 # --- 3. the initiator service not running -------------------------------------------

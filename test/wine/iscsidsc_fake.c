@@ -9,22 +9,34 @@
  * Microsoft's DLL: test/windows/iscsi.ps1 is for that.
  *
  * The initiator it fakes, in memory of the one process that loads it:
- *   - a portal 127.0.0.1:3260 is reachable; "unreachable.example" is not
+ *   - a portal 192.0.2.10:3260 (TEST-NET-1) is reachable; "unreachable.example" is not
  *     (ISDSC_CONNECTION_FAILED); other addresses are reachable and empty;
- *   - through 127.0.0.1:3260: iqn.2024-01.test:t1 (disks 3 and 4, and a
+ *   - through 192.0.2.10:3260: iqn.2024-01.test:t1 (disks 3 and 4, and a
  *     CD-ROM 9 that is no disk), iqn.2024-01.test:chap (disk 5; one-way
  *     CHAP user "chapuser", secret "fake-secret-1234");
  *   - the mutual CHAP secret must be 12 to 16 bytes
  *     (ISDSC_INVALID_CHAP_SECRET otherwise);
- *   - LoginIScsiTargetW with IsPersistent only records the login.
+ *   - LoginIScsiTargetW with IsPersistent only records the login, with
+ *     the initiator instance it was given ("" for NULL, which is what an
+ *     older csi-proxy passed; what Windows reports then is printed by
+ *     test/windows/iscsi.ps1);
+ *   - RemoveIScsiPersistentTargetW refuses a NULL InitiatorInstance
+ *     (ERROR_INVALID_PARAMETER: the SDK marks it _In_) and one that is not
+ *     the login's (ISDSC_INITIATOR_INSTANCE_NOT_FOUND).
  * Environment of the loading process: CP_FAKE_ISCSI=stopped makes every
  * call answer ISDSC_SERVICE_NOT_RUNNING; =rpc, RPC_S_SERVER_UNAVAILABLE.
+ * CP_FAKE_ISCSI_LEFT=<iqn>: that target has a persistent login when the
+ * DLL loads, as an older csi-proxy left it (initiator instance "").
+ * CP_FAKE_ISCSI_STATE=<file>: after every change the persistent logins
+ * are written there, one "persistent <iqn> instance=<name>" line each, then
+ * "persistent-login-calls <n>" (logins asked with IsPersistent TRUE).
  * Built with -DFAKE_NO_LOGIN, it lacks LoginIScsiTargetW. Session and
  * target lists need more room than the back-end first offers, so its
  * ERROR_INSUFFICIENT_BUFFER loops run. */
 #include "winapi/iscsi_isdsc.h"
 #include "winapi/iscsidsc_win32.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -48,12 +60,57 @@ static cp_iscsi_target_portal portals[MAXN];
 static int nportals;
 static int session_of[NT];    /* session id, 0: none */
 static int persistent_of[NT]; /* recorded persistent logins */
+static WCHAR persistent_ini[NT][CP_ISCSI_MAX_HBANAME_LEN];
+static int persistent_calls; /* LoginIScsiTargetW with IsPersistent TRUE */
+static int seeded;
 #ifndef FAKE_NO_LOGIN
 static int next_session = 1;
 #endif
 
+static int find_target(const WCHAR *iqn);
+
+/* The persistent logins into CP_FAKE_ISCSI_STATE, for the test to read. */
+static void save_state(void)
+{
+    WCHAR path[MAX_PATH];
+    DWORD n = GetEnvironmentVariableW(L"CP_FAKE_ISCSI_STATE", path, MAX_PATH);
+    if (n == 0 || n >= MAX_PATH)
+        return;
+    char buf[4096];
+    size_t k = 0;
+    for (size_t i = 0; i < NT; i++)
+        if (persistent_of[i] > 0)
+            k += (size_t)snprintf(buf + k, sizeof(buf) - k, "persistent %ls instance=%ls\n",
+                                  targets[i].iqn, persistent_ini[i]);
+    k +=
+        (size_t)snprintf(buf + k, sizeof(buf) - k, "persistent-login-calls %d\n", persistent_calls);
+    HANDLE h = CreateFileW(path, GENERIC_WRITE, 0, NULL, CREATE_ALWAYS, 0, NULL);
+    if (h == INVALID_HANDLE_VALUE)
+        return;
+    DWORD w;
+    WriteFile(h, buf, (DWORD)k, &w, NULL);
+    CloseHandle(h);
+}
+
+/* CP_FAKE_ISCSI_LEFT: a persistent login an older csi-proxy left. */
+static void seed(void)
+{
+    if (seeded)
+        return;
+    seeded = 1;
+    WCHAR v[CP_ISCSI_MAX_NAME_LEN + 1];
+    DWORD n = GetEnvironmentVariableW(L"CP_FAKE_ISCSI_LEFT", v, CP_ISCSI_MAX_NAME_LEN + 1);
+    int i = n > 0 && n <= CP_ISCSI_MAX_NAME_LEN ? find_target(v) : -1;
+    if (i >= 0) {
+        persistent_of[i] = 1;
+        persistent_ini[i][0] = 0;
+    }
+    save_state();
+}
+
 static ULONG down(void)
 {
+    seed();
     WCHAR v[32];
     DWORD n = GetEnvironmentVariableW(L"CP_FAKE_ISCSI", v, 32);
     if (n > 0 && n < 32 && wcscmp(v, L"stopped") == 0)
@@ -74,7 +131,7 @@ static int find_portal(const cp_iscsi_target_portal *p)
 static int home_registered(void) /* the targets' own portal */
 {
     cp_iscsi_target_portal h = {.Socket = 3260};
-    wcscpy(h.Address, L"127.0.0.1");
+    wcscpy(h.Address, L"192.0.2.10");
     return find_portal(&h) >= 0;
 }
 
@@ -172,7 +229,7 @@ API GetIScsiTargetInformationW(PWSTR t, PWSTR mech, int cls, PULONG size, PVOID 
         return CP_ISDSC_TARGET_NOT_FOUND;
     if (cls != CP_ISCSI_INFO_DISCOVERY_MECHANISMS)
         return ERROR_INVALID_PARAMETER;
-    static const WCHAR m[] = L"SendTargets:*127.0.0.1 0003260 ROOT\\ISCSIPRT\\0000_0 \0";
+    static const WCHAR m[] = L"SendTargets:*192.0.2.10 0003260 ROOT\\ISCSIPRT\\0000_0 \0";
     if (*size < sizeof(m)) {
         *size = sizeof(m);
         return ERROR_INSUFFICIENT_BUFFER;
@@ -205,7 +262,10 @@ API LoginIScsiTargetW(PWSTR t, BOOLEAN info, PWSTR ini, ULONG port, cp_iscsi_tar
     if (i < 0 || !home_registered())
         return CP_ISDSC_TARGET_NOT_FOUND;
     if (persistent) {
+        persistent_calls++;
         persistent_of[i]++;
+        wcsncpy(persistent_ini[i], ini != NULL ? ini : L"", CP_ISCSI_MAX_HBANAME_LEN - 1);
+        save_state();
         return 0;
     }
     if (session_of[i] != 0)
@@ -319,8 +379,9 @@ API ReportIScsiPersistentLoginsW(PULONG count, cp_iscsi_persistent_login *info, 
             continue;
         memset(&info[k], 0, sizeof(info[k]));
         wcscpy(info[k].TargetName, targets[i].iqn);
+        wcscpy(info[k].InitiatorInstance, persistent_ini[i]);
         info[k].InitiatorPortNumber = CP_ISCSI_ANY_INITIATOR_PORT;
-        wcscpy(info[k].TargetPortal.Address, L"127.0.0.1");
+        wcscpy(info[k].TargetPortal.Address, L"192.0.2.10");
         info[k].TargetPortal.Socket = 3260;
         k++;
     }
@@ -331,12 +392,17 @@ API ReportIScsiPersistentLoginsW(PULONG count, cp_iscsi_persistent_login *info, 
 
 API RemoveIScsiPersistentTargetW(PWSTR ini, ULONG port, PWSTR t, cp_iscsi_target_portal *p)
 {
-    (void)ini, (void)port, (void)p;
+    (void)port, (void)p;
     if (down())
         return down();
+    if (ini == NULL)
+        return ERROR_INVALID_PARAMETER;
     int i = find_target(t);
     if (i < 0 || persistent_of[i] == 0)
         return CP_ISDSC_TARGET_NOT_FOUND;
+    if (_wcsicmp(ini, persistent_ini[i]) != 0)
+        return 0xEFFF0017u; /* ISDSC_INITIATOR_INSTANCE_NOT_FOUND */
     persistent_of[i] = 0;
+    save_state();
     return 0;
 }

@@ -231,6 +231,34 @@ expect "iscsi: the Win32 host answers FAILED_PRECONDITION naming iscsidsc.dll" 9
 # smb on the real host: Wine has no MSFT_SmbGlobalMapping; a clean refusal, the service keeps serving
 expect "smb: a share of this machine is refused before the host is asked" 3 'is this machine' \
     smb v1 NewSmbGlobalMapping '{"remote_path":"\\\\localhost\\c$"}'
+# This machine's own addresses (GetAdaptersAddresses, which Wine answers
+# with the Linux host's interfaces) are this machine too, in Windows' other
+# spellings as well; an address that is not the machine's reaches the host.
+own4=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+(\.[0-9]+){3}$' | grep -v '^127\.' | head -1)
+own6=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep ':' | grep -vi '^fe80:' | head -1)
+if [ -n "$own4" ]; then
+    IFS=. read -r o1 o2 o3 o4 <<<"$own4"
+    own4_dec=$(( (o1 << 24) | (o2 << 16) | (o3 << 8) | o4 ))
+    expect "smb: this machine's address $own4 is refused (GetAdaptersAddresses)" 3 'is this machine' \
+        smb v1 NewSmbGlobalMapping "{\"remote_path\":\"\\\\\\\\$own4\\\\share\"}"
+    expect "smb: and written as one number ($own4_dec)" 3 'is this machine' \
+        smb v1 NewSmbGlobalMapping "{\"remote_path\":\"\\\\\\\\$own4_dec\\\\share\"}"
+    expect "smb: RemoveSmbGlobalMapping of \\$own4\\share (one backslash, as Trident) is refused too" 3 'is this machine' \
+        smb v1 RemoveSmbGlobalMapping "{\"remote_path\":\"\\\\$own4\\\\share\"}"
+else
+    ok "smb: this machine's IPv4 address is refused # SKIP the host has no non-loopback IPv4 address"
+fi
+if [ -n "$own6" ]; then
+    lit6="${own6//:/-}.ipv6-literal.net"
+    expect "smb: this machine's address $own6 as $lit6 is refused" 3 'is this machine' \
+        smb v1 NewSmbGlobalMapping "{\"remote_path\":\"\\\\\\\\$lit6\\\\share\"}"
+else
+    ok "smb: this machine's IPv6 address is refused # SKIP the host has no global IPv6 address"
+fi
+expect "smb: an address that is not this machine's reaches the host (FAILED_PRECONDITION: no SMB interface)" 9 \
+    'MSFT_SmbGlobalMapping' smb v1 NewSmbGlobalMapping '{"remote_path":"\\\\198.51.100.7\\share"}'
+expect "smb: RemoveSmbGlobalMapping with one leading backslash (Trident's unstage) reaches the host" 9 \
+    'MSFT_SmbGlobalMapping' smb v1 RemoveSmbGlobalMapping '{"remote_path":"\\fs1.example.com\\trident_pvc_1"}'
 # (Wine's WMI has no ROOT\Microsoft\Windows\SMB: ConnectServer answers
 # WBEM_E_INVALID_NAMESPACE, which smb_win32.c reports as the missing interface.)
 expect "smb: the Win32 host answers FAILED_PRECONDITION naming MSFT_SmbGlobalMapping and its namespace" 9 \
