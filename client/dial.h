@@ -11,6 +11,8 @@
 #ifndef CP_CLI_DIAL_H
 #define CP_CLI_DIAL_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "client/h2client.h"
@@ -40,6 +42,12 @@ int cp_dial_resolve(cp_arena *a, const char *pipe, const char *socket_dir, const
  * with cp_dial_close(). */
 int cp_dial_open(const char *target, cp_dial **out, cp_error *e)
     __attribute__((warn_unused_result));
+
+/* Whether the service has marked target's pipe as having a server
+ * instance it did not make (service/pipealarm.h): true with why (cap
+ * bytes) holding the service's message. Windows: the pipe's value under
+ * HKLM\SOFTWARE\csi-proxy\PipeAlarms; native: never. */
+bool cp_dial_alarm(const char *target, char *why, size_t cap);
 
 /* Closes the connection; NULL is fine. */
 void cp_dial_close(cp_dial *d);

@@ -80,6 +80,14 @@ int cp_dial_open(const char *target, cp_dial **out, cp_error *e)
     return CP_OK;
 }
 
+bool cp_dial_alarm(const char *target, char *why, size_t cap)
+{
+    (void)target;
+    if (cap > 0)
+        why[0] = '\0';
+    return false; /* the native server has no pipe instances to watch */
+}
+
 void cp_dial_close(cp_dial *d)
 {
     if (d == NULL)

@@ -14,6 +14,7 @@
 #include <windows.h>
 
 #include "base/winutil_win.h"
+#include "client/alarmkey.h"
 
 struct cp_dial {
     HANDLE h;
@@ -106,6 +107,33 @@ fail:
     free(name);
     cp_dial_close(d);
     return rc;
+}
+
+bool cp_dial_alarm(const char *target, char *why, size_t cap)
+{
+    static const char prefix[] = "\\\\.\\pipe\\";
+    if (cap > 0)
+        why[0] = '\0';
+    const char *name =
+        strncmp(target, prefix, sizeof(prefix) - 1) == 0 ? target + sizeof(prefix) - 1 : target;
+    wchar_t *wname = cp_win_utf8_to_wide(name);
+    wchar_t text[1024];
+    DWORD size = sizeof(text);
+    /* "RegGetValueW function (winreg.h)", Microsoft Learn: RRF_RT_REG_SZ,
+     * the string NUL-terminated; ERROR_FILE_NOT_FOUND when the key or the
+     * value is missing (no alarm). */
+    LSTATUS st = wname == NULL ? ERROR_NOT_ENOUGH_MEMORY
+                               : RegGetValueW(HKEY_LOCAL_MACHINE, CP_PIPEALARM_REG_KEY, wname,
+                                              RRF_RT_REG_SZ, NULL, text, &size);
+    free(wname);
+    if (st != ERROR_SUCCESS && st != ERROR_MORE_DATA)
+        return false;
+    if (st == ERROR_MORE_DATA)
+        wcscpy(text, L"a server instance csi-proxy did not make");
+    char *u8 = cp_win_wide_to_utf8(text);
+    snprintf(why, cap, "%s", u8 != NULL ? u8 : "a server instance csi-proxy did not make");
+    free(u8);
+    return true;
 }
 
 void cp_dial_close(cp_dial *d)

@@ -61,6 +61,7 @@ typedef struct result {
     int64_t ms;                 /* the answering call's round trip */
     int grpc_status;            /* of the answer */
     bool denied_at_open;        /* up: the pipe refused this caller at open */
+    bool attacked;              /* down for good: the service saw a foreign instance */
     char why[CP_ERROR_MSG_MAX]; /* when down: the last reason */
 } result;
 
@@ -109,6 +110,13 @@ static void probe(const cp_health_target *t, const cp_health_opts *o, int64_t ti
     }
     if (cp_dial_resolve(a, NULL, o->socket_dir, t->group, t->version, &target, &e) != CP_OK) {
         snprintf(r->why, sizeof(r->why), "%s", e.msg);
+        goto out;
+    }
+    /* Another process made its own server instance of this pipe
+     * (service/pipealarm.h): whatever answers, clients may be talking to
+     * it. Down, and no retry changes that. */
+    if (cp_dial_alarm(target, r->why, sizeof(r->why))) {
+        r->attacked = true;
         goto out;
     }
     int64_t t0 = cp_dial_now_ms();
@@ -178,7 +186,7 @@ int cp_health_check(const cp_health_target *t, int n, const cp_health_opts *o, F
         down = 0;
         for (int i = 0; i < n; i++) {
             int64_t left = until - cp_dial_now_ms();
-            if (!r[i].up && left > 0)
+            if (!r[i].up && !r[i].attacked && left > 0)
                 probe(&t[i], o, left, &r[i]);
             if (!r[i].up) {
                 if (r[i].why[0] == '\0')
@@ -187,7 +195,10 @@ int cp_health_check(const cp_health_target *t, int n, const cp_health_opts *o, F
                 down++;
             }
         }
-        if (down == 0 || cp_dial_now_ms() + RETRY_PAUSE_MS >= until)
+        int retry = 0;
+        for (int i = 0; i < n; i++)
+            retry += !r[i].up && !r[i].attacked;
+        if (retry == 0 || cp_dial_now_ms() + RETRY_PAUSE_MS >= until)
             break;
         cp_dial_sleep_ms(RETRY_PAUSE_MS);
     }

@@ -17,7 +17,10 @@
  * ...). PERMISSION_DENIED counts as up too: the pipe answered, this caller
  * is just not among the group's allowed callers (the line says so). Down:
  * no pipe, no answer within the deadline, UNAVAILABLE (draining or
- * overloaded) or UNIMPLEMENTED (the pipe serves something else).
+ * overloaded) or UNIMPLEMENTED (the pipe serves something else), or a
+ * pipe the service has marked as having a server instance it did not make
+ * (cp_dial_alarm: another process may be receiving its calls), whatever
+ * answers.
  * Portable C (the native build probes its Unix sockets). */
 #ifndef CP_CLI_HEALTH_H
 #define CP_CLI_HEALTH_H

@@ -23,3 +23,9 @@ everything: $(WIN)/svctest.exe
 $(WIN)/precheck.exe: test/wine/precheck.c $(WIN)/libcore.a
 	$(WINCC) $(WCFLAGS) -s -o $@ $^ $(WLIBS)
 everything: $(WIN)/precheck.exe
+
+# A second process making its own instance of a served pipe (the foreign
+# instance the transport watches for).
+$(WIN)/squat.exe: test/wine/squat.c | $(TOOLS_STAMP)
+	$(WINCC) $(WCFLAGS) -municode -s -o $@ $< $(WLIBS)
+everything: $(WIN)/squat.exe

@@ -90,11 +90,21 @@ static char read_ace(rd *r, bool sacl)
     char type = 0;
     if (!sacl && (r->p[0] == 'A' || r->p[0] == 'D') && r->p[1] == ';')
         type = r->p[0];
-    else if (sacl && (strncmp(r->p, "AU;", 3) == 0 || strncmp(r->p, "ML;", 3) == 0))
+    else if (sacl && strncmp(r->p, "AU;", 3) == 0)
+        /* "SACL for a New Object" (Microsoft Learn): the creator of an
+         * object whose SACL holds more than resource attributes must have
+         * SE_SECURITY_NAME enabled. */
+        return fail(r,
+                    "audit entries (AU) are not supported: a pipe with a SACL needs "
+                    "SeSecurityPrivilege, which LocalSystem holds disabled, so CreateNamedPipeW "
+                    "fails (ERROR_PRIVILEGE_NOT_HELD); csi-proxy audits its calls itself%s",
+                    ""),
+               0;
+    else if (sacl && strncmp(r->p, "ML;", 3) == 0)
         type = r->p[0];
     if (type == 0) {
         fail(r,
-             sacl ? "unsupported SACL entry type (AU or ML)%s"
+             sacl ? "unsupported SACL entry type (only ML, a mandatory label)%s"
                   : "unsupported ACE type (A or D; no object or callback entries)%s",
              "");
         return 0;
@@ -144,13 +154,20 @@ static bool read_acl(rd *r, bool sacl, bool *protected_out, int *allows)
             break;
         }
     }
+    int n = 0;
     while (*r->p == '(') {
         char t = read_ace(r, sacl);
         if (t == 0)
             return false;
         if (t == 'A')
             (*allows)++;
+        n++;
     }
+    if (sacl && n == 0)
+        return fail(r,
+                    "a SACL without a mandatory label (ML): an empty SACL needs "
+                    "SeSecurityPrivilege as audit entries do; leave S: out%s",
+                    "");
     return true;
 }
 
@@ -328,16 +345,75 @@ bool cp_sddl_grants_system(const char *s, char *why, size_t cap)
 size_t cp_sddl_for_sids(const cp_sid *sids, size_t n, char *out, size_t cap)
 {
     cp_sid sy;
-    bool has_sy = false;
-    if (cp_sid_parse("S-1-5-18", &sy))
-        for (size_t i = 0; i < n; i++)
-            has_sy = has_sy || cp_sid_equal(&sids[i], &sy);
-    size_t len = (size_t)snprintf(out, cap, has_sy ? "D:P" : "D:P(A;;GA;;;SY)");
+    if (!cp_sid_parse("S-1-5-18", &sy))
+        return 0;
+    size_t len = (size_t)snprintf(out, cap, "D:P(A;;GA;;;SY)");
     for (size_t i = 0; i < n && len < cap; i++) {
+        if (cp_sid_equal(&sids[i], &sy))
+            continue;
         char buf[CP_SID_STR_MAX];
         const char *a = cp_sid_alias_of(&sids[i]);
-        len += (size_t)snprintf(out + len, cap - len, "(A;;GA;;;%s)",
+        len += (size_t)snprintf(out + len, cap - len, "(A;;" CP_SDDL_CALLER_RIGHTS ";;;%s)",
                                 a != NULL ? a : cp_sid_format(&sids[i], buf, sizeof(buf)));
     }
     return len < cap ? len : 0;
+}
+
+/* Whether the rights field [p, p+n) holds a right a client never needs:
+ * GENERIC_ALL (GA, 0x10000000), FILE_ALL_ACCESS (FA), KEY_ALL_ACCESS
+ * (KA), WRITE_DAC (WD, 0x40000), WRITE_OWNER (WO, 0x80000), DELETE (SD,
+ * 0x10000) or ACCESS_SYSTEM_SECURITY (0x1000000); by their masks in "ACE
+ * Strings" and "Access Mask", Microsoft Learn. */
+static bool beyond_client(const char *p, size_t n)
+{
+    if (n > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+        unsigned long m = 0;
+        for (size_t i = 2; i < n; i++)
+            m = m * 16 + (unsigned long)(isdigit((unsigned char)p[i])
+                                             ? p[i] - '0'
+                                             : tolower((unsigned char)p[i]) - 'a' + 10);
+        return (m & (0x10000000ul | 0x1000000ul | 0x40000ul | 0x80000ul | 0x10000ul)) != 0;
+    }
+    static const char *const hit[] = {"GA", "FA", "KA", "WD", "WO", "SD", NULL};
+    for (size_t i = 0; i + 1 < n; i += 2)
+        for (const char *const *h = hit; *h != NULL; h++)
+            if (strncmp(p + i, *h, 2) == 0)
+                return true;
+    return false;
+}
+
+bool cp_sddl_caller_excess(const char *s, char *which, size_t cap)
+{
+    cp_sid sy;
+    size_t len = 0;
+    if (cap > 0)
+        which[0] = '\0';
+    if (!cp_sid_parse("S-1-5-18", &sy))
+        return false;
+    /* The fields of each "(A;...)" entry, as in cp_sddl_grants. */
+    for (const char *p = strchr(s, '('); p != NULL; p = strchr(p + 1, '(')) {
+        const char *f[6];
+        size_t flen[6];
+        const char *q = p + 1;
+        int k = 0;
+        for (; k < 6; k++) {
+            size_t m = strcspn(q, ";)");
+            f[k] = q;
+            flen[k] = m;
+            q += m;
+            if (*q != ';')
+                break;
+            q++;
+        }
+        if (k != 5 || flen[0] != 1 || f[0][0] != 'A' || inherit_only(f[1], flen[1]) ||
+            !beyond_client(f[2], flen[2]))
+            continue;
+        cp_sid sid;
+        if (ace_sid(f[5], flen[5], &sid) && cp_sid_equal(&sid, &sy))
+            continue;
+        if (len < cap)
+            len += (size_t)snprintf(which + len, cap - len, "%s%.*s (%.*s)", len > 0 ? ", " : "",
+                                    (int)flen[5], f[5], (int)flen[2], f[2]);
+    }
+    return len > 0;
 }

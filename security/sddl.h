@@ -8,7 +8,11 @@
  * and refuses, on purpose, what would fail open or silently widen access:
  * a missing DACL ("no DACL" means everyone), D:NO_ACCESS_CONTROL, a DACL
  * that is not protected ("D:P", so nothing is inherited), and a DACL with
- * no allow entry (nobody could ever connect; certainly a mistake). The
+ * no allow entry (nobody could ever connect; certainly a mistake), and a
+ * SACL other than mandatory labels (ML): audit entries (AU), or an empty
+ * SACL, need SeSecurityPrivilege enabled when the pipe is created ("SACL
+ * for a New Object", Microsoft Learn), which LocalSystem holds disabled,
+ * so the service could not create its pipes. The
  * Windows build converts the string with
  * ConvertStringSecurityDescriptorToSecurityDescriptorW afterwards, which
  * stays the authority on what Windows accepts. Portable C.
@@ -48,12 +52,35 @@ bool cp_sddl_grants(const char *s, const cp_sid *account, const cp_sid *held, si
  * Administrators). */
 bool cp_sddl_grants_system(const char *s, char *why, size_t cap);
 
-/* Writes "D:P(A;;GA;;;SY)(A;;GA;;;<sid>)..." granting full access to each
- * SID (aliases where Windows has one, so the string reads back
- * identically). SYSTEM (SY) always comes first, added when the list lacks
- * it: csi-proxy runs as SYSTEM and must be able to create each pipe
- * instance (cp_sddl_grants); who may call is decided per connection from
- * the list itself. Returns the length, or 0 when it does not fit in cap. */
+/* What a derived DACL gives each allowed caller: what a client needs and
+ * nothing more. FR and FW are FILE_GENERIC_READ and FILE_GENERIC_WRITE
+ * (read and write data, attributes and extended attributes, READ_CONTROL,
+ * SYNCHRONIZE: "File Security and Access Rights", "ACE Strings",
+ * Microsoft Learn), which is what a client opening with GENERIC_READ |
+ * GENERIC_WRITE (go-winio's DialPipe) is granted; never WRITE_DAC,
+ * WRITE_OWNER or DELETE, so a caller cannot rewrite the pipe's DACL.
+ * FILE_GENERIC_WRITE holds FILE_APPEND_DATA, which on a pipe is
+ * FILE_CREATE_PIPE_INSTANCE ("Named Pipe Security and Access Rights"): a
+ * DACL cannot let a client write without letting it create a server
+ * instance of the pipe, so the transport watches each pipe's instance
+ * count for instances it did not make (transport.h: foreign_instance). */
+#define CP_SDDL_CALLER_RIGHTS "FRFW"
+
+/* Writes "D:P(A;;GA;;;SY)(A;;FRFW;;;<sid>)...": full access for SYSTEM
+ * (SY), always first and once, added when the list lacks it (csi-proxy
+ * runs as SYSTEM and must be able to create each pipe instance:
+ * cp_sddl_grants), and CP_SDDL_CALLER_RIGHTS for every other SID (aliases
+ * where Windows has one, so the string reads back identically). Who may
+ * call is decided per connection from the list itself. Returns the
+ * length, or 0 when it does not fit in cap. */
 size_t cp_sddl_for_sids(const cp_sid *sids, size_t n, char *out, size_t cap);
+
+/* Whether the DACL of s (a string cp_sddl_check accepted) gives a SID
+ * other than SYSTEM a right no client needs: GENERIC_ALL, FILE_ALL_ACCESS,
+ * WRITE_DAC, WRITE_OWNER, DELETE (with them a caller can rewrite the
+ * pipe's DACL or owner). which (cap bytes) lists them: "BA (GA),
+ * S-1-5-21-... (0x1f01ff)". Inherit-only entries do not count. For a
+ * warning: such a DACL still works. */
+bool cp_sddl_caller_excess(const char *s, char *which, size_t cap);
 
 #endif

@@ -22,6 +22,8 @@
 #include "security/pipesec_win.h"
 #include "security/redact.h"
 #include "security/roots.h"
+#include "service/pipealarm_win.h"
+#include "security/sddl.h"
 
 struct cp_app {
     const cp_flags *flags;
@@ -35,6 +37,7 @@ struct cp_app {
     cp_transport *transport;
     cp_metrics *metrics;   /* NULL: -metrics-bind-address not given */
     cp_metrics_http *http; /* serves metrics once the pipes are up */
+    cp_pipealarm *alarm;   /* foreign instances of the pipes (pipealarm.h) */
     SRWLOCK lock;          /* transport vs. stop_requested, across threads */
     bool stop_requested;
     int64_t stop_drain_ms;
@@ -103,6 +106,11 @@ static void log_security(const cp_config *c)
         CP_LOG_INFO("group %s: pipe security %s, allowed callers [%s]", g->name, g->pipe_sddl,
                     callers);
         char which[512];
+        if (cp_sddl_caller_excess(g->pipe_sddl, which, sizeof(which)))
+            CP_LOG_WARN("group %s: pipe security gives %s more than a client needs (WRITE_DAC, "
+                        "WRITE_OWNER or DELETE): such a caller can rewrite the pipe's DACL or "
+                        "owner; callers need FRFW (read and write) only",
+                        g->name, which);
         if (cp_config_group_broad(g, which, sizeof(which))) /* only with allowBroadCallers */
             CP_LOG_WARN("group %s admits a broad group (%s): security.allowBroadCallers is true; "
                         "its members can make csi-proxy act as SYSTEM",
@@ -234,6 +242,23 @@ int cp_app_start(void *ctx, cp_error *e)
                           c->path != NULL ? c->path : "config");
         goto out;
     }
+    /* Instances of the pipes another process makes: seen and reported
+     * (pipealarm.h); the marks of an earlier run go first. */
+    cp_pipealarm_win_clear();
+    const char **pipe_names = calloc(n, sizeof(*pipe_names));
+    for (size_t i = 0; pipe_names != NULL && i < n; i++)
+        pipe_names[i] = names[i];
+    a->alarm = pipe_names != NULL
+                   ? cp_pipealarm_new(pipe_names, n, cp_pipealarm_win_sink, a->eventlog)
+                   : NULL;
+    free(pipe_names);
+    if (a->alarm == NULL || (a->metrics != NULL &&
+                             cp_metrics_add_collector(a->metrics, CP_PIPEALARM_METRIC,
+                                                      CP_PIPEALARM_HELP, CP_METRICS_COUNTER, "pipe",
+                                                      cp_pipealarm_collect, a->alarm) != 0)) {
+        rc = cp_error_set(e, CP_E_NOMEM, "out of memory");
+        goto out;
+    }
     cp_transport_opts to = {
         .pool = a->pool,
         .conn = {.max_recv_msg = (size_t)c->limits.max_message_bytes,
@@ -246,6 +271,8 @@ int cp_app_start(void *ctx, cp_error *e)
         .max_conns = c->limits.max_connections,
         .idle_ms = c->limits.idle_timeout_ms,
         .listen_error = listen_error,
+        .foreign_instance = cp_pipealarm_report,
+        .foreign_instance_ctx = a->alarm,
     };
     cp_transport *t = cp_transport_new(&to, specs, n, e);
     if (t == NULL) {
@@ -321,6 +348,7 @@ void cp_app_free(cp_app *a)
         cp_groups_free(a->groups);
     cp_gate_free(a->gate);
     cp_pipesec_free(a->pipesec);
+    cp_pipealarm_free(a->alarm);
     cp_audit_free(a->audit);
     cp_metrics_free(a->metrics);
     cp_eventlog_close(a->eventlog);

@@ -6,7 +6,7 @@
  *   workingDirs: [C:\csi]
  *   security:                     # every group, unless the group says otherwise
  *     allowedCallers: [SYSTEM, BUILTIN\Administrators]
- *     pipeSecurity: "D:P(A;;GA;;;SY)(A;;GA;;;BA)"   # optional; derived from allowedCallers
+ *     pipeSecurity: "D:P(A;;GA;;;SY)(A;;FRFW;;;BA)" # optional; derived from allowedCallers
  *     allowBroadCallers: false    # true: admit Everyone, Users, ... (broad.h), with a warning
  *   groups:                       # present: only the groups listed are served
  *     filesystem: {}
@@ -112,7 +112,7 @@ typedef struct cp_config {
 
 /* Defaults without a file: every group and version served, callers
  * SYSTEM and BUILTIN\Administrators, pipe security
- * "D:P(A;;GA;;;SY)(A;;GA;;;BA)", default limits. Returns CP_OK or
+ * "D:P(A;;GA;;;SY)(A;;FRFW;;;BA)", default limits. Returns CP_OK or
  * CP_E_NOMEM. Free with cp_config_free in every case. */
 int cp_config_defaults(cp_config *c)
 #if defined(__GNUC__)

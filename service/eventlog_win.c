@@ -46,9 +46,23 @@ static BOOL CALLBACK register_source(PINIT_ONCE once, PVOID param, PVOID *ctx)
     return TRUE;
 }
 
+static void report(cp_eventlog *ev, WORD type, const char *line);
+
 void cp_eventlog_report(void *ctx, bool failure, const char *line)
 {
-    cp_eventlog *ev = ctx;
+    report(ctx, failure ? EVENTLOG_WARNING_TYPE : EVENTLOG_INFORMATION_TYPE, line);
+}
+
+void cp_eventlog_error(cp_eventlog *ev, const char *line)
+{
+    report(ev, EVENTLOG_ERROR_TYPE, line);
+}
+
+/* "ReportEventW function (winbase.h)", Microsoft Learn: wType
+ * EVENTLOG_ERROR_TYPE, EVENTLOG_WARNING_TYPE or
+ * EVENTLOG_INFORMATION_TYPE. */
+static void report(cp_eventlog *ev, WORD type, const char *line)
+{
     if (ev == NULL)
         return;
     InitOnceExecuteOnce(&ev->once, register_source, ev, NULL);
@@ -77,7 +91,6 @@ void cp_eventlog_report(void *ctx, bool failure, const char *line)
                     "replacement characters");
     }
     LPCWSTR strings[1] = {w};
-    WORD type = failure ? EVENTLOG_WARNING_TYPE : EVENTLOG_INFORMATION_TYPE;
     if (!ReportEventW(ev->h, type, 0, CP_MSG_TEXT, NULL, 1, 0, strings, NULL)) {
         DWORD err = GetLastError();
         char why[256];

@@ -25,6 +25,10 @@ cp_eventlog *cp_eventlog_open(void);
  * wait for it), so no record is dropped for being early. */
 void cp_eventlog_report(void *ctx, bool failure, const char *line);
 
+/* The same as an error record (EVENTLOG_ERROR_TYPE): an attack seen
+ * (pipealarm.h). */
+void cp_eventlog_error(cp_eventlog *ev, const char *line);
+
 void cp_eventlog_close(cp_eventlog *ev);
 
 #endif

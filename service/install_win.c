@@ -17,6 +17,7 @@
 #include "service/install_win.h"
 #include "service/cfgdir_win.h"
 #include "security/roots.h"
+#include "service/pipealarm_win.h"
 
 #define STOP_WAIT_MS 30000
 #define DESCRIPTION                                                                                \
@@ -345,6 +346,11 @@ int cp_uninstall(int argc, char **argv)
     LSTATUS st = RegDeleteKeyW(HKEY_LOCAL_MACHINE, CP_EVENTLOG_KEY);
     if (st != ERROR_SUCCESS && st != ERROR_FILE_NOT_FOUND)
         cp_install_report("event log source: RegDeleteKey", (DWORD)st);
+    /* The pipe alarms health reads (pipealarm.h), then their parent key:
+     * "RegDeleteKeyW function (winreg.h)", Microsoft Learn: a key with
+     * subkeys is not deleted, so anything else kept there stays. */
+    cp_pipealarm_win_clear();
+    RegDeleteKeyW(HKEY_LOCAL_MACHINE, L"SOFTWARE\\csi-proxy");
 out:
     if (svc != NULL)
         CloseServiceHandle(svc);

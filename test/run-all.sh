@@ -109,6 +109,7 @@ if [ "${SKIP_WINE:-0}" != 1 ]; then
     suite wine-simflow bash test/wine/simflow.sh
     suite wine-service bash test/wine/service.sh
     suite wine-security bash test/wine/service_security.sh
+    suite wine-pipewatch bash test/wine/pipewatch.sh
     suite wine-console-late bash test/wine/console_late.sh
     suite wine-cli-args bash test/wine/cli_args.sh
     suite wine-drivers bash test/wine/drivers.sh

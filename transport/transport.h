@@ -62,6 +62,15 @@ typedef struct cp_transport_opts {
      * the first failure, then once a minute, and on recovery. May be NULL. */
     void (*listen_error)(void *ctx, const char *msg);
     void *listen_error_ctx;
+    /* windows: pipe (\\.\pipe\...) has server instances this process did
+     * not make: another process created its own, and clients that land on
+     * it hand it their calls. reported is the system's count, ours the
+     * instances this process has. Called on a loop's thread once such
+     * instances have stayed WATCH_CONFIRM_MS, and again only after they
+     * were gone. May be NULL. */
+    void (*foreign_instance)(void *ctx, const char *pipe, unsigned long reported,
+                             unsigned long ours);
+    void *foreign_instance_ctx;
 } cp_transport_opts;
 
 typedef struct cp_transport cp_transport;

@@ -167,6 +167,13 @@ static void test_sddl_check(void **state)
         {"X:P(A;;GA;;;SY)", "expected O:, G:, D: or S:"},
         {"D:P(A;;GA;;;SY)junk", "expected O:, G:, D: or S:"},
         {"D:P(A;;GA;;;SY)S:(A;;GA;;;SY)", "unsupported SACL entry"},
+        /* An audit entry makes the SACL one only SeSecurityPrivilege may
+         * set: LocalSystem holds it disabled, so the service could not
+         * create its pipes on Windows. Refused at load, saying why. */
+        {"D:P(A;;GA;;;SY)S:(AU;FA;GA;;;WD)", "SeSecurityPrivilege"},
+        {"D:P(A;;GA;;;SY)S:(AU;SAFA;0x12019f;;;S-1-5-21-1-2-3-1104)", "audit entries (AU)"},
+        {"D:P(A;;GA;;;SY)S:(ML;;NW;;;LW)(AU;SA;GA;;;WD)", "ERROR_PRIVILEGE_NOT_HELD"},
+        {"D:P(A;;GA;;;SY)S:P", "a SACL without a mandatory label"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         if (cp_sddl_check(bad[i].sddl, why, sizeof(why)))
@@ -186,15 +193,79 @@ static void test_sddl_for_sids(void **state)
     assert_true(cp_sid_parse("S-1-5-32-544", &s[1]));
     assert_true(cp_sid_parse("S-1-5-21-1-2-3-1104", &s[2]));
     char out[256];
+    /* SYSTEM, the service's account, keeps full access; every other caller
+     * gets what a client needs and nothing more: FR and FW (read and write
+     * data, attributes and extended attributes, READ_CONTROL, SYNCHRONIZE),
+     * never WRITE_DAC, WRITE_OWNER or DELETE. */
     assert_int_not_equal(cp_sddl_for_sids(s, 3, out, sizeof(out)), 0);
-    assert_string_equal(out, "D:P(A;;GA;;;SY)(A;;GA;;;BA)(A;;GA;;;S-1-5-21-1-2-3-1104)");
+    assert_string_equal(out, "D:P(A;;GA;;;SY)(A;;FRFW;;;BA)(A;;FRFW;;;S-1-5-21-1-2-3-1104)");
     char why[128];
     assert_true(cp_sddl_check(out, why, sizeof(why)));
     assert_int_equal(cp_sddl_for_sids(s, 3, out, 20), 0); /* does not fit */
     /* without SYSTEM in the list: SY first all the same (issue 9 item 6) */
     assert_int_not_equal(cp_sddl_for_sids(s + 1, 2, out, sizeof(out)), 0);
-    assert_string_equal(out, "D:P(A;;GA;;;SY)(A;;GA;;;BA)(A;;GA;;;S-1-5-21-1-2-3-1104)");
+    assert_string_equal(out, "D:P(A;;GA;;;SY)(A;;FRFW;;;BA)(A;;FRFW;;;S-1-5-21-1-2-3-1104)");
     assert_true(cp_sddl_grants_system(out, why, sizeof(why)));
+    /* SYSTEM later in the list: first all the same, once */
+    cp_sid t[2] = {s[2], s[0]};
+    assert_int_not_equal(cp_sddl_for_sids(t, 2, out, sizeof(out)), 0);
+    assert_string_equal(out, "D:P(A;;GA;;;SY)(A;;FRFW;;;S-1-5-21-1-2-3-1104)");
+}
+
+/* A written DACL that gives a caller more than a client needs is named
+ * (the service warns at start): GA, FA, WD, WO, SD or such a mask, for
+ * anyone but SYSTEM. */
+static void test_sddl_caller_excess(void **state)
+{
+    (void)state;
+    char which[256];
+    const char *fine[] = {"D:P(A;;GA;;;SY)(A;;FRFW;;;BA)",
+                          "D:P(A;;GA;;;SY)(A;;GRGW;;;BA)(A;;0x12019f;;;S-1-5-21-1-2-3-4)",
+                          "D:P(A;;FA;;;S-1-5-18)(D;;GA;;;AN)", "D:P(A;;GA;;;SY)(A;OICIIO;GA;;;BA)"};
+    for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++)
+        if (cp_sddl_caller_excess(fine[i], which, sizeof(which)))
+            fail_msg("\"%s\": named %s", fine[i], which);
+    assert_true(
+        cp_sddl_caller_excess("D:P(A;;GA;;;SY)(A;;GA;;;BA)(A;;GRGW;;;BU)", which, sizeof(which)));
+    assert_string_equal(which, "BA (GA)");
+    assert_true(cp_sddl_caller_excess(
+        "D:P(A;;GA;;;SY)(A;;GRGWWD;;;S-1-5-21-1-2-3-4)(A;;0x1f01ff;;;BA)", which, sizeof(which)));
+    assert_string_equal(which, "S-1-5-21-1-2-3-4 (GRGWWD), BA (0x1f01ff)");
+    assert_true(cp_sddl_caller_excess("D:P(A;;GA;;;SY)(A;;FRFWSD;;;BA)", which, sizeof(which)));
+    assert_true(cp_sddl_caller_excess("D:P(A;;GA;;;SY)(A;;0x80000;;;BA)", which, sizeof(which)));
+}
+
+/* The rights the derived DACL gives a caller, by the masks SDDL's codes
+ * stand for ("ACE Strings", "File Security and Access Rights", Microsoft
+ * Learn): FR = FILE_GENERIC_READ 0x120089, FW = FILE_GENERIC_WRITE
+ * 0x120116; together 0x12019f. That is what go-winio's DialPipe asks for
+ * (GENERIC_READ | GENERIC_WRITE mapped for a file), and it holds no
+ * WRITE_DAC (0x40000), WRITE_OWNER (0x80000) or DELETE (0x10000). */
+static void test_sddl_caller_rights(void **state)
+{
+    (void)state;
+    const unsigned long fr = 0x120089ul, fw = 0x120116ul;
+    const unsigned long write_dac = 0x40000ul, write_owner = 0x80000ul, del = 0x10000ul;
+    assert_int_equal(fr | fw, 0x12019ful);
+    assert_int_equal((fr | fw) & (write_dac | write_owner | del), 0);
+    cp_sid s[2];
+    assert_true(cp_sid_parse("S-1-5-21-1-2-3-1104", &s[0]));
+    assert_true(cp_sid_parse("S-1-5-93-2-1", &s[1]));
+    char out[256];
+    assert_int_not_equal(cp_sddl_for_sids(s, 2, out, sizeof(out)), 0);
+    /* every entry but SYSTEM's grants exactly FRFW */
+    int callers = 0;
+    for (const char *p = strchr(out, '('); p != NULL; p = strchr(p + 1, '(')) {
+        char rights[16], sid[CP_SID_STR_MAX];
+        assert_int_equal(sscanf(p, "(A;;%15[^;];;;%191[^)])", rights, sid), 2);
+        if (strcmp(sid, "SY") == 0) {
+            assert_string_equal(rights, "GA");
+        } else {
+            assert_string_equal(rights, "FRFW");
+            callers++;
+        }
+    }
+    assert_int_equal(callers, 2);
 }
 
 /* Issue 9 item 6: a pipe DACL that does not let SYSTEM (the service's
@@ -254,7 +325,7 @@ static void test_defaults(void **state)
         assert_int_equal(g->n_allowed, 2);
         assert_string_equal(sid_str(&g->allowed[0]), "S-1-5-18");
         assert_string_equal(sid_str(&g->allowed[1]), "S-1-5-32-544");
-        assert_string_equal(g->pipe_sddl, "D:P(A;;GA;;;SY)(A;;GA;;;BA)");
+        assert_string_equal(g->pipe_sddl, "D:P(A;;GA;;;SY)(A;;FRFW;;;BA)");
     }
     assert_true(cp_config_serves(&c, "smb", "v1beta2"));
     assert_false(cp_config_serves(&c, "nosuch", "v1"));
@@ -271,7 +342,7 @@ static void test_defaults(void **state)
     assert_true(c.groups[3].served);
     cp_config_free(&c);
     assert_int_equal(load(&c, "# nothing\n", &e), CP_OK);
-    assert_string_equal(c.groups[0].pipe_sddl, "D:P(A;;GA;;;SY)(A;;GA;;;BA)");
+    assert_string_equal(c.groups[0].pipe_sddl, "D:P(A;;GA;;;SY)(A;;FRFW;;;BA)");
     assert_int_equal(c.limits.max_connections, 2048);
     cp_config_free(&c);
     assert_int_equal(load(&c, "limits:\n  maxConnections: 0\n", &e), CP_OK);
@@ -299,12 +370,13 @@ static void test_example_file(void **state)
     assert_int_equal(smb->n_allowed, 3);
     assert_string_equal(sid_str(&smb->allowed[2]), "S-1-5-21-1004336348-1177238915-682003330-1105");
     /* own callers, no own pipeSecurity: derived from the callers */
-    assert_string_equal(smb->pipe_sddl, "D:P(A;;GA;;;SY)(A;;GA;;;BA)"
-                                        "(A;;GA;;;S-1-5-21-1004336348-1177238915-682003330-1105)");
+    assert_string_equal(smb->pipe_sddl,
+                        "D:P(A;;GA;;;SY)(A;;FRFW;;;BA)"
+                        "(A;;FRFW;;;S-1-5-21-1004336348-1177238915-682003330-1105)");
     assert_false(c.allow_broad_callers);
     assert_int_equal(smb->pipe_sddl_line, 0);
     const cp_config_group *fs = cp_config_group_of(&c, "filesystem");
-    assert_string_equal(fs->pipe_sddl, "D:P(A;;GA;;;SY)(A;;GA;;;BA)");
+    assert_string_equal(fs->pipe_sddl, "D:P(A;;GA;;;SY)(A;;FRFW;;;BA)");
     assert_true(fs->pipe_sddl_line > 0);
     assert_int_equal(c.n_allowed_services, 1);
     assert_string_equal(c.allowed_services[0], "w32time");
@@ -387,7 +459,7 @@ static void test_security_precedence(void **state)
     assert_string_equal(sid_str(&smb->allowed[0]), "S-1-5-93-2-2");
     /* derived without SYSTEM among the callers: SYSTEM still gets its ACE
      * (issue 9 item 6: it creates every pipe instance) */
-    assert_string_equal(smb->pipe_sddl, "D:P(A;;GA;;;SY)(A;;GA;;;S-1-5-93-2-2)");
+    assert_string_equal(smb->pipe_sddl, "D:P(A;;GA;;;SY)(A;;FRFW;;;S-1-5-93-2-2)");
     const cp_config_group *iscsi = cp_config_group_of(&c, "iscsi");
     assert_int_equal(iscsi->n_allowed, 2); /* security:'s callers */
     assert_string_equal(iscsi->pipe_sddl, "D:P(A;;GA;;;SY)");
@@ -536,6 +608,11 @@ static void test_errors(void **state)
     expect_error("groups:\n  smb:\n    pipeSecurity: 'D:NO_ACCESS_CONTROL'\n", 3,
                  "NO_ACCESS_CONTROL");
     expect_error("security:\n  pipeSecurity: 'D:P(A;;GA;;;WX)'\n", 2, "unknown SID alias \"WX\"");
+    expect_error(
+        "groups:\n  smb:\n    pipeSecurity: 'D:P(A;;GA;;;SY)S:(AU;FA;GA;;;WD)'\n", 3,
+        "groups.smb.pipeSecurity: invalid pipe security \"D:P(A;;GA;;;SY)S:(AU;FA;GA;;;WD)\": "
+        "at offset 18: audit entries (AU) are not supported: a pipe with a SACL needs "
+        "SeSecurityPrivilege");
     /* issue 9 item 6: the service's account must be able to create every
      * pipe instance; refused at file:line, not widened */
     expect_error("groups:\n  disk: {}\n  volume:\n    pipeSecurity: 'D:P(A;;GA;;;BA)'\n", 4,
@@ -737,6 +814,8 @@ int main(void)
         cmocka_unit_test(test_sid_names_and_aliases),
         cmocka_unit_test(test_sddl_check),
         cmocka_unit_test(test_sddl_for_sids),
+        cmocka_unit_test(test_sddl_caller_rights),
+        cmocka_unit_test(test_sddl_caller_excess),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_example_file),
         cmocka_unit_test(test_missing_file),

@@ -63,10 +63,10 @@ static void test_least_privilege(void **state)
     (void)state;
     cp_config c;
     load(&c, "config/csi-proxy.least-privilege.example.yaml");
-    expect_group(&c, "filesystem", "D:P(A;;GA;;;SY)(A;;GA;;;" SMB_SID ")(A;;GA;;;" DISK_SID ")");
-    expect_group(&c, "smb", "D:P(A;;GA;;;SY)(A;;GA;;;" SMB_SID ")");
-    expect_group(&c, "disk", "D:P(A;;GA;;;SY)(A;;GA;;;" DISK_SID ")");
-    expect_group(&c, "volume", "D:P(A;;GA;;;SY)(A;;GA;;;" DISK_SID ")");
+    expect_group(&c, "filesystem", "D:P(A;;GA;;;SY)(A;;FRFW;;;" SMB_SID ")");
+    expect_group(&c, "smb", "D:P(A;;GA;;;SY)(A;;FRFW;;;" SMB_SID ")");
+    expect_group(&c, "disk", NULL);
+    expect_group(&c, "volume", NULL);
     expect_group(&c, "system", NULL);
     expect_group(&c, "iscsi", NULL);
     /* no group admits BUILTIN\Administrators by its callers either */
@@ -75,6 +75,37 @@ static void test_least_privilege(void **state)
     for (size_t i = 0; i < CP_CONFIG_N_GROUPS; i++)
         for (size_t j = 0; j < c.groups[i].n_allowed; j++)
             assert_false(cp_sid_equal(&c.groups[i].allowed[j], &admins));
+    cp_config_free(&c);
+}
+
+/* No pipe of the least-privilege example is shared by two principals
+ * besides SYSTEM: a caller the DACL lets write to a pipe can also create a
+ * server instance of it (FILE_APPEND_DATA is FILE_CREATE_PIPE_INSTANCE,
+ * "Named Pipe Security and Access Rights", Microsoft Learn) and receive
+ * the other's calls; so one plugin's group per node, and its pipes are its
+ * own. */
+static void test_least_privilege_shares_no_pipe(void **state)
+{
+    (void)state;
+    cp_config c;
+    load(&c, "config/csi-proxy.least-privilege.example.yaml");
+    cp_sid sy;
+    assert_true(cp_sid_parse("S-1-5-18", &sy));
+    const cp_sid *who = NULL;
+    for (size_t i = 0; i < CP_CONFIG_N_GROUPS; i++) {
+        const cp_config_group *g = &c.groups[i];
+        if (!g->served)
+            continue;
+        for (size_t j = 0; j < g->n_allowed; j++) {
+            if (cp_sid_equal(&g->allowed[j], &sy))
+                continue;
+            if (who == NULL)
+                who = &g->allowed[j];
+            else if (!cp_sid_equal(who, &g->allowed[j]))
+                fail_msg("group %s's pipes are shared by two principals besides SYSTEM", g->name);
+        }
+    }
+    assert_non_null(who);
     cp_config_free(&c);
 }
 
@@ -97,6 +128,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_example_loads),
         cmocka_unit_test(test_least_privilege),
+        cmocka_unit_test(test_least_privilege_shares_no_pipe),
         cmocka_unit_test(test_least_privilege_needs_the_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

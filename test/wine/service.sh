@@ -360,6 +360,12 @@ cfg bad4c.yaml 'groups:\n  disk:\n    pipeSecurity: "D:P(A;;GA;;;SY)(A;;GA;;;S-1
 expect "SDDL not granting the process's own account: refused with file:line" 1 \
     "C:\\csi\\bad4c.yaml:3: disk pipe security: \"D:P(A;;GA;;;SY)(A;;GA;;;S-1-5-93-2-1)\" does not give this process's account" \
     proxy_bounded -config 'C:\csi\bad4c.yaml'
+# An audit entry needs SeSecurityPrivilege at pipe creation, which Windows
+# checks and Wine does not: refused at load on both, naming why.
+cfg bad4d.yaml 'groups:\n  disk:\n    pipeSecurity: "D:P(A;;GA;;;SY)(A;;FRFW;;;BA)S:(AU;FA;GA;;;WD)"\n'
+expect "SDDL with an audit SACL: refused with file:line and why" 1 \
+    'C:\csi\bad4d.yaml:3: groups.disk.pipeSecurity: invalid pipe security "D:P(A;;GA;;;SY)(A;;FRFW;;;BA)S:(AU;FA;GA;;;WD)": at offset 32: audit entries (AU) are not supported: a pipe with a SACL needs SeSecurityPrivilege' \
+    proxy_bounded -config 'C:\csi\bad4d.yaml'
 cfg bad5.yaml 'security:\n  allowedCallers: [SYSTEM, "NoSuchDomain\\\\nobody"]\n'
 expect "unknown account name: refused with file:line and LookupAccountName's reason" 1 \
     'C:\csi\bad5.yaml:2: security.allowedCallers[1]: "NoSuchDomain\nobody" is neither a SID' proxy_bounded -config 'C:\csi\bad5.yaml'

@@ -101,6 +101,12 @@ grep -q "W.*group smb admits a broad group (allowed callers: S-1-5-32-545 (BUILT
 check "allowBroadCallers: true admits BUILTIN\\Users for smb, with a warning at start" $? "$(grep -m3 'broad' "$LOG")"
 grep -q "group filesystem admits a broad" "$LOG"
 check "... and no warning for the groups that admit none" "$([ $? != 0 ] && echo 0 || echo 1)"
+# A written pipeSecurity that gives a caller more than a client needs (GA:
+# WRITE_DAC, WRITE_OWNER, DELETE) still works, with a warning naming it.
+grep -q "W.*group smb: pipe security gives BA (GA) more than a client needs (WRITE_DAC, WRITE_OWNER or DELETE)" "$LOG"
+check "pipeSecurity granting BA GA: a warning at start naming the entry" $? "$(grep -m3 'more than a client' "$LOG")"
+grep -q "group filesystem: pipe security gives" "$LOG"
+check "... and none for a derived DACL (callers get FRFW)" "$([ $? != 0 ] && echo 0 || echo 1)"
 
 # --- the pipes' security descriptors, read back --------------------------------------
 # Issue 9 item 6: the process creates every pipe instance, so its own account
@@ -116,9 +122,9 @@ check "a derived DACL that does not let the service's account create pipe instan
 want_of() {
     case $1 in
     smb) echo 'D:P(A;;GA;;;SY)(A;;GA;;;BA)(A;;GRGW;;;BU)' ;;
-    system) echo "D:P(A;;GA;;;SY)(A;;GA;;;S-1-5-93-2-1)(A;;GA;;;$ME)" ;;
+    system) echo "D:P(A;;GA;;;SY)(A;;FRFW;;;S-1-5-93-2-1)(A;;GA;;;$ME)" ;;
     iscsi) echo 'D:P(A;;GA;;;SY)(A;;0x12019f;;;BA)' ;;
-    *) echo 'D:P(A;;GA;;;SY)(A;;GA;;;BA)' ;;
+    *) echo 'D:P(A;;GA;;;SY)(A;;FRFW;;;BA)' ;;
     esac
 }
 mismatch=""

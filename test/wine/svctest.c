@@ -11,6 +11,9 @@
  *       security descriptor as SDDL (exit 1 when it cannot).
  *   svctest norm SDDL
  *       prints SDDL's DACL as Windows writes it back, for comparisons.
+ *   svctest mkpipe NAME SDDL
+ *       creates \\.\pipe\NAME with SDDL's security, no privilege
+ *       enabled; prints "created" or "error N".
  *   svctest touch PIPE
  *       connects and disconnects at once, sending nothing (a client gone
  *       before it could be identified).
@@ -208,6 +211,33 @@ static int norm(const wchar_t *sddl)
     int rc = print_dacl(sd);
     LocalFree(sd);
     return rc;
+}
+
+/* Creates the first instance of \\.\pipe\NAME with SDDL's security and
+ * prints "created" or "error N" (CreateNamedPipeW's GetLastError), with
+ * no privilege enabled: what the service meets at start. Windows needs
+ * SeSecurityPrivilege enabled for a security descriptor whose SACL holds
+ * audit entries ("SACL for a New Object", Microsoft Learn:
+ * ERROR_PRIVILEGE_NOT_HELD, 1314); Wine does not check. */
+static int mkpipe(const wchar_t *name, const wchar_t *sddl)
+{
+    PSECURITY_DESCRIPTOR sd = NULL;
+    if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(sddl, SDDL_REVISION_1, &sd, NULL))
+        return fail("ConvertStringSecurityDescriptorToSecurityDescriptorW");
+    SECURITY_ATTRIBUTES sa = {sizeof(sa), sd, FALSE};
+    wchar_t path[256];
+    swprintf(path, sizeof(path) / sizeof(path[0]), L"\\\\.\\pipe\\%ls", name);
+    HANDLE h = CreateNamedPipeW(path, PIPE_ACCESS_DUPLEX | FILE_FLAG_FIRST_PIPE_INSTANCE,
+                                PIPE_TYPE_BYTE | PIPE_REJECT_REMOTE_CLIENTS, 1, 4096, 4096, 0, &sa);
+    DWORD err = h == INVALID_HANDLE_VALUE ? GetLastError() : 0;
+    LocalFree(sd);
+    if (h == INVALID_HANDLE_VALUE) {
+        printf("error %lu\n", (unsigned long)err);
+        return 1;
+    }
+    printf("created\n");
+    CloseHandle(h);
+    return 0;
 }
 
 static int member(void)
@@ -797,6 +827,8 @@ int wmain(int argc, wchar_t **argv)
         return osjudge();
     if (argc == 2 && wcscmp(argv[1], L"member") == 0)
         return member();
+    if (argc == 4 && wcscmp(argv[1], L"mkpipe") == 0)
+        return mkpipe(argv[2], argv[3]);
     if (argc == 3 && wcscmp(argv[1], L"handoff") == 0)
         return handoff(argv[2]);
     if (argc == 4 && wcscmp(argv[1], L"handoff-call") == 0)
@@ -814,6 +846,6 @@ int wmain(int argc, wchar_t **argv)
     fprintf(stderr,
             "usage: svctest restricted EXE [ARGS...] | sddl PIPE | norm SDDL | touch PIPE | "
             "handoff PIPE | handoff-call PIPE DIR | tokcache PIPE PATH SID | tokcall PIPE PATH | "
-            "member | osjudge | msg EXE TEXT | qc SERVICE | service NAME\n");
+            "member | mkpipe NAME SDDL | osjudge | msg EXE TEXT | qc SERVICE | service NAME\n");
     return 2;
 }

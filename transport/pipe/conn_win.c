@@ -30,8 +30,12 @@ static int start_read(pipe_conn *pc, DWORD *got)
         *got = (DWORD)pc->rd.ov.InternalHigh;
         return IO_DONE;
     }
-    if (GetLastError() != ERROR_IO_PENDING)
+    DWORD err = GetLastError();
+    if (err != ERROR_IO_PENDING) {
+        /* the client closed first: its instance goes with ours (pipe_watch) */
+        pc->peer_gone = err == ERROR_BROKEN_PIPE || err == ERROR_PIPE_NOT_CONNECTED;
         return IO_FAILED;
+    }
     pc->rd.out = true;
     return IO_PENDING;
 }

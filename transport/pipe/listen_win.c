@@ -99,6 +99,8 @@ void cp_pc_close(pipe_conn *pc)
             CancelIoEx(pc->h, NULL);
         CloseHandle(pc->h);
         pc->h = INVALID_HANDLE_VALUE;
+        cp_pipe_watch_count(pc->l != NULL ? pc->l->w : NULL, false,
+                            pc->connected && !pc->peer_gone);
     }
     cp_pc_maybe_free(pc);
 }
@@ -112,12 +114,14 @@ int cp_pipe_listen_next(pipe_loop *lp, listener *l, cp_error *e)
     DWORD open_mode = PIPE_ACCESS_DUPLEX | FILE_FLAG_OVERLAPPED;
     if (!l->created)
         open_mode |= FILE_FLAG_FIRST_PIPE_INSTANCE;
+    cp_pipe_watch_count(l->w, true, false);
     HANDLE h = CreateNamedPipeW(
         l->wpath, open_mode,
         PIPE_TYPE_BYTE | PIPE_READMODE_BYTE | PIPE_WAIT | PIPE_REJECT_REMOTE_CLIENTS,
         PIPE_UNLIMITED_INSTANCES, PIPE_QUOTA, PIPE_QUOTA, PIPE_TIMEOUT_MS, l->sa);
     if (h == INVALID_HANDLE_VALUE) {
         DWORD err = GetLastError();
+        cp_pipe_watch_count(l->w, false, false);
         l->last_err = err;
         if (!l->created && (err == ERROR_ACCESS_DENIED || err == ERROR_PIPE_BUSY))
             return cp_error_set(e, CP_E_ALREADY_EXISTS,
@@ -131,6 +135,7 @@ int cp_pipe_listen_next(pipe_loop *lp, listener *l, cp_error *e)
     if (!l->created && GetNamedPipeHandleStateW(h, NULL, &instances, NULL, NULL, NULL, 0) &&
         instances > 1) {
         CloseHandle(h);
+        cp_pipe_watch_count(l->w, false, false);
         return cp_error_set(e, CP_E_ALREADY_EXISTS,
                             "pipe %s already exists: is another csi-proxy running?", l->name);
     }
@@ -138,6 +143,7 @@ int cp_pipe_listen_next(pipe_loop *lp, listener *l, cp_error *e)
     pipe_conn *pc = cp_pc_new(lp, l, h);
     if (pc == NULL) {
         CloseHandle(h);
+        cp_pipe_watch_count(l->w, false, false);
         return cp_error_set(e, CP_E_NOMEM, "pipe %s: out of memory", l->name);
     }
     l->inst = pc;

@@ -77,6 +77,12 @@
  * share one WaitForMultipleObjects on their openers when none of them has
  * exited (cp_pc_precheck).
  *
+ * Any caller the DACL lets write may also create a server instance of the
+ * pipe in its own process; the loop that owns a pipe's listening instance
+ * compares the system's instance count with this process's every WATCH_MS
+ * and reports instances it did not make (opts.foreign_instance,
+ * watch_win.c).
+ *
  * Limits: at most opts.max_conns open connections (a client beyond that is
  * disconnected at once: UNAVAILABLE, and it retries); connections with no
  * call in flight and no traffic for opts.idle_ms get a GOAWAY and close.
@@ -128,6 +134,8 @@ static void on_done(pipe_conn *pc, pipe_op *op, int64_t now)
         cp_pc_maybe_free(pc);
         return;
     }
+    if (!ok && op == &pc->rd && pc->connected)
+        pc->peer_gone = true; /* the client closed first: its instance goes with ours */
     if (op == &pc->wr)
         cp_pc_on_write(pc, ok, n);
     else if (!pc->connected)
@@ -247,6 +255,11 @@ static int64_t tick(pipe_loop *lp, int64_t now)
                 cp_pipe_relisten(lp, l, now);
             if (l->owned && l->inst == NULL)
                 min_wait(&wait, l->retry_at, now);
+            if (l->owned && l->inst != NULL) { /* instances not made here (watch_win.c) */
+                if (now >= l->check_at)
+                    cp_pipe_watch(lp, l, now);
+                min_wait(&wait, l->check_at, now);
+            }
         }
     } else if (lp->phase == DRAINING) {
         min_wait(&wait, lp->drain_until, now);
@@ -505,6 +518,14 @@ cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_sp
     /* A wait takes the wake event, the listening instances, and per
      * connection its opener and its read (wait_set). */
     t->room = n + 3 < MAXIMUM_WAIT_OBJECTS ? (LONG)(MAXIMUM_WAIT_OBJECTS - 1 - n) / 2 : 1;
+    t->watch = calloc(n > 0 ? n : 1, sizeof(*t->watch));
+    if (t->watch == NULL) {
+        cp_error_set(e, CP_E_NOMEM, "transport: out of memory");
+        free(t);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        InitializeSRWLock(&t->watch[i].lock);
     for (size_t k = 0; k < LOOPS_MAX; k++)
         if (loop_init(t, &t->loops[k], n, e) != CP_OK)
             goto fail;
@@ -514,6 +535,7 @@ cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_sp
     for (size_t i = 0; i < n; i++) {
         listener *l = &first->ls[i];
         l->svc = specs[i].svc;
+        l->w = &t->watch[i];
         l->sa =
             (SECURITY_ATTRIBUTES *)(specs[i].security != NULL ? specs[i].security : opts->security);
         size_t len = strlen(PIPE_PREFIX) + strlen(specs[i].name) + 1;
@@ -535,6 +557,7 @@ cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_sp
             o->sa = l->sa;
             o->name = l->name;
             o->wpath = l->wpath;
+            o->w = l->w;
             o->created = true; /* the first instance is the first loop's */
         }
     }
@@ -589,5 +612,6 @@ void cp_transport_free(cp_transport *t)
     }
     for (size_t k = 0; k < LOOPS_MAX; k++)
         free(t->loops[k].ls);
+    free(t->watch);
     free(t);
 }

@@ -30,12 +30,37 @@
 #define HOLD_MS 10            /* output held back for the answer of a call just started */
 #define SPARE_EVENTS 64       /* events a loop keeps for its next pipe_conns */
 #define POLL_MS 2             /* a loop's wait while it has more operations than one wait takes */
+#define WATCH_MS 1000         /* how often a pipe's instance count is read (watch_win.c) */
+#define WATCH_CONFIRM_MS                                                                           \
+    2000 /* how long instances not made here must stay before they are reported */
+#define WATCH_LINGER_MS                                                                            \
+    10000 /* how long an instance closed before its client counts as maybe open */
 
 enum { RUNNING, DRAINING, CLOSING };
 
 typedef struct pipe_conn pipe_conn;
 typedef struct listener listener;
 typedef struct pipe_loop pipe_loop;
+
+/* One pipe's server instances, as this process knows them, against the
+ * count the system gives (watch_win.c): shared by the pipe's
+ * listeners on every loop. */
+typedef struct pipe_watch {
+    /* Instances this process has: one more before each CreateNamedPipeW,
+     * one less after it fails or after each CloseHandle, so never fewer
+     * than the system counts for this process. */
+    volatile LONG open;
+    /* Connected instances closed while their client may still have its
+     * end open: the system counts such an instance until the client
+     * closes too. Counted in the current and the previous
+     * WATCH_LINGER_MS. */
+    volatile LONG lingering;
+    SRWLOCK lock; /* the rest: taken by the check only */
+    LONG lingering_before;
+    int64_t rotate_at;  /* when lingering moves to lingering_before */
+    int64_t suspect_at; /* first check that saw instances not made here (0: none) */
+    bool reported;      /* those were reported (once while they stay) */
+} pipe_watch;
 
 typedef struct pipe_op {
     OVERLAPPED ov;
@@ -54,6 +79,7 @@ struct pipe_conn {
     bool dirty;    /* on lp->dirty: answers a later worker writes (post_job) */
     pipe_conn *dirty_next;
     bool closing;         /* close as soon as the output is written */
+    bool peer_gone;       /* a read failed: the client closed its end (pipe_watch) */
     bool connected;       /* the connect completed (counted in t->nconns) */
     int64_t deadline;     /* cached cp_conn_next_deadline() */
     int64_t hold_until;   /* output held until then (0: not held), see on_read */
@@ -83,6 +109,8 @@ struct listener {
     DWORD last_err;          /* of the last failed CreateNamedPipeW (0: none) */
     unsigned failures;       /* failed attempts in a row to create the next instance */
     bool owned;              /* this loop keeps the pipe's listening instance (cp_pipe_place) */
+    pipe_watch *w;           /* the pipe's (the transport's watch[i]) */
+    int64_t check_at;        /* next look at the instance count, while owned */
 };
 
 /* One loop: the thread that waits for the operations of its pipe
@@ -128,6 +156,7 @@ struct cp_transport {
     volatile LONG nconns;   /* connected pipe_conns not yet closed, all loops */
     volatile LONG stop_requested;
     volatile LONG64 stop_drain_ms;
+    pipe_watch *watch; /* one per pipe */
 };
 
 /* listen_win.c */
@@ -146,6 +175,16 @@ void cp_pipe_relisten(pipe_loop *lp, listener *l, int64_t now);
  * the connect failed): makes the pipe's next listening instance on the
  * loop that is to take the next client, lp or another (listen_win.c). */
 void cp_pipe_place(pipe_loop *lp, listener *l, bool connected, int64_t now);
+
+/* watch_win.c: reads the pipe's instance count through l's
+ * listening instance and reports instances this process did not make
+ * (opts.foreign_instance). On the loop that owns l's listening instance,
+ * every WATCH_MS (tick). */
+void cp_pipe_watch(pipe_loop *lp, listener *l, int64_t now);
+/* An instance of w's pipe is about to be created (made: true), or one was
+ * not made or was closed (made: false; lingering: it was connected and its
+ * client may still have its end open). */
+void cp_pipe_watch_count(pipe_watch *w, bool made, bool lingering);
 
 /* loop_win.c: starts loop nl's thread, if nl is the next loop
  * to start (t->nloops), below LOOPS_MAX, and no other thread is starting
