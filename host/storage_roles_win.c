@@ -35,121 +35,14 @@
  * Wine has none of these registry values and no disk extents; the checks a
  * node must confirm are in test/windows/staging.ps1. */
 #include "host/storage_win_internal.h"
-#include "host/sysfiles.h"
+#include "host/sysfiles_win.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
 
-#define MM_KEY L"SYSTEM\\CurrentControlSet\\Control\\Session Manager\\Memory Management"
-#define CRASH_KEY L"SYSTEM\\CurrentControlSet\\Control\\CrashControl"
 #define PATH_CAP 1024
-
-/* The normalized ID of the volume holding path (which need not exist):
- * GetVolumePathNameW ("GetVolumePathNameW function": the mount point, drive
- * root or mounted folder, the path is on), then
- * GetVolumeNameForVolumeMountPointW. false when no local volume holds it. */
-static bool volume_of(const wchar_t *path, char id[CP_VOLUME_ID_LEN + 1])
-{
-    /* the host's table; the system's calls where no host was opened
-     * (cp_sysfile_unresolved in csi-proxy-cli) */
-    wchar_t root[PATH_CAP], vol[64];
-    if (!(w32s_sc != NULL ? w32s_sc->GetVolumePathNameW(path, root, PATH_CAP)
-                          : GetVolumePathNameW(path, root, PATH_CAP)))
-        return false;
-    /* A \\?\Volume{G}\ root is the volume's name already. */
-    if (wcsncmp(root, L"\\\\?\\Volume{", 11) == 0 && wcslen(root) < 64)
-        wcscpy(vol, root);
-    else if (!(w32s_sc != NULL ? w32s_sc->GetVolumeNameForVolumeMountPointW(root, vol, 64)
-                               : GetVolumeNameForVolumeMountPointW(root, vol, 64)))
-        return false;
-    char *u8 = cp_win_wide_to_utf8(vol);
-    cp_error e;
-    bool ok = u8 != NULL && cp_volume_id_parse(u8, id, NULL, &e) == CP_OK;
-    free(u8);
-    return ok;
-}
-
-/* A registry value under HKLM as a list of strings ("RegGetValueW
- * function"; REG_SZ, REG_EXPAND_SZ expanded by ExpandEnvironmentStringsW,
- * REG_MULTI_SZ): a malloc'd list ending with an empty string, or *out NULL
- * when the value does not exist. */
-static int read_strings(const wchar_t *key, const wchar_t *value, const char *name, wchar_t **out,
-                        cp_error *e)
-{
-    const DWORD flags = RRF_RT_REG_SZ | RRF_RT_REG_EXPAND_SZ | RRF_RT_REG_MULTI_SZ | RRF_NOEXPAND;
-    *out = NULL;
-    for (int tries = 0; tries < 4; tries++) {
-        DWORD size = 0, type = 0;
-        LSTATUS st = RegGetValueW(HKEY_LOCAL_MACHINE, key, value, flags, &type, NULL, &size);
-        if (st == ERROR_FILE_NOT_FOUND)
-            return CP_OK;
-        if (st != ERROR_SUCCESS)
-            return cp_win_error(e, (DWORD)st, "RegGetValueW", name);
-        DWORD cap = size + 2 * sizeof(wchar_t);
-        wchar_t *buf = calloc(1, cap);
-        if (buf == NULL)
-            return w32s_nomem(e);
-        DWORD got = size;
-        st = RegGetValueW(HKEY_LOCAL_MACHINE, key, value, flags, &type, buf, &got);
-        if (st == ERROR_MORE_DATA) { /* changed meanwhile */
-            free(buf);
-            continue;
-        }
-        if (st != ERROR_SUCCESS) {
-            free(buf);
-            return st == ERROR_FILE_NOT_FOUND ? CP_OK
-                                              : cp_win_error(e, (DWORD)st, "RegGetValueW", name);
-        }
-        if (type != REG_EXPAND_SZ) {
-            *out = buf; /* calloc'd beyond the data: the list ends there */
-            return CP_OK;
-        }
-        DWORD n = ExpandEnvironmentStringsW(buf, NULL, 0);
-        wchar_t *x = n > 0 ? calloc(n + 2, sizeof(wchar_t)) : NULL;
-        if (x == NULL || ExpandEnvironmentStringsW(buf, x, n) == 0) {
-            DWORD err = GetLastError();
-            free(buf);
-            free(x);
-            return cp_win_error(e, err, "ExpandEnvironmentStringsW", name);
-        }
-        free(buf);
-        *out = x;
-        return CP_OK;
-    }
-    return cp_error_set(e, CP_E_UNAVAILABLE, "RegGetValueW %s: the value kept changing", name);
-}
-
-/* The volume of one entry of a value (sysfiles.h), in id: true. false
- * with *none when the entry names nothing to look up, else with why. */
-static bool entry_volume(const wchar_t *entry, bool paging, char id[CP_VOLUME_ID_LEN + 1],
-                         bool *none, char *why, size_t cap)
-{
-    *none = false;
-    char *u8 = cp_win_wide_to_utf8(entry);
-    if (u8 == NULL)
-        return snprintf(why, cap, "not valid UTF-16, or out of memory"), false;
-    char path[PATH_CAP * 3];
-    cp_sysfile_kind k = cp_sysfile_entry(u8, paging, path, sizeof(path));
-    free(u8);
-    if (k != CP_SYSFILE_PATH) {
-        *none = k == CP_SYSFILE_NONE;
-        snprintf(why, cap, "%s", path);
-        return false;
-    }
-    wchar_t *w = cp_win_utf8_to_wide(path);
-    if (w != NULL && volume_of(w, id)) {
-        free(w);
-        return true;
-    }
-    DWORD err = GetLastError();
-    char t[256];
-    snprintf(why, cap, "GetVolumePathNameW/GetVolumeNameForVolumeMountPointW on %s: %s", path,
-             w == NULL ? "out of memory" : cp_win_errtext(err, t, sizeof(t)));
-    free(w);
-    return false;
-}
 
 /* Sets role in *roles when a file the value names is on volume id. */
 static int role_from_value(const wchar_t *key, const cp_sysfile_source *src, const char *id,
@@ -157,56 +50,18 @@ static int role_from_value(const wchar_t *key, const cp_sysfile_source *src, con
 {
     wchar_t *list, value[64];
     MultiByteToWideChar(CP_UTF8, 0, src->value, -1, value, 64);
-    int rc = read_strings(key, value, src->name, &list, e);
+    int rc = cp_sysfile_read_strings(key, value, src->name, &list, e);
     if (rc != CP_OK || list == NULL)
         return rc;
     for (const wchar_t *s = list; *s != L'\0'; s += wcslen(s) + 1) {
         char on[CP_VOLUME_ID_LEN + 1], why[8];
         bool none;
-        if (entry_volume(s, src->paging, on, &none, why, sizeof(why)) && strcmp(on, id) == 0)
+        if (cp_sysfile_entry_volume(w32s_sc, s, src->paging, on, &none, why, sizeof(why)) &&
+            strcmp(on, id) == 0)
             *roles |= role;
     }
     free(list);
     return CP_OK;
-}
-
-static const wchar_t *source_key(const cp_sysfile_source *src)
-{
-    return src->paging ? MM_KEY : CRASH_KEY;
-}
-
-int cp_sysfile_unresolved(void (*report)(void *ctx, const char *line), void *ctx)
-{
-    int bad = 0;
-    char line[2048];
-    for (int i = 0; i < CP_SYSFILE_SOURCES; i++) {
-        const cp_sysfile_source *src = &cp_sysfile_sources[i];
-        wchar_t *list, value[64];
-        cp_error e;
-        MultiByteToWideChar(CP_UTF8, 0, src->value, -1, value, 64);
-        if (read_strings(source_key(src), value, src->name, &list, &e) != CP_OK) {
-            snprintf(line, sizeof(line),
-                     "%s: %s; csi-proxy cannot tell which volumes hold these files", src->name,
-                     e.msg);
-            report(ctx, line);
-            return -1;
-        }
-        if (list == NULL)
-            continue;
-        for (const wchar_t *s = list; *s != L'\0'; s += wcslen(s) + 1) {
-            char on[CP_VOLUME_ID_LEN + 1], why[PATH_CAP * 3 + 128];
-            bool none;
-            if (entry_volume(s, src->paging, on, &none, why, sizeof(why)) || none)
-                continue;
-            char *u8 = cp_win_wide_to_utf8(s);
-            cp_sysfile_problem(src, u8 != NULL ? u8 : "?", why, line, sizeof(line));
-            free(u8);
-            report(ctx, line);
-            bad++;
-        }
-        free(list);
-    }
-    return bad;
 }
 
 /* Every disk with an extent of the volume; one disk from
@@ -296,7 +151,7 @@ int w32_volume_use(void *ctx, const char *id, cp_volume_use *o, cp_error *e)
     wchar_t win[PATH_CAP];
     char boot[CP_VOLUME_ID_LEN + 1];
     UINT n = GetSystemWindowsDirectoryW(win, PATH_CAP);
-    if (n == 0 || n >= PATH_CAP || !volume_of(win, boot))
+    if (n == 0 || n >= PATH_CAP || !cp_sysfile_volume_of(w32s_sc, win, boot))
         return cp_error_set(e, CP_E_INTERNAL,
                             "volume %s: cannot tell the boot volume "
                             "(the volume of GetSystemWindowsDirectoryW)",
@@ -306,7 +161,7 @@ int w32_volume_use(void *ctx, const char *id, cp_volume_use *o, cp_error *e)
 
     for (int i = 0; i < CP_SYSFILE_SOURCES && rc == CP_OK; i++) {
         const cp_sysfile_source *src = &cp_sysfile_sources[i];
-        rc = role_from_value(source_key(src), src, id,
+        rc = role_from_value(cp_sysfile_key(src), src, id,
                              src->paging ? CP_VOLUME_ROLE_PAGEFILE : CP_VOLUME_ROLE_CRASHDUMP,
                              &o->roles, e);
     }
