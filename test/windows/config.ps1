@@ -25,8 +25,8 @@
        service;
     4. an audit record whose Mkdir path holds CR LF is one Event Log entry
        and one log line, with the CR LF escaped.
-  Prints "ok - ..." / "not ok - ..." and "N passed, N failed"; exits 1 on
-  any failure. Record the result (date, Windows build, output) in README.md.
+  Reports through common.ps1; run by run-all.ps1 before it installs its own
+  service (this script installs and removes csiproxy itself).
 #>
 param(
     [Parameter(Mandatory = $true)] [string] $Dir,
@@ -37,14 +37,10 @@ Set-StrictMode -Version 3
 
 $Exe = Join-Path $Dir 'csi-proxy.exe'
 $Cli = Join-Path $Dir 'csi-proxy-cli.exe'
-$script:pass = 0
-$script:fail = 0
-function Ok([string] $name) { $script:pass++; Write-Output "ok - $name" }
-function Bad([string] $name, [string] $why) { $script:fail++; Write-Output "not ok - $name"; if ($why) { Write-Output "    $why" } }
-function Check([bool] $cond, [string] $name, [string] $why = '') { if ($cond) { Ok $name } else { Bad $name $why } }
+. (Join-Path $PSScriptRoot 'common.ps1')   # Claim, Ok, Bad, Check, Skip, Complete-Tests, Invoke-Native
 function Run([string] $file, [string[]] $argv) {
-    $out = @(& $file @argv 2>&1 | ForEach-Object { "$_" }) -join "`n"
-    return @{ Code = $LASTEXITCODE; Out = $out }
+    $r = Invoke-Native $file $argv
+    return @{ Code = $r.Code; Out = $r.Text }
 }
 # csi-proxy.exe in console mode for at most 8 s: its exit code and output.
 function Start-Briefly([string[]] $argv) {
@@ -68,9 +64,10 @@ function Set-Sddl([string] $path, [string] $sddl) {
 $cfgDir = Join-Path $env:ProgramData 'csi-proxy'
 $protected = 'D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)'
 New-Item -ItemType Directory -Force -Path $Kubelet | Out-Null
-& $Exe uninstall | Out-Null
+Invoke-Native $Exe @('uninstall') | Out-Null
 
 # --- 1. install makes the folder -------------------------------------------------
+Claim 'docs/security-model.md: install makes %ProgramData%\csi-proxy for SYSTEM and Administrators only'
 if (Test-Path $cfgDir) { Remove-Item -Recurse -Force $cfgDir }
 New-Item -ItemType Directory -Path $cfgDir | Out-Null # as an operator would: inherits ProgramData
 $before = (Get-Acl $cfgDir).Sddl
@@ -78,15 +75,16 @@ $r = Run $Exe @('install')
 $acl = Get-Acl $cfgDir
 Check ($r.Code -eq 0 -and $acl.Sddl -match [regex]::Escape($protected)) `
     "install replaces the inherited DACL of a folder made with mkdir ($before)" "$($acl.Sddl)`n$($r.Out)"
-& $Exe uninstall | Out-Null
+Invoke-Native $Exe @('uninstall') | Out-Null
 Remove-Item -Recurse -Force $cfgDir
 $r = Run $Exe @('install')
 $acl = Get-Acl $cfgDir
 Check ($r.Code -eq 0 -and $acl.Sddl -match [regex]::Escape($protected) -and $acl.Sddl -match '^O:(BA|SY)') `
     "install makes $cfgDir owned by Administrators or SYSTEM, protected DACL" "$($acl.Sddl)`n$($r.Out)"
-& $Exe uninstall | Out-Null
+Invoke-Native $Exe @('uninstall') | Out-Null
 
 # --- 2. configuration files others may change are refused ------------------------
+Claim 'docs/security-model.md: a configuration file (or its folder) others may change is refused at start, naming the principal'
 $cfg = Join-Path $cfgDir 'config.yaml'
 "groups:`n  filesystem: {}`n" | Set-Content -Encoding ascii $cfg
 $r = Start-Briefly @()
@@ -126,6 +124,7 @@ try {
 Remove-Item -Force $cfg
 
 # --- 3. install refuses roots the service would refuse ----------------------------
+Claim 'docs/operators/configuration.md: install runs the roots check the service runs (8.3 names included)'
 $r = Run $Exe @('install', '-kubelet-path', 'C:\Windows\csi')
 Check ($r.Code -eq 1 -and $r.Out -match 'refused as a root' -and -not (Get-Service csiproxy -ErrorAction SilentlyContinue)) `
     'install -kubelet-path C:\Windows\csi is refused and creates no service' $r.Out
@@ -139,10 +138,11 @@ if ($short -and $short -ne $env:ProgramFiles) {
     Check ($r.Exited -and $r.Code -eq 1 -and -not (Test-Path "$env:ProgramFiles\csi-k-test")) `
         "-kubelet-path $short\csi-k-test is refused at start" $r.Out
 } else {
-    Write-Output "ok - 8.3 root # SKIP the system volume has no 8.3 name for $env:ProgramFiles"
+    Skip '8.3 root' "the system volume has no 8.3 name for $env:ProgramFiles"
 }
 
 # --- 4. a forged line in the Event Log and the log ------------------------------------
+Claim 'docs/security-model.md 3: request text cannot forge a log line or an Event Log entry'
 $log = Join-Path $cfgDir 'cfgtest.log'
 $r = Run $Exe @('install', "-log_file=$log", '-logtostderr=false')
 Start-Service csiproxy
@@ -156,8 +156,7 @@ Check ($null -ne $ev -and $ev.Message -notmatch "`n" -and $ev.Message -match [re
 $lines = @(Get-Content $log | Where-Object { $_ -like 'I1127 08:00:00.000000*' })
 Check ($lines.Count -eq 0) 'no forged line starts a line of the log' ($lines -join "`n")
 Stop-Service csiproxy
-& $Exe uninstall | Out-Null
+Invoke-Native $Exe @('uninstall') | Out-Null
 Remove-Item -Force -ErrorAction SilentlyContinue $log
 
-Write-Output "$script:pass passed, $script:fail failed"
-if ($script:fail -gt 0) { exit 1 }
+Complete-Tests

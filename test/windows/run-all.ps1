@@ -7,11 +7,11 @@
 
 .DESCRIPTION
   Run from an elevated PowerShell on a throw-away machine, with the build's
-  csi-proxy.exe, csi-proxy-cli.exe, svctest.exe and pipecheck.exe
-  (build/win/) in -Dir.
+  csi-proxy.exe, csi-proxy-cli.exe, svctest.exe, pipecheck.exe and
+  squat.exe (build/win/) in -Dir.
 
   Order:
-    1. osjudge.ps1, tokcache.ps1, security.ps1, metrics.ps1: no csiproxy
+    1. osjudge.ps1, tokcache.ps1, security.ps1, metrics.ps1, config.ps1: no csiproxy
        service (they start csi-proxy.exe in a console, or install and
        uninstall it with `csi-proxy.exe install`, themselves; metrics.ps1
        also takes port 8888, which run-all's service takes later), and with
@@ -145,7 +145,7 @@ function Remove-CsiProxyService {
 Claim 'run-all.ps1 preconditions: an elevated session and the build under test'
 $admin = ([Security.Principal.WindowsPrincipal][Security.Principal.WindowsIdentity]::GetCurrent()).IsInRole([Security.Principal.WindowsBuiltInRole]::Administrator)
 Check $admin 'the session is elevated (Administrators enabled)'
-foreach ($f in 'csi-proxy.exe', 'csi-proxy-cli.exe', 'svctest.exe', 'pipecheck.exe') {
+foreach ($f in 'csi-proxy.exe', 'csi-proxy-cli.exe', 'svctest.exe', 'pipecheck.exe', 'squat.exe') {
     Check (Test-Path -LiteralPath (Join-Path $Dir $f)) "$f is in $Dir"
 }
 if (Get-Service csiproxy -ErrorAction SilentlyContinue) {
@@ -164,6 +164,9 @@ Invoke-TestScript 'security' @('-Dir', $Dir, '-Kubelet', $Kubelet)
 # service itself (its first step uninstalls any csiproxy service) and serves
 # localhost:8888, the port run-all's service takes in step 2.
 Invoke-TestScript 'metrics' @('-Dir', $Dir, '-Port', '8888', '-WorkDir', (Join-Path $Out 'metrics'))
+# config.ps1 installs and removes the service itself as well (the protected
+# configuration folder, refused configuration files, install's roots check).
+Invoke-TestScript 'config' @('-Dir', $Dir, '-Kubelet', $Kubelet)
 # transport.ps1 installs and removes the service itself too, and changes
 # CrashControl's DedicatedDumpFile for a moment (restored): -Destructive only.
 if ($Destructive) {
