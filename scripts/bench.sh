@@ -27,7 +27,7 @@
 # BENCH_SECS (5) and BENCH_WARM (0.5) per timed run; LOAD_TO (calls; 100000
 # for bench, 1000000 for load; the first tenth is compared with the last).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 MODE=${1:-bench}
 case $MODE in bench | load) ;; *) echo "usage: $0 bench|load" >&2; exit 2 ;; esac
 
@@ -46,7 +46,7 @@ fi
 GO_ROUNDS=${GO_ROUNDS:-3}
 GO_SCALE=${GO_SCALE:-1}
 BASE=${BASE:-}
-BASE_EXE= BASE_SHA=
+BASE_EXE="" BASE_SHA=""
 if [ "$MODE" = bench ] && [ -n "$BASE" ]; then
     # The baseline's csi-proxy.exe, from a scratch worktree that reuses our
     # cross-built deps (kept between runs: build/bench-base/SHA).
@@ -78,7 +78,7 @@ WINEPREFIX=$(mktemp -d /tmp/csi-proxy-bench.XXXXXX)
 RES=$WINEPREFIX/results.jsonl
 C=$WINEPREFIX/drive_c
 STARTED=() # Linux pids of the processes we started
-SERVER_PID= SERVER_WINPID=
+SERVER_PID="" SERVER_WINPID=""
 
 cleanup() {
     local p
@@ -302,7 +302,7 @@ if [ "$MODE" = bench ]; then
         "go-clients8|clients -n 8 -warm $(gscale 400) -calls $(gscale 4000)"
         "go-churn|churn -warm $(gscale 10) -calls $(gscale 200)"
     )
-    G_PID= G_WINPID=
+    G_PID="" G_WINPID=""
     # go_start BUILD ROUND: starts C:\csi\BUILD\csi-proxy.exe; records the
     # time to the 23 pipes and the server's CPU time by then.
     go_start() {

@@ -24,6 +24,7 @@
 #      defined or known, no program's stderr redirected outside common.ps1's
 #      Invoke-Native, run-all.ps1's scripts and parameters), with its
 #      self-test;
+#   6b. shellcheck -S warning over every tracked shell script;
 #   7. layers (scripts/check_layers.py): no include runs up the folder
 #      layers (docs/design/data-flow.md), project includes root-relative;
 #      docs (scripts/check_docs.py): Markdown links resolve, nothing points
@@ -35,7 +36,7 @@
 #                                   file, and empty scripts/format-pending.txt
 # Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 CLANG_FORMAT=${CLANG_FORMAT:-$(command -v clang-format-14 || command -v clang-format)}
 PENDING=scripts/format-pending.txt
 SUPPRESS=scripts/cppcheck-suppressions.txt
@@ -172,6 +173,19 @@ run_check "workflows: every path, script flag, make target and artifact named ex
 run_check "windows scripts: pslint.py refuses broken samples" $PY test/windows/pslint.py --self-test
 run_check "windows scripts: pslint.py over test/windows" $PY test/windows/pslint.py
 run_check "windows scripts: pslint.py over scripts/packer" $PY test/windows/pslint.py scripts/packer
+
+# --- 6b. shell suites --------------------------------------------------------------
+if ! command -v shellcheck >/dev/null; then
+    bad "shellcheck is installed" "apt-get install shellcheck (scripts/apt-packages.txt)"
+else
+    sh_files=$(git ls-files --cached --others --exclude-standard -- '*.sh' | grep -v '^build/')
+    out=$(shellcheck -S warning -f gcc $sh_files 2>&1)
+    if [ -z "$out" ]; then
+        ok "shellcheck: no warning in $(wc -w <<<"$sh_files") shell scripts"
+    else
+        bad "shellcheck -S warning over the shell scripts" "$out"
+    fi
+fi
 
 # --- 7. layers, docs and history ----------------------------------------------------
 out=$(/usr/bin/python3 scripts/check_layers.py; /usr/bin/python3 scripts/check_docs.py)

@@ -4,7 +4,7 @@
 # working directory made for the demo. Ctrl+C drains and stops it.
 # Call it from another terminal with scripts/cli.sh (see the README).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 export WINEDEBUG=-all
 export WINEPREFIX=$PWD/build/demo/wineprefix
 if [ ! -d "$WINEPREFIX/drive_c" ]; then

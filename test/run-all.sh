@@ -8,7 +8,7 @@
 #                                   that matches no suite is an error
 #   test/run-all.sh --list          the suite names, one a line
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 PY=/usr/bin/python3
 passed=0
 failed=0

@@ -18,7 +18,7 @@
 # CP_VERSION=... in the environment (or `make CP_VERSION=...`) overrides all
 # of it, for builds from a tarball that know their version.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 
 base=$(sed -n 's/^#define CP_VERSION_BASE "\(.*\)"$/\1/p' service/version.h)
 if [ -z "$base" ]; then

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # lib.sh - shell helpers of the Wine benches (scripts/bench.sh,
 # test/bench/startup.sh), sourced from the repository root with WINEPREFIX
 # set to the bench's private prefix.

@@ -11,7 +11,7 @@
 # The first build of the client compiles Go's standard library for Windows
 # into build/go/cache (about a minute of CPU); later runs reuse it.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 make -s build/win/bench-goclient.exe build/win/bench-mon.exe build/win/csi-proxy.exe || exit 1
 export WINEDEBUG=-all
 export WINEPREFIX

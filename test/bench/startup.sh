@@ -16,7 +16,7 @@
 # Everything runs in a private Wine prefix with its own wineserver; only
 # processes started here are stopped here, by pid.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 ROUNDS=9
 if [ "${1:-}" = -n ]; then ROUNDS=$2; shift 2; fi
 [ $# -ge 1 ] || { echo "usage: $0 [-n ROUNDS] LABEL=EXE ..." >&2; exit 2; }

@@ -25,7 +25,7 @@
 # DIST_SKIP_REBUILD=1 skips the second build (minutes of CPU). SKIP_WINE=1
 # (as for test/run-all.sh) skips only the two version checks under Wine.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 . test/wine/lib.sh
 pass=0
 fail=0

@@ -27,7 +27,7 @@
 # Usage: test/exe/check_imports.sh [EXE...]    (default: both products)
 # Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 OBJDUMP=x86_64-w64-mingw32-objdump
 ALLOWED_DLLS='ADVAPI32.dll KERNEL32.dll msvcrt.dll'
 

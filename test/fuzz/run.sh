@@ -7,7 +7,7 @@
 #          crashes go to build/fuzz/artifacts/; prints executions per target
 # Exit status 0 only when no target crashed, leaked or timed out.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 mode=$1
 shift
 if [ $# -eq 0 ]; then

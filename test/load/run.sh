@@ -9,7 +9,7 @@
 # sanitizer report (LeakSanitizer runs at exit), and every client
 # directory the calls created was removed again.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 case ${1:-short} in
 short) clients=16 calls=500 ;;
 full) clients=64 calls=10000 ;;

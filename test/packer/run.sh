@@ -14,7 +14,7 @@
 #     validate; copies with one mismatch each fail crosscheck.py; so the
 #     checks above can fail.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 . test/wine/lib.sh
 pass=0
 fail=0

@@ -5,7 +5,7 @@
 # into "gr?pp?" or mojibake.) No server needed: an unknown service name is
 # echoed in the error. Prints "ok - ..." and "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 . test/wine/lib.sh
 wine_suite cli csi-proxy-cli.exe
 wineboot -i >/dev/null 2>&1

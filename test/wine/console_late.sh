@@ -8,7 +8,7 @@
 # into CTRL_C_EVENT for the console process, on a thread of its own as
 # Windows does. Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 . test/wine/lib.sh
 wine_suite late csi-proxy-hooks.exe pipecheck.exe
 

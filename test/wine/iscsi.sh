@@ -34,7 +34,7 @@
 # shows the logic, not that the structures match Microsoft's DLL (that is
 # test/windows/iscsi.ps1's part).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 . test/wine/lib.sh
 wine_suite iscsi csi-proxy.exe csi-proxy-cli.exe pipecheck.exe iscsidsc_fake/iscsidsc.dll iscsidsc_nologin/iscsidsc.dll
 expect() { expect_cli "$@"; } # expect NAME WANT_RC SUBSTRING CLI-ARGS...

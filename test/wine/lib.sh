@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # lib.sh - what the Wine suites share (sourced, not run, from the
 # repository root): a suite's private prefix (wine_suite), TAP-like result
 # lines with a closing "N passed, N failed", and running Wine programs with

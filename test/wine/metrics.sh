@@ -11,7 +11,7 @@
 # 400 at once; then stopped with Ctrl+C: exit 0, no Wine stub reached.
 # Prints "ok - ..." and "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 . test/wine/lib.sh
 wine_suite metrics csi-proxy.exe csi-proxy-cli.exe pipecheck.exe httpcheck.exe
 PY=/usr/bin/python3

@@ -22,7 +22,7 @@
 # Prints "ok - ..." / "not ok - ..." and "N passed, N failed"; exit 0 only
 # when all passed. MODEL_TRACE=1 traces every modelled call to the log.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 . test/wine/lib.sh
 wine_suite wine-model csi-proxy.exe csi-proxy-model.exe csi-proxy-cli.exe pipecheck.exe
 LOG=$WINEPREFIX/server.log

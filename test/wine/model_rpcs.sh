@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # model_rpcs.sh - sourced by test/wine/model.sh: every disk (30) and
 # volume (56) RPC of every version against csi-proxy-model.exe, each
 # through the product's Win32 storage host on the device model. Disk 7 is

@@ -12,7 +12,7 @@
 # enforce DACLs but does count a pipe's instances (GetNamedPipeHandleStateW),
 # which is what the check reads. Prints "ok - ..." and "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 . test/wine/lib.sh
 wine_suite pipewatch csi-proxy.exe csi-proxy-cli.exe pipecheck.exe squat.exe
 PY=/usr/bin/python3
@@ -95,9 +95,8 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 echo "# squat: $(head -1 "$WINEPREFIX/squat.out" | tr -d '\r')"
-found=
 for _ in $(seq 1 100); do
-    grep -q 'foreign server instance' "$LOG" && { found=1; break; }
+    grep -q 'foreign server instance' "$LOG" && break
     sleep 0.1
 done
 check "the service logs an error naming the pipe" \

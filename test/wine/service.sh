@@ -7,7 +7,7 @@
 # config file, and config errors reported with file:line in both modes.
 # Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 NEED_SCM=1
 . test/wine/service_lib.sh
 
@@ -313,7 +313,7 @@ rm -rf "$C"/var/lib/kubelet/pods/t*
 CLOG=$WINEPREFIX/console.log
 wine 'C:\csi\csi-proxy.exe' -v 2 >"$CLOG" 2>&1 &
 CPID=$!
-BG+=($CPID)
+BG+=("$CPID")
 wait_pipes csi-proxy-filesystem-v1
 N=3
 mk_trees $N
@@ -417,7 +417,7 @@ mkdir -p "$C/ProgramData/csi-proxy"
 printf "groups:\n  filesystem:\n    versions: [v1]\n" >"$C/ProgramData/csi-proxy/config.yaml"
 wine 'C:\csi\csi-proxy.exe' -v 2 >"$WINEPREFIX/default.log" 2>&1 &
 DPID=$!
-BG+=($DPID)
+BG+=("$DPID")
 if wait_pipes csi-proxy-filesystem-v1 && wine 'C:\csi\pipecheck.exe' -absent csi-proxy-disk-v1 csi-proxy-filesystem-v1beta1 >/dev/null 2>&1; then
     ok "the default config file is used when present (only filesystem v1 served)"
 else
@@ -456,7 +456,7 @@ run sc create cpdep binPath= "C:\\csi\\svctest.exe service cpdep" depend= cpdumm
 printf 'groups:\n  system:\n    allowedServices: [CPDummy]\n' >"$C/csi/sys.yaml"
 wine 'C:\csi\csi-proxy.exe' -config 'C:\csi\sys.yaml' >"$WINEPREFIX/sys.log" 2>&1 &
 SYSPID=$!
-BG+=($SYSPID)
+BG+=("$SYSPID")
 wait_pipes csi-proxy-system-v1alpha1
 check "system group served alone from a config" $? "$(tail -3 "$WINEPREFIX/sys.log")"
 expect "system GetService: a manual service, stopped (QueryServiceConfigW, QueryServiceStatusEx)" 0 \

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # service_lib.sh - shared by test/wine/service.sh and service_security.sh:
 # a private Wine prefix with the executables in C:\csi, wineserver kept
 # alive (services die with it otherwise), "ok -" / "not ok -" lines and the
@@ -41,8 +42,7 @@ state() {
 }
 # wait_state SERVICE STATE [TENTHS]: polls until the state is reached.
 wait_state() {
-    local i
-    for i in $(seq 1 "${3:-100}"); do
+    for _ in $(seq 1 "${3:-100}"); do
         [ "$(state "$1")" = "$2" ] && return 0
         sleep 0.1
     done
@@ -50,8 +50,7 @@ wait_state() {
 }
 # wait_pipes [NAME...]: until the pipes answer (pipecheck), up to 10 s.
 wait_pipes() {
-    local i
-    for i in $(seq 1 100); do
+    for _ in $(seq 1 100); do
         wine 'C:\csi\pipecheck.exe' "$@" >/dev/null 2>&1 && return 0
         sleep 0.1
     done
@@ -59,8 +58,7 @@ wait_pipes() {
 }
 # wait_gone [NAME...]: until none of the pipes exists, up to 15 s.
 wait_gone() {
-    local i
-    for i in $(seq 1 150); do
+    for _ in $(seq 1 150); do
         wine 'C:\csi\pipecheck.exe' -absent "$@" >/dev/null 2>&1 && return 0
         sleep 0.1
     done
@@ -88,4 +86,5 @@ else
 fi
 mkdir -p "$C/csi" "$C/var/lib/kubelet/pods" "$C/csi-work"
 cp "$W/csi-proxy.exe" "$W/csi-proxy-cli.exe" "$W/pipecheck.exe" "$W/svctest.exe" "$C/csi/"
+# shellcheck disable=SC2034 # used by the suites that source this file
 K='C:\\var\\lib\\kubelet'

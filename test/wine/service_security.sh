@@ -15,7 +15,7 @@
 # therefore requires the process token to pass as well. The Event Log is a
 # no-op in Wine: the ReportEventW calls are seen through WINEDEBUG=+eventlog.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 . test/wine/service_lib.sh
 
 SECRET_SMB='S3cr3t-smb-pw-4711'
@@ -54,7 +54,7 @@ KEEP_LOG=${KEEP_LOG:-}
 # shows when the event source is registered.)
 WINEDEBUG=fixme-all,fixme+advapi,trace+eventlog,warn+eventlog wine 'C:\csi\csi-proxy.exe' -config 'C:\csi\sec.yaml' >"$LOG" 2>&1 &
 SPID=$!
-BG+=($SPID)
+BG+=("$SPID")
 if wait_pipes; then
     ok "csi-proxy.exe serves 23 pipes with per-group security from the config"
 else
@@ -279,7 +279,7 @@ check "... audited as what happened: Mkdir read after opener pid $opener exited,
     "$(grep 'audit: denied' "$LOG" | tail -2)"
 grep -q 'audit: call /v1.Filesystem/Mkdir .*handed' "$LOG"
 check "... and no Mkdir is audited as done under the opener's name" "$([ $? != 0 ] && echo 0 || echo 1)"
-for i in 1 2 3 4 5; do svctest touch csi-proxy-filesystem-v1; done
+for _ in 1 2 3 4 5; do svctest touch csi-proxy-filesystem-v1; done
 expect "clients that connect and leave before saying anything do no harm" 0 '"exists":true' \
     cli filesystem v1 PathExists "{\"path\":\"$K\\\\pods\\\\admin\"}"
 
@@ -337,7 +337,7 @@ wine 'C:\csi\pipecheck.exe' -hold 4000 csi-proxy-disk-v1 csi-proxy-disk-v1beta1 
     csi-proxy-disk-v1beta3 csi-proxy-volume-v1 csi-proxy-volume-v1beta1 csi-proxy-volume-v1beta2 \
     csi-proxy-volume-v1beta3 >"$WINEPREFIX/hold.out" 2>&1 &
 HOLD=$!
-BG+=($HOLD)
+BG+=("$HOLD")
 for _ in $(seq 1 200); do # until all 8 are open (pipecheck says so before it holds them 4 s)
     [ "$(grep -c '^ok ' "$WINEPREFIX/hold.out")" -ge 8 ] && break
     sleep 0.1

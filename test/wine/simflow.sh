@@ -25,7 +25,7 @@
 # Prints "ok - ..." / "not ok - ..." per check and "N passed, N failed";
 # exit 0 only when all passed.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 . test/wine/lib.sh
 wine_suite wine-simflow csi-proxy-sim.exe csi-proxy-cli.exe pipecheck.exe
 LOG=$WINEPREFIX/server.log

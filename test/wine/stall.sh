@@ -9,7 +9,7 @@
 #   test/wine/stall.sh [CONNS [CALLS [LIMIT_MB]]]   (default 200 1000 64)
 # Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 CONNS=${1:-200}
 CALLS=${2:-1000}
 LIMIT_MB=${3:-64}

@@ -23,7 +23,7 @@
 # Prints "ok - ..." / "not ok - ..." per check and "N passed, N failed";
 # exit 0 only when all passed.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 . test/wine/lib.sh
 wine_suite wine-storage csi-proxy.exe csi-proxy-sim.exe csi-proxy-cli.exe pipecheck.exe winutilcheck.exe
 LOG=$WINEPREFIX/server.log
@@ -247,7 +247,6 @@ mnt() { mkdir -p "$C/var/lib/kubelet/plugins/$1"; printf '%s\\\\plugins\\\\%s' "
 # -- disk: 30 RPCs ----------------------------------------------------------------
 for v in v1alpha1 v1beta1 v1beta2 v1beta3 v1; do
     old=0; case $v in v1alpha1 | v1beta1 | v1beta2) old=1 ;; esac
-    if [ $old = 1 ]; then key='"1"'; else key='1'; fi
     rpc "disk $v ListDiskLocations" 0 '"1":{"Adapter":"1","Target":"0","LUNID":"1"}' disk $v ListDiskLocations
     rpc "disk $v Rescan" 0 'status: OK' disk $v Rescan
     if [ $old = 1 ]; then

@@ -22,7 +22,7 @@
 #     CSI_PROXY_DIR and CSI_PROXY_CONFIG, the installed exes the archive's.
 # Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 # make dist first (before service_lib.sh copies build/win's exes): up to
 # date after `make` it only re-zips, and the archive is then this tree's,
 # never a stale one left in build/dist.
