@@ -1,7 +1,7 @@
 /* storage_calls_win.h - everything the Win32 storage host (storage_win.c,
  * storage_volume_win.c, storage_roles_win.c) asks of Windows about
  * disks and volumes, as one table of calls, after SQLite's os_win.c
- * system-call table (issue 13).
+ * system-call table.
  *
  *   cp_storage_calls_win32  the real functions of kernel32 and the real
  *                           WMI operations (storage_calls_win.c): what

@@ -46,7 +46,7 @@ int w32s_need_online(HANDLE h, uint32_t number, cp_error *e)
  * A RAW disk that is offline (a SAN policy of OfflineShared/OfflineAll
  * keeps new disks offline) is brought online first: an offline disk
  * refuses writes, and drivers call PartitionDisk before SetDiskState
- * (issue 9 item 9). A RAW disk has no volume, so this exposes nothing.
+ *. A RAW disk has no volume, so this exposes nothing.
  * "IOCTL_DISK_SET_DISK_ATTRIBUTES IOCTL" clears DISK_ATTRIBUTE_OFFLINE,
  * persisted, as SetDiskState(online) does. */
 int w32_init_gpt(void *ctx, uint32_t number, cp_error *e)
@@ -287,7 +287,7 @@ int w32s_wait_volume(uint32_t number, uint32_t partition, ULONGLONG until, const
  * DeviceType is the FILE_DEVICE_* of the device, DeviceNumber its number
  * among them), so the volume of CD-ROM 0 (FILE_DEVICE_CD_ROM, or _DVD)
  * also says DeviceNumber 0: only FILE_DEVICE_DISK volumes live on
- * \\.\PhysicalDriveN (issue 9 item 8). */
+ * \\.\PhysicalDriveN. */
 bool w32s_volume_place(HANDLE v, uint32_t *disk, uint32_t *partition)
 {
     STORAGE_DEVICE_NUMBER sdn;
@@ -419,7 +419,7 @@ int w32_get_volume(void *ctx, const char *id, cp_volume_info *o, cp_error *e)
      * IOCTL" ("Updates device extension with drive size information for
      * current media"; used "in conjunction with IOCTL_DISK_GROW_PARTITION"
      * to extend a disk) refreshes it. Without it ResizeVolume(0) reads a
-     * stale partition_max and does nothing (issue 9 item 12). The IOCTL
+     * stale partition_max and does nothing. The IOCTL
      * needs read and write access; a handle without write access skips it
      * (best effort: the length read then is what the driver has). */
     HANDLE h = w32s_open_disk(o->disk_number, GENERIC_READ | GENERIC_WRITE, e);

@@ -444,7 +444,7 @@ static int w32_list_disks(void *ctx, const cp_storage_alloc *a, cp_disk_info **d
          * virtual-media drive, ERROR_NO_SUCH_DEVICE or ERROR_FILE_NOT_FOUND
          * from a disk vanishing mid-detach: "System Error Codes") must not
          * fail the listing for every other disk: it is left out and logged
-         * (issue 9 item 7; the simulator's fixture disk 18 does the same). */
+         * (the simulator's fixture disk 18 does the same). */
         int r = describe_disk(h, number, mask, high, a, &out[k], &e2);
         w32s_sc->CloseHandle(h);
         if (r == CP_OK)
@@ -476,7 +476,7 @@ static bool offline_attr(HANDLE h)
 
 /* After a disk came online: waits for the volume of each of its basic
  * partitions, as create_basic_partition does, so that ListVolumesOnDisk
- * right after SetDiskState(online) sees them (issue 9 item 9). */
+ * right after SetDiskState(online) sees them. */
 static int wait_basic_volumes(HANDLE h, uint32_t number, const char *obj, cp_error *e)
 {
     DRIVE_LAYOUT_INFORMATION_EX *l = w32s_get_layout(h, obj, e);

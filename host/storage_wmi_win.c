@@ -89,7 +89,7 @@ int w32w_update_host_storage_cache(cp_wmi_conn *c, cp_error *e)
 
 /* The __PATH of the first object `query` (WQL) returns, into *path (a
  * VT_BSTR the caller clears). S_FALSE when there is none. The enumerator
- * gets its own blanket (issue 9 item 10). */
+ * gets its own blanket. */
 static HRESULT first_path(IWbemServices *svc, const wchar_t *query, VARIANT *path)
 {
     BSTR lang = cp_com.SysAllocString(L"WQL"), q = cp_com.SysAllocString(query);
@@ -125,7 +125,7 @@ static HRESULT first_path(IWbemServices *svc, const wchar_t *query, VARIANT *pat
  * ("UpdateHostStorageCache method of the MSFT_StorageSetting class":
  * "Updates the internal cache of software objects (that is, Disks,
  * Partitions, Volumes)"), which does not yet hold a volume or disk changed
- * through IOCTLs a moment ago (issue 9 item 11). A lost connection is the
+ * through IOCTLs a moment ago. A lost connection is the
  * caller's to handle (its attempt fails with that HRESULT). */
 static HRESULT find_path(IWbemServices *svc, const wchar_t *query, VARIANT *path)
 {

@@ -63,7 +63,7 @@ int cp_wmi_com_load(cp_error *e)
     return rc;
 }
 
-/* The security blanket of every WMI proxy (issue 9 item 10). "Setting the
+/* The security blanket of every WMI proxy. "Setting the
  * Security on IWbemServices and Other Proxies": a client sets security
  * either process-wide with CoInitializeSecurity before connecting, or per
  * proxy with CoSetProxyBlanket; the blanket is not inherited by the proxies

@@ -1,4 +1,4 @@
-# Benchmarks under Wine (issue 5, part 1 and the Wine half of part 3).
+# Benchmarks under Wine.
 #   make bench       floor + PathExists over gRPC + memory/size/start-up + a
 #                    10k->100k load check; table on stdout, build/bench.json
 #   make load-wine   memory and handle count between 100,000 and 1,000,000 calls

@@ -1,4 +1,4 @@
-# dist.mk - the version header and the release archive (issue 11 item 1).
+# dist.mk - the version header and the release archive.
 #
 #   make dist   build/dist/csi-proxy-<version>-windows-amd64.zip (+ .sha256)
 #   make dist CP_VERSION=... DIST_MTIME=...   the same from a tree without git

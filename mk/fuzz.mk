@@ -1,4 +1,4 @@
-# fuzz.mk - libFuzzer targets (clang, native, ASan + UBSan), issue 5.
+# fuzz.mk - libFuzzer targets (clang, native, ASan + UBSan).
 #   make fuzz          build, then fuzz each target for FUZZ_SECONDS (default
 #                      60) starting from its committed corpus; new inputs go
 #                      to build/fuzz/corpus/<target>, crashes to
@@ -21,7 +21,7 @@ FUZZ_SECONDS ?= 60
 fobj = $(patsubst %.c,$(FUZZ)/obj/%.o,$(1))
 
 FUZZ_SRC   := $(wildcard test/fuzz/fuzz_*.c)
-# the config parser's target once service/config.c exists (issue 4)
+# the config parser's target once service/config.c exists
 ifeq ($(wildcard service/config.c),)
 FUZZ_SRC   := $(filter-out test/fuzz/fuzz_config.c,$(FUZZ_SRC))
 endif

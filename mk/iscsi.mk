@@ -1,4 +1,4 @@
-# iscsi.mk - test builds for the iSCSI Win32 back-end under Wine (issue 10).
+# iscsi.mk - test builds for the iSCSI Win32 back-end under Wine.
 #
 #   build/win/iscsidsc_fake/iscsidsc.dll     a stand-in for the initiator's
 #                                            API (test/wine/iscsidsc_fake.c)

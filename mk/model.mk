@@ -1,4 +1,4 @@
-# model.mk - the device-model build of the Windows service (issue 13).
+# model.mk - the device-model build of the Windows service.
 #
 #   build/win/csi-proxy-model.exe  csi-proxy.exe's main and core with the
 #                                  product's Win32 storage host unchanged,

@@ -1,5 +1,5 @@
 # sanitize.mk - a second native tree under ASan + UBSan (build/asan), the
-# load client, and the suites that run on it (issue 5).
+# load client, and the suites that run on it.
 #   make asan          build build/asan/{csi-proxy,test_*} and the load client
 #   make test-asan     unit tests + grpcio conformance against build/asan
 #   make test-faults   fault suite (raw HTTP/2 against build/asan/csi-proxy)

@@ -1,4 +1,4 @@
-# storage.mk - the storage simulator build of the Windows service (issue 3).
+# storage.mk - the storage simulator build of the Windows service.
 #
 #   build/win/csi-proxy-sim.exe   csi-proxy.exe's main and core, with the
 #                                 simulated storage host (sim/*_sim.c)

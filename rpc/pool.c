@@ -3,7 +3,7 @@
  * when a task that may run arrives while every worker is busy, up to the
  * maximum, so a service that was never called holds no worker thread and
  * starts without the cost of one (each costs about 1 MB and some ms of
- * CPU under Wine: issue 12 item 3), an idle one holds the workers it once
+ * CPU under Wine), an idle one holds the workers it once
  * needed. Workers, once started, stay until the pool is freed. Should a
  * worker fail to start while none runs, the tasks wait in the queue and
  * the next submit (or cp_pool_free) tries again.

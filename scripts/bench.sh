@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks of the real build/win/csi-proxy.exe under Wine (issue 5).
+# Benchmarks of the real build/win/csi-proxy.exe under Wine.
 #
 #   scripts/bench.sh bench   `make bench`: the transport floor and PathExists over
 #                            gRPC in the same run, memory, size, start-up time, and
@@ -9,7 +9,7 @@
 #                            server between 100,000 and 1,000,000 calls; writes
 #                            build/load-wine.json.
 #
-# The real grpc-go client (build/win/bench-goclient.exe, issue 12) then runs
+# The real grpc-go client (build/win/bench-goclient.exe) then runs
 # its rows (sequential, 8 calls at once on one connection, 8 clients on 8
 # connections, connect+call+close) against the server, measuring the server's
 # CPU time around each run, its start-up (CreateProcess to the 23 pipes and

@@ -1,5 +1,4 @@
-/* broad.h - callers too broad to be given a csi-proxy group (issue 8 item
- * 10). csi-proxy acts as SYSTEM on a caller's behalf (mounts, formats,
+/* broad.h - callers too broad to be given a csi-proxy group. csi-proxy acts as SYSTEM on a caller's behalf (mounts, formats,
  * removes directories), so admitting a group that every user, every
  * service or every network logon belongs to hands that power out:
  *

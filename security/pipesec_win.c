@@ -34,8 +34,7 @@ static void origin(const cp_config *c, const cp_config_group *g, char *buf, size
  * (CheckTokenMembership with me: an identification-level copy of the
  * process's own token, made once for every group; generic rights mapped as
  * for files, "MapGenericMask function"), and none of them denied to such a
- * SID. Without it the group serves one connection at a time (issue 9
- * item 6). */
+ * SID. Without it the group serves one connection at a time. */
 typedef struct me_token {
     HANDLE tok; /* the copy described above, or NULL */
     /* Answers of CheckTokenMembership already asked: the groups' DACLs

@@ -1,5 +1,5 @@
 /* roots.h - refusing a kubelet path or working directory that would hand
- * callers the whole system (issue 8 item 10). csi-proxy changes files
+ * callers the whole system. csi-proxy changes files
  * under these roots as SYSTEM for its callers, so a root must not be:
  *
  *   - a drive root or share root: C:\, D:, \\server\share, \\?\C:\;

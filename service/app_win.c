@@ -131,7 +131,7 @@ static void log_security(const cp_config *c)
 /* The listeners: the services the configuration serves, each with its
  * group's security attributes. */
 /* The transport's listen_error: a pipe that cannot take new clients is an
- * error an operator must see (issue 9 item 6). */
+ * error an operator must see. */
 static void listen_error(void *ctx, const char *msg)
 {
     (void)ctx;

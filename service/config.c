@@ -46,7 +46,7 @@ static int get_sddl(cp_yw *w, const yaml_node_t *v, const char *key, sec *s)
     if (!cp_sddl_check(s->sddl, why, sizeof(why)))
         return cp_yw_errf(w, v, "%s: invalid pipe security \"%s\": %s", key, s->sddl, why);
     /* Refused rather than widened: the DACL the operator wrote is the one
-     * enforced (issue 9 item 6; sddl.h). */
+     * enforced (sddl.h). */
     if (!cp_sddl_grants_system(s->sddl, why, sizeof(why)))
         return cp_yw_errf(w, v, "%s: pipe security \"%s\" cannot work: %s", key, s->sddl, why);
     s->sddl_line = cp_yw_line(v);

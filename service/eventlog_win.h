@@ -15,7 +15,7 @@ typedef struct cp_eventlog cp_eventlog;
 
 /* The sink; NULL when out of memory. The event source is registered with
  * the first record, not here: registering is a call into the Event Log
- * service, which no pipe needs to start (issue 12 item 3). When Windows
+ * service, which no pipe needs to start. When Windows
  * refuses it then, records are dropped from the Event Log (logged once;
  * each record is in the service's log anyway). */
 cp_eventlog *cp_eventlog_open(void);

@@ -73,7 +73,7 @@ suite unit unit
 suite api pytest_dir test/api
 suite conformance pytest_dir test/conformance
 
-# Issue 5: the native tree under ASan + UBSan (build/asan, mk/sanitize.mk),
+# the native tree under ASan + UBSan (build/asan, mk/sanitize.mk),
 # libFuzzer seeds (build/fuzz, mk/fuzz.mk), faults and load against it.
 sanitized() (
     export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -97,7 +97,7 @@ suite load sanitized bash test/load/run.sh short
 # only the DLLs the README names), formatting and cppcheck (make lint).
 suite exe-imports bash test/exe/check_imports.sh
 suite lint bash scripts/lint.sh
-# Issue 11: the release archive (reproducible), the Packer template, the
+# the release archive (reproducible), the Packer template, the
 # HostProcess manifests. dist runs two programs under Wine; with SKIP_WINE=1
 # it skips just those checks and says so (the rest needs no Wine).
 suite dist bash test/dist/run.sh
@@ -117,7 +117,7 @@ if [ "${SKIP_WINE:-0}" != 1 ]; then
     suite wine-metrics bash test/wine/metrics.sh
     suite wine-upgrade bash test/wine/upgrade.sh
     suite wine-stall bash test/wine/stall.sh
-    # Issue 13: the Win32 storage host on the device model (csi-proxy-model.exe).
+    # the Win32 storage host on the device model (csi-proxy-model.exe).
     suite wine-model bash test/wine/model.sh
     # the real grpc-go client of make bench: builds and makes a few calls
     suite bench-smoke bash test/bench/smoke.sh

@@ -124,8 +124,7 @@ int cp_disk_handle_partition(cp_call *call, const void *req, void *resp)
     /* A boot or system disk is refused only when this would change it: an
      * initialised disk that already has a basic partition (a restored
      * boot-disk snapshot attached as data, with its ESP) is left as it
-     * is, and PartitionDisk succeeds as on any other such disk (issue 9
-     * item 13). */
+     * is, and PartitionDisk succeeds as on any other such disk. */
     if (rc == CP_OK && (raw || !basic))
         rc = cp_sg_refuse_boot(&d, "partition it", &e);
     if (rc == CP_OK && raw)

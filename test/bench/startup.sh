@@ -1,6 +1,6 @@
 #!/bin/bash
 # startup.sh - csi-proxy.exe's start-up cost under Wine, for one or more
-# builds side by side (issue 12 item 3): the server's CPU time from
+# builds side by side: the server's CPU time from
 # CreateProcess until all 23 pipes listen, the wall time to that point, and
 # (with TRACE=1) the wineserver requests the server made in that window,
 # grouped by request name.

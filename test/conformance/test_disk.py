@@ -101,7 +101,7 @@ def test_get_disk_number_by_name(c):
     assert msg == "GetDiskNumberByName: could not find disk with Page83 ID no-such-id"
 
 
-# Issue 9 item 7: disk 20 answers nothing (ERROR_NOT_READY on Windows: an
+# disk 20 answers nothing (ERROR_NOT_READY on Windows: an
 # empty virtual-media drive, a disk vanishing mid-detach). The listings
 # leave it out and answer for every other disk; calls naming it fail
 # UNAVAILABLE, naming it and the cause; the server logs the skip.
@@ -262,7 +262,7 @@ def test_partition_disk_refusals(c, v):
         assert len(r.volume_ids) == 1
 
 
-# Issue 9 item 9: drivers call PartitionDisk before SetDiskState(online),
+# drivers call PartitionDisk before SetDiskState(online),
 # and a SAN policy may keep a new disk offline. A RAW offline disk is
 # brought online (it has no volume to expose) and partitioned; the
 # SetDiskState(online) that follows is a no-op.
@@ -280,7 +280,7 @@ def test_partition_disk_raw_offline(c, v, n):
     assert len(r.volume_ids) == 1
 
 
-# Issue 9 item 13: a boot or system disk is refused only when PartitionDisk
+# a boot or system disk is refused only when PartitionDisk
 # would change it. Disk 19 is a restored boot-disk snapshot attached as
 # data (ESP, MSR, a basic NTFS volume); the boot disk 0 has its C: volume.
 # Both are already what PartitionDisk makes: success, nothing changes.

@@ -1,4 +1,4 @@
-"""Driver-contract suite (issue 9): the Windows node code of AWS EBS, Azure
+"""Driver-contract suite: the Windows node code of AWS EBS, Azure
 Disk and GCE PD, modelled in Python, replayed through python3-grpcio against
 the native build and the storage simulator.
 
@@ -18,7 +18,7 @@ NetApp Trident's SMB unstage (the Trident model below).
 Kubelet's own steps (creating the staging directory, the pod directory)
 are done on the host side, as kubelet does them without csi-proxy.
 
-Two transports run the same models (issue 9): natively, grpcio over the
+Two transports run the same models: natively, grpcio over the
 Unix sockets of build/native/csi-proxy; with CSI_PROXY_WINE_PREFIX set
 (test/wine/drivers.sh), csi-proxy-cli.exe under Wine over the named pipes
 of csi-proxy-sim.exe (the Win32 file-system host and the storage

@@ -117,7 +117,7 @@ def test_working_dir_is_allowed(call, server, v):
     assert os.path.isdir(server.host(d))
 
 
-# --- the configured directories themselves (issue 8 item 1) ----------------
+# --- the configured directories themselves ----------------
 
 # Every spelling the rules accept for the two roots: as configured, with a
 # trailing separator, in another letter case.

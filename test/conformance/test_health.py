@@ -1,4 +1,4 @@
-"""csi-proxy-cli health against the native server (issue 11 item 2): every
+"""csi-proxy-cli health against the native server: every
 pipe answering is exit 0; a missing pipe is exit 1 naming it; a pipe that
 refuses this caller at open (on Windows: its DACL, ERROR_ACCESS_DENIED;
 here: a socket the caller may not write, EACCES) is up, so the node

@@ -1,4 +1,4 @@
-"""Scheduling of calls on the worker pool (issue 8 item 4), on the native
+"""Scheduling of calls on the worker pool, on the native
 build with a slow storage simulator (latency_ms in the fixture):
 
 - calls queued behind one disk's lock hold no worker: with 40 slow calls on

@@ -211,7 +211,7 @@ def test_is_volume_formatted_any_file_system(c, v):
         assert (code, r.formatted) == (OK, True), msg
 
 
-# Volumes Windows needs (issue 8 item 2): the volume's roles come from the
+# Volumes Windows needs: the volume's roles come from the
 # fixture (test/fixtures/storage.yaml), the disk's boot/system flags too.
 NEEDED = [
     (BOOT_ESP, "is the system volume (the boot loader's) and is on disk 0, the boot and system disk"),

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""check_manifests.py - the Kubernetes manifests in deploy/ (issue 11 item 5).
+"""check_manifests.py - the Kubernetes manifests in deploy/.
 
 Each deploy/*.yaml must parse (PyYAML, safe_load_all) and every workload in it
 (DaemonSet, Deployment, Pod) must be a valid Windows HostProcess pod, as the API

@@ -422,7 +422,7 @@ def test_sigterm_with_clients_attached(tmp_path):
     assert not [m for m in conftest.SANITIZER_MARKS if m in log], log[-20000:]
 
 
-# ---- header validation (issue 8 item 9) --------------------------------------
+# ---- header validation --------------------------------------
 
 def test_malformed_headers_reset_with_protocol_error(server, healthy):
     # nghttp2's HTTP checks (made by rpc/h2check.c): each malformed

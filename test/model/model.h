@@ -1,4 +1,4 @@
-/* model.h - the device model (issue 13): a machine's disks, partitions,
+/* model.h - the device model: a machine's disks, partitions,
  * volumes and mounted folders in memory, answering the storage call table
  * (host/storage_calls_win.h) as Microsoft documents Windows answers. Linked
  * only into build/win/csi-proxy-model.exe (mk/model.mk), never into

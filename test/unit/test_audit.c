@@ -231,7 +231,7 @@ static void test_extra_secret_fields(void **state)
     assert_false(cp_redact_is_secret("target_path"));
 }
 
-/* ---- UTF-8: records are never cut inside a character (issue 8 item 7) ---- */
+/* ---- UTF-8: records are never cut inside a character ---- */
 
 /* Strict UTF-8 (as MultiByteToWideChar with MB_ERR_INVALID_CHARS). */
 static bool valid_utf8(const char *str)

@@ -323,7 +323,7 @@ static void test_many_groups(void **state)
     free(g);
 }
 
-/* Issue 8 item 10: which SIDs are broad groups (refused as callers
+/* which SIDs are broad groups (refused as callers
  * unless security.allowBroadCallers), and which are not. */
 static void test_broad_groups(void **state)
 {

@@ -202,7 +202,7 @@ static void test_sddl_for_sids(void **state)
     char why[128];
     assert_true(cp_sddl_check(out, why, sizeof(why)));
     assert_int_equal(cp_sddl_for_sids(s, 3, out, 20), 0); /* does not fit */
-    /* without SYSTEM in the list: SY first all the same (issue 9 item 6) */
+    /* without SYSTEM in the list: SY first all the same */
     assert_int_not_equal(cp_sddl_for_sids(s + 1, 2, out, sizeof(out)), 0);
     assert_string_equal(out, "D:P(A;;GA;;;SY)(A;;FRFW;;;BA)(A;;FRFW;;;S-1-5-21-1-2-3-1104)");
     assert_true(cp_sddl_grants_system(out, why, sizeof(why)));
@@ -268,7 +268,7 @@ static void test_sddl_caller_rights(void **state)
     assert_int_equal(callers, 2);
 }
 
-/* Issue 9 item 6: a pipe DACL that does not let SYSTEM (the service's
+/* a pipe DACL that does not let SYSTEM (the service's
  * account) create pipe instances leaves one instance per pipe on Windows:
  * one connection at a time. Refused, saying why and what to add. */
 static void test_sddl_grants_system(void **state)
@@ -458,7 +458,7 @@ static void test_security_precedence(void **state)
     assert_int_equal(smb->n_allowed, 1);
     assert_string_equal(sid_str(&smb->allowed[0]), "S-1-5-93-2-2");
     /* derived without SYSTEM among the callers: SYSTEM still gets its ACE
-     * (issue 9 item 6: it creates every pipe instance) */
+     * */
     assert_string_equal(smb->pipe_sddl, "D:P(A;;GA;;;SY)(A;;FRFW;;;S-1-5-93-2-2)");
     const cp_config_group *iscsi = cp_config_group_of(&c, "iscsi");
     assert_int_equal(iscsi->n_allowed, 2); /* security:'s callers */
@@ -648,7 +648,7 @@ static void test_errors(void **state)
     expect_error("kubeletPath: \"C:\\u0000x\"\n", 1, "NUL");
 }
 
-/* Issue 8 item 6: the config file must be a regular file. A device
+/* the config file must be a regular file. A device
  * (/dev/null reads empty: the default policy), a directory or a FIFO (the
  * open would block) is refused, naming the file and what it is; so is a
  * log file that is a device. */
@@ -701,7 +701,7 @@ static void test_config_file_must_be_regular(void **state)
     rmdir(dir);
 }
 
-/* Issue 8 item 10: broad groups are refused in allowedCallers and in the
+/* broad groups are refused in allowedCallers and in the
  * allow entries of pipeSecurity (groups and security:), unless
  * security.allowBroadCallers says true. */
 static void test_broad_callers_refused(void **state)

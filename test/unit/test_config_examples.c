@@ -1,5 +1,5 @@
 /* test_config_examples.c - the shipped configuration examples (config/<name>.example.yaml,
- * in the release archive) load, and the least-privilege one (issue 11 item 5) gives
+ * in the release archive) load, and the least-privilege one gives
  * what its comments promise: each served group's pipes and callers are SYSTEM plus
  * only the plugin groups named for it, no Administrators, system and iscsi not served.
  * Local group names are resolved by a fake LookupAccountName. */

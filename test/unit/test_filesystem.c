@@ -656,7 +656,7 @@ static void test_confinement_after_links(void **state)
     assert_false(host_exists(t, "C:\\nowhere"));
 }
 
-/* --- the configured directories themselves (issue 8 item 1) ---------------- */
+/* --- the configured directories themselves ---------------- */
 
 /* The spellings the rules accept for the kubelet root and the working dir. */
 static const char *const root_spellings[] = {

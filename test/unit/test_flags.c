@@ -368,7 +368,7 @@ static void test_usage(void **state)
     free(buf);
 }
 
-/* Issue 8 item 10: -kubelet-path and -working-dir may not be a drive
+/* -kubelet-path and -working-dir may not be a drive
  * root or a system directory (roots.h), however the path is spelled. */
 static void test_roots(void **state)
 {

@@ -375,7 +375,7 @@ static void test_keeps_roots_nested(void **state)
 }
 
 /* Paths in messages are cut at 300 bytes, never inside a UTF-8 character
- * (issue 8 item 7): a path of 2-byte letters with its 300th byte in the
+ *: a path of 2-byte letters with its 300th byte in the
  * middle of one is shown up to the whole letter before it. */
 static void test_message_cut_on_character(void **state)
 {

@@ -760,7 +760,7 @@ static void test_same_disk_serialized_others_parallel(void **state)
     assert_int_equal(cp_storage_sim_overlaps(&t->storage), 0);
 }
 
-/* --- volumes Windows needs (issue 8 item 2) -------------------------------- */
+/* --- volumes Windows needs -------------------------------- */
 
 static const char needs_fixture[] =
     "disks:\n"

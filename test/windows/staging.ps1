@@ -175,7 +175,7 @@ try {
 
     # --- the boot disk -----------------------------------------------------------------
     Claim 'README "Behaviour compared with upstream", disk and volume: PartitionDisk, FormatVolume, ResizeVolume and SetDiskState(offline) refuse the boot disk'
-    # Issue 9 item 13: PartitionDisk on the boot disk would change nothing (it
+    # PartitionDisk on the boot disk would change nothing (it
     # has C:): a no-op success, the layout untouched.
     $boot = Get-Disk | Where-Object { $_.IsBoot -or $_.IsSystem } | Select-Object -First 1
     $bootParts = @(Get-Partition -DiskNumber $boot.Number).Count
@@ -186,7 +186,7 @@ try {
     Expect-Code (Rpc volume v1 FormatVolume @{ volume_id = $cvol }) 9 'refusing to format' "FormatVolume refuses C: ($cvol)"
     Expect-Code (Rpc volume v1 ResizeVolume @{ volume_id = $cvol; size_bytes = 0 }) 9 'refusing to resize' 'ResizeVolume refuses C:'
 
-    # --- volumes Windows needs (issue 8 item 2), from sources the service does not read --
+    # --- volumes Windows needs, from sources the service does not read --
     Claim 'README "Security model" 9: volumes Windows needs (boot, system, page file, dump) are never changed'
     # The service finds them with IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS, the
     # partition type, GetSystemWindowsDirectoryW and the PagingFiles /
@@ -241,7 +241,7 @@ try {
     Check (-not [bool] (Prop (Rpc volume v1 IsVolumeFormatted @{ volume_id = $vol }).Json 'formatted')) 'IsVolumeFormatted: false'
     # issue 9 items 10, 11: right after an IOCTL-made partition, with the
     # blanket (packet privacy) on every WMI proxy and one cache update on a miss
-    Expect-Ok (Rpc volume v1 FormatVolume @{ volume_id = $vol }) 'FormatVolume (MSFT_Volume.Format over WMI) right after PartitionDisk (issue 9 items 10, 11)' | Out-Null
+    Expect-Ok (Rpc volume v1 FormatVolume @{ volume_id = $vol }) 'FormatVolume (MSFT_Volume.Format over WMI) right after PartitionDisk' | Out-Null
     Check ([bool] (Prop (Rpc volume v1 IsVolumeFormatted @{ volume_id = $vol }).Json 'formatted')) 'IsVolumeFormatted: true'
     Check ((Get-Volume -UniqueId $vol).FileSystem -eq 'NTFS') 'Get-Volume says NTFS'
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A late Ctrl+C (issue 8 item 9): console mode, a second Ctrl+C that
+# A late Ctrl+C: console mode, a second Ctrl+C that
 # arrives after the app was freed must not reach the app (it used to: the
 # console handler called cp_app_drain_ms/cp_app_stop on the freed app).
 # Made deterministic with build/win/csi-proxy-hooks.exe (mk/hooks.mk):

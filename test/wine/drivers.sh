@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Wine run of the driver-contract suite (issue 9): the AWS EBS, Azure Disk
+# Wine run of the driver-contract suite: the AWS EBS, Azure Disk
 # and GCE PD node-plugin models of test/conformance/test_drivers.py, through
 # csi-proxy-cli.exe over the named pipes of csi-proxy-sim.exe (the Win32
 # file-system host and the storage simulator) in a private Wine prefix.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Wine tests of the product's Win32 storage host on the device model
-# (issue 13): build/win/csi-proxy-model.exe is csi-proxy.exe's main, core
+#: build/win/csi-proxy-model.exe is csi-proxy.exe's main, core
 # and Win32 storage host (host/storage_win.c, storage_volume_win.c,
 # storage_roles_win.c) unchanged, on the model's call table (test/model/)
 # instead of Windows' (host/storage_calls_win.h), seeded from
@@ -12,7 +12,7 @@
 #   2. every disk (30) and volume (56) RPC of every version;
 #   3. the staging flow a CSI driver runs, once per API version, each on
 #      its own blank disk (one with 4096-byte sectors), growth included;
-#   4. the Win32 review findings (issue 9 items 2, 7, 8, 9, 12, 13) as
+#   4. the Win32 review findings as
 #      regression tests: an unreadable disk skipped, a CD-ROM volume, a
 #      disk brought online then listed, a collision, resize after growth,
 #      format right after partitioning, a RAW disk kept offline, a

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # model_findings.sh - sourced by test/wine/model.sh: the Win32 review
-# findings (issue 9 items 2, 7, 8, 9, 12, 13) as regression tests on
+# findings as regression tests on
 # csi-proxy-model.exe. Each names the fixture disk (test/fixtures/
 # model.yaml) that shows it.
 

@@ -370,14 +370,14 @@ cfg bad5.yaml 'security:\n  allowedCallers: [SYSTEM, "NoSuchDomain\\\\nobody"]\n
 expect "unknown account name: refused with file:line and LookupAccountName's reason" 1 \
     'C:\csi\bad5.yaml:2: security.allowedCallers[1]: "NoSuchDomain\nobody" is neither a SID' proxy_bounded -config 'C:\csi\bad5.yaml'
 cfg broad1.yaml 'security:\n  allowedCallers: [SYSTEM, Everyone]\n'
-expect "allowedCallers: [Everyone] is refused with file:line (issue 8 item 10)" 1 \
+expect "allowedCallers: [Everyone] is refused with file:line" 1 \
     'C:\csi\broad1.yaml:2: security.allowedCallers: S-1-1-0 (Everyone) admits a broad group' \
     proxy_bounded -config 'C:\csi\broad1.yaml'
 cfg broad2.yaml 'groups:\n  filesystem:\n    pipeSecurity: "D:P(A;;GA;;;SY)(A;;GA;;;WD)"\n'
 expect "pipeSecurity D:P(A;;GA;;;SY)(A;;GA;;;WD) is refused with file:line" 1 \
     'C:\csi\broad2.yaml:3: groups.filesystem.pipeSecurity: "D:P(A;;GA;;;SY)(A;;GA;;;WD)" grants WD (Everyone)' \
     proxy_bounded -config 'C:\csi\broad2.yaml'
-# Roots that would hand callers the system (issue 8 item 10).
+# Roots that would hand callers the system.
 expect "-kubelet-path C:\\ (a drive root) is refused" 1 \
     '-kubelet-path C:\: refused as a root: a drive root' proxy_bounded -kubelet-path 'C:\'
 expect "-working-dir C:\\ is refused" 1 '-working-dir C:\: refused as a root: a drive root' \
@@ -394,7 +394,7 @@ echo "kubeletPath: 'C:\\'" >"$C/csi/roots.yaml"
 expect "kubeletPath: 'C:\\' in the config file is refused too" 1 '-kubelet-path C:\: refused as a root' \
     proxy_bounded -config 'C:\csi\roots.yaml'
 expect "a missing -config file is refused" 1 '-config: C:\csi\nope.yaml: No such file' proxy_bounded -config 'C:\csi\nope.yaml'
-# Names that are not regular files (issue 8 item 6): a device read as the
+# Names that are not regular files: a device read as the
 # file gave an empty config, i.e. the default policy. nul.yaml exists as a
 # file with a narrower policy; Win32 opens the device NUL all the same.
 mkdir -p "$C/cfg/adir"

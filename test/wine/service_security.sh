@@ -63,7 +63,7 @@ else
     exit 1
 fi
 
-# Issue 12 item 3: registering the event source is no part of start-up (it
+# registering the event source is no part of start-up (it
 # is a call into the Event Log service): it comes with the first record.
 grep -q 'RegisterEventSourceW' "$LOG"
 check "the Event Log source is not registered while the pipes come up (it is, with the first audit record)" \
@@ -109,7 +109,7 @@ grep -q "group filesystem: pipe security gives" "$LOG"
 check "... and none for a derived DACL (callers get FRFW)" "$([ $? != 0 ] && echo 0 || echo 1)"
 
 # --- the pipes' security descriptors, read back --------------------------------------
-# Issue 9 item 6: the process creates every pipe instance, so its own account
+# the process creates every pipe instance, so its own account
 # must be granted that right. Under Wine it runs as the Wine user, not SYSTEM:
 # the system group's DACL, derived from allowedCallers [SYSTEM,
 # ContainerAdministrator], grants neither that user nor a group it holds, so

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Wine tests of the disk and volume groups (issue 3): the real executables on
+# Wine tests of the disk and volume groups: the real executables on
 # real named pipes, called by build/win/csi-proxy-cli.exe in a private Wine
 # prefix.
 #
@@ -109,7 +109,7 @@ if start csi-proxy.exe; then
         "{\"target_path\":\"$K\\\\plugins\\\\plain\"}"
     expect "csi-proxy.exe: a plain directory is not a mounted folder" 9 'not a mounted folder' \
         volume v1 GetVolumeIDFromTargetPath "{\"target_path\":\"$K\\\\plugins\\\\plain\"}"
-    # Facts 4, 5, 7, 8 (issue 9): EBS's regex needs v1.2.1's wording in the
+    # Facts 4, 5, 7, 8: EBS's regex needs v1.2.1's wording in the
     # text, on the Win32 host as on the simulator (the text is the volume
     # group's, portable; the Win32 host only answers "not a mounted folder"
     # or "not found"). Wine has no mount points.
@@ -153,9 +153,9 @@ if start csi-proxy.exe; then
     # answers for the others (here: none), not a crash, not a lie.
     cli disk v1 ListDiskIDs
     if [ "$RC" = 0 ] && grep -q "storage: listing disks: skipping IOCTL_DISK_GET_LENGTH_INFO disk 0: " "$LOG"; then
-        ok "csi-proxy.exe: ListDiskIDs under Wine skips the disk Wine cannot describe and logs the IOCTL (issue 9 item 7)"
+        ok "csi-proxy.exe: ListDiskIDs under Wine skips the disk Wine cannot describe and logs the IOCTL"
     else
-        bad "csi-proxy.exe: ListDiskIDs under Wine skips the disk Wine cannot describe and logs the IOCTL (issue 9 item 7)" \
+        bad "csi-proxy.exe: ListDiskIDs under Wine skips the disk Wine cannot describe and logs the IOCTL" \
             "exit $RC: $OUT / log: $(grep -i 'skipping' "$LOG" | head -2)"
     fi
     # Wine's WMI has the storage namespace but none of its classes: Rescan
@@ -329,7 +329,7 @@ for v in v1alpha1 v1beta1 v1beta2 v1beta3 v1 v2alpha1; do
     rpc "volume $v $unmount" 0 'status: OK' volume $v $unmount "{\"volume_id\":\"$NEW3\",\"$pathf\":\"$d\"}"
     rpc "volume $v $unmount again (retry)" 0 'status: OK' volume $v $unmount "{\"volume_id\":\"$NEW3\",\"$pathf\":\"$d\"}"
 done
-# volumes Windows needs (issue 8 item 2): refused, named, with the reason
+# volumes Windows needs: refused, named, with the reason
 PAGED=$(vol 15151515-0015-4000-8000-000000000001)
 SNAPE=$(vol 16161616-0016-4000-8000-000000000001)
 mkdir -p "$C/var/lib/kubelet/plugins/needed" "$C/var/lib/kubelet/plugins/snap"

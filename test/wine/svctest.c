@@ -442,7 +442,7 @@ static int send_preface(const wchar_t *hs)
     return 0;
 }
 
-/* --- a connection handed on (issue 8 item 3) ---------------------------- */
+/* --- a connection handed on ---------------------------- */
 
 /* CreateRestrictedToken of this process's token with BUILTIN\Administrators
  * deny-only; NULL on failure. */

@@ -191,7 +191,7 @@ int cp_pipe_listen_next(pipe_loop *lp, listener *l, cp_error *e)
  * addition to the requested access rights, the DACL must allow the calling
  * thread FILE_CREATE_PIPE_INSTANCE access to the named pipe"): it will not
  * pass by retrying, and it leaves the group one connection at a time, so
- * it is named as such (issue 9 item 6; the configuration refuses such a
+ * it is named as such (the configuration refuses such a
  * DACL, this is the last line). */
 void cp_pipe_relisten(pipe_loop *lp, listener *l, int64_t now)
 {
