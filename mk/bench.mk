@@ -12,7 +12,7 @@
 # by protoc-gen-go (golang-goprotobuf-dev) from api/filesystem/v1/api.proto.
 
 BENCH_CFLAGS := -std=c11 -O2 $(WARN) -DUNICODE -D_UNICODE -D_WIN32_WINNT=0x0A00 \
-                -D__USE_MINGW_ANSI_STDIO=1 -DNGHTTP2_STATICLIB -I$(DEPS)/include
+                -D__USE_MINGW_ANSI_STDIO=1 -DNGHTTP2_STATICLIB -I. -I$(DEPS)/include
 BENCH_TOOLS  := $(WIN)/bench-floor.exe $(WIN)/bench-grpc.exe $(WIN)/bench-mon.exe \
                 $(WIN)/bench-sleep.exe $(WIN)/bench-hostops.exe $(WIN)/bench-goclient.exe
 

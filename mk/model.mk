@@ -9,8 +9,8 @@
 #                                  builds only.
 #
 # The model's objects come before libcore.a: the linker takes the model's
-# cp_storage_host_open_default and never pulls storage_calls_win32.o (the
-# real table) out of the archive; storage_win32.o and the rest of the
+# cp_storage_host_open_default and never pulls storage_calls_win.o (the
+# real table) out of the archive; storage_win.o and the rest of the
 # Win32 host come from libcore.a as in csi-proxy.exe. csi-proxy.exe links
 # no test/model object (test/exe/check_imports.sh, test/wine/model.sh).
 

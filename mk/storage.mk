@@ -11,7 +11,7 @@
 # The production csi-proxy.exe links no simulator: *_sim.c files are kept
 # out of the Windows core by the top-level Makefile (PLAT), and here the
 # simulator's object comes before libcore.a, so the linker takes its
-# cp_storage_host_open_default and never pulls storage_win32.o out of the
+# cp_storage_host_open_default and never pulls storage_win.o out of the
 # archive. test/wine/storage.sh checks both executables for it.
 
 SIM_SRC := $(wildcard sim/*_sim.c)

@@ -52,14 +52,14 @@ wine reg add 'HKLM\SYSTEM\CurrentControlSet\Control\CrashControl' /v DumpFile /t
 # --- 1. the executables --------------------------------------------------------
 if [ -f "$W/csi-proxy.exe.map" ] && ! grep -q 'test/model/' "$W/csi-proxy.exe.map" &&
     [ "$(strings "$W/csi-proxy.exe" | grep -c 'storage device model')" = 0 ] &&
-    grep -q '(storage_calls_win32.o)' "$W/csi-proxy.exe.map"; then
+    grep -q '(storage_calls_win.o)' "$W/csi-proxy.exe.map"; then
     ok "csi-proxy.exe links the real call table and no device model (link map, strings)"
 else
     bad "csi-proxy.exe links the real call table and no device model"
 fi
 if grep -q 'test/model/model_ioctl.o' "$W/csi-proxy-model.exe.map" &&
-    grep -q 'libcore.a(storage_volume_win32.o)' "$W/csi-proxy-model.exe.map" &&
-    ! grep -q '(storage_calls_win32.o)\|(storage_sim.o)' "$W/csi-proxy-model.exe.map"; then
+    grep -q 'libcore.a(storage_volume_win.o)' "$W/csi-proxy-model.exe.map" &&
+    ! grep -q '(storage_calls_win.o)\|(storage_sim.o)' "$W/csi-proxy-model.exe.map"; then
     ok "csi-proxy-model.exe: the Win32 storage host on the model, no real table, no simulator"
 else
     bad "csi-proxy-model.exe: the Win32 storage host on the model, no real table, no simulator"

@@ -88,14 +88,17 @@ run 'C:\csi\csi-proxy-cli.exe' health -config 'C:\csi\watch.yaml'
 check "health passes" "$RC" "$OUT"
 
 # --- a foreign instance of csi-proxy-smb-v1 --------------------------------------
-wine 'C:\csi\squat.exe' csi-proxy-smb-v1 12000 >"$WINEPREFIX/squat.out" 2>&1 &
+wine 'C:\csi\squat.exe' csi-proxy-smb-v1 30000 >"$WINEPREFIX/squat.out" 2>&1 &
 SQ=$!
 for _ in $(seq 1 100); do
     grep -q '^instances' "$WINEPREFIX/squat.out" && break
     sleep 0.1
 done
 echo "# squat: $(head -1 "$WINEPREFIX/squat.out" | tr -d '\r')"
-for _ in $(seq 1 100); do
+# Up to 25 s: closes the service made while a client still had the
+# connection open (the health call above may end that way) mask as many
+# instances for 10-20 s (WATCH_LINGER_MS; the documented limit).
+for _ in $(seq 1 250); do
     grep -q 'foreign server instance' "$LOG" && break
     sleep 0.1
 done
