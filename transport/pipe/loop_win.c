@@ -1,106 +1,39 @@
-/* loop_win.c - transport.h on named pipes \\.\pipe\<name>: the
- * loops that wait for the pipes' I/O, timers and stop. The design of the
- * whole transport is here; its pieces are in pipe_win.h (listening:
- * listen_win.c; one connection's I/O and caller checks:
- * conn_win.c).
+/* loop_win.c - transport.h on named pipes \\.\pipe\<name>: the loops
+ * that wait for the pipes' I/O, timers and stop. The design and why it
+ * has this shape are in docs/design/transport.md; the pieces are in
+ * pipe_win.h (listening: listen_win.c; one connection's I/O and caller
+ * checks: conn_win.c; foreign instances: watch_win.c). The contract:
  *
- * Threading: loops (pipe_win.h: pipe_loop), each one thread that starts
- * the overlapped operations of its pipe instances and waits for them in
- * one WaitForMultipleObjects on their events (wait_set): the connects of
- * the listening instances placed on it, the reads of its connections
- * (with the processes that opened them: see Security), their pending
- * writes, and its wake event. When the wait returns, the
- * loop takes every operation the system has finished
- * (HasOverlappedIoCompleted: take_done), not only the one whose event
- * answered. The first loop runs on the caller of cp_transport_run, the
- * second on a thread it starts, more (up to LOOPS_MAX) as connections need
- * them: one wait takes at most MAXIMUM_WAIT_OBJECTS (64) handles, so a
- * loop takes t->room connections (two handles each, in what the wake
- * event and the pipes' listening instances leave) before the next loop
- * starts (cp_pipe_place);
- * operations beyond what one wait takes (past LOOPS_MAX loops) are looked
- * at every POLL_MS. The pipes' first instances are the first loop's, made
- * by cp_transport_new, so the pipes are there before run. Each pipe has
- * one listening instance at a time; when a client takes it, the next one
- * is made at once on the loop that is to take the next client
- * (cp_pipe_place, listen_win.c: the first loop up to SPREAD
- * connections, then the least loaded), and the loop a connection lands on
- * serves it to the end. Why more than one loop with few connections:
- * under load a loop is busy all the time with the system calls of its
- * reads (under Wine each is a wineserver round trip: the read, the system
- * APC that hands its data over, its result), and the clients wait for it;
- * a second loop doubles that capacity.
+ * Threads: loops (pipe_win.h: pipe_loop), each one thread that starts the
+ * overlapped operations of its pipe instances and waits for them in one
+ * WaitForMultipleObjects on their events (wait_set); after a wait it takes
+ * every finished operation (take_done). The first loop runs on the caller
+ * of cp_transport_run, the others on threads started as connections need
+ * them (cp_loop_start, up to LOOPS_MAX); operations beyond what the waits
+ * take are looked at every POLL_MS. A connection is served to its end by
+ * the loop it landed on (cp_pipe_place).
  *
- * Why events and not an I/O completion port (as before): under Wine a
- * port costs each wait two wineserver requests more, a look at the port
- * before sleeping (GetQueuedCompletionStatusEx finds it empty) and one to
- * take the packet after waking, where a wait on events returns its answer
- * with the wake-up (Wine 8's NtRemoveIoCompletionEx: remove_completion,
- * then a wait on the port, then remove_completion again); measured with
- * the real grpc-go client (make bench): a sequential call 11.7 -> 9.0
- * wineserver requests. On Windows both are one system call per wait.
+ * Locks: the loop's lock keeps its thread and the workers apart: the
+ * loop's thread holds it except while it waits, a worker while it answers
+ * (post_job: finished jobs go on the loop's lock-free list and one worker
+ * at a time completes them and writes the output). Every pipe_conn and
+ * cp_conn of a loop is used under that lock. Loops share only the options,
+ * the connection count (interlocked) and the stop request.
  *
- * Worker threads answer the calls they finished themselves: the jobs go
- * on the loop's lock-free list, and one worker at a time completes them
- * on their connections and writes the output (post_job). The loop's
- * lock keeps the loop's thread and the workers apart: the loop's thread
- * holds it except while it waits, a worker while it answers; every
- * pipe_conn and cp_conn of the loop is used under it. Loops share only the
- * options, the count of connections (max_conns, interlocked) and the stop
- * request. cp_transport_stop sets every loop's wake event; a worker
- * answering while the transport stops sets it too, so that the loop sees
- * the call gone; so does a worker whose write did not complete at once
- * (the loop's wait then takes its event).
- *
- * Per listener one instance is always listening (overlapped
- * ConnectNamedPipe). When a client connects, the next instance is created
- * first, then the connected one gets one overlapped ReadFile, always
- * pending, and at most one overlapped WriteFile in flight. Its cp_conn is
- * made when the first bytes arrive.
- *
- * Security: each instance is created with its listener's security
- * attributes (the group's protected DACL). Each connection is offered to
- * opts.authorize once, on its first bytes (so that impersonation can work)
- * and before they reach HTTP/2: a refused caller's connection answers
- * PERMISSION_DENIED to every call. An allowed connection stays allowed
- * only while the process that opened it lives: the hook leaves a handle on
- * that process, and before a call read from the pipe is accepted a
- * zero-timeout WaitForSingleObject on it tells whether it has exited (the
- * connection was handed on); then that call and every later one is
- * PERMISSION_DENIED, and opts.revoke audits each. The check is made once
- * per read that carries the start of a call (cp_conn_opts.before_call),
- * not for reads of control frames only (WINDOW_UPDATE, PING). It is
- * mostly answered by the loop's own wait, which holds the openers ahead
- * of their reads' events (wait_set): the read whose event answers it
- * needs no check of its own, and an opener that exits ends its
- * connection's rights at once; the other reads that one look finds done
- * share one WaitForMultipleObjects on their openers when none of them has
- * exited (cp_pc_precheck).
- *
- * Any caller the DACL lets write may also create a server instance of the
- * pipe in its own process; the loop that owns a pipe's listening instance
- * compares the system's instance count with this process's every WATCH_MS
- * and reports instances it did not make (opts.foreign_instance,
- * watch_win.c).
- *
- * Limits: at most opts.max_conns open connections (a client beyond that is
- * disconnected at once: UNAVAILABLE, and it retries); connections with no
- * call in flight and no traffic for opts.idle_ms get a GOAWAY and close.
- *
- * Completions at once: a ReadFile or WriteFile that completes at once is
- * handled on the spot: a response usually fits the pipe buffer, and a
- * client's next frames are often already there. At most SYNC_READS reads
- * in a row are handled so; then the finished read is left for the loop's
- * next look (lp->again), and other connections get their turn. The output
- * of a read that started a call (or carried a PING alone) is held up to
- * HOLD_MS for that call's answer, so that the PING ACK and the answer
- * leave in one write (on_read).
+ * Security: each connection is offered to opts.authorize once, on its
+ * first bytes, before they reach HTTP/2; before a call read from the pipe
+ * is accepted, the opener must still run (the loop's wait holds the
+ * openers ahead of their reads' events; cp_pc_precheck for the others).
  *
  * Lifetime: each pipe_op says whether the system has it (out). Closing a
- * pipe_conn closes its handle (which cancels its I/O) but frees the
- * memory holding the OVERLAPPEDs only when no operation is out, i.e. after
- * the loop took every completion, cancelled ones included. Events of
- * freed pipe_conns are kept for the next ones (lp->spare).
+ * pipe_conn closes its handle (which cancels its I/O) but frees the memory
+ * holding the OVERLAPPEDs only when no operation is out, i.e. after the
+ * loop took every completion, cancelled ones included. Events of freed
+ * pipe_conns are kept for the next ones (lp->spare).
+ *
+ * Stop: cp_transport_stop sets every loop's wake event; a worker answering
+ * while the transport stops sets it too, and so does a worker whose write
+ * did not complete at once (the loop's wait then takes its event).
  */
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
