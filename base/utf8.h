@@ -7,6 +7,7 @@
 #define CP_UTF8_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The length, at most max, of the longest prefix of s (len bytes) that does
  * not end inside a UTF-8 sequence: a cut moves back over continuation bytes
@@ -14,5 +15,10 @@
  * are not valid UTF-8 are counted as they are (the cut never makes them
  * worse). */
 size_t cp_utf8_cut(const char *s, size_t len, size_t max);
+
+/* The length of the valid UTF-8 sequence at s (at most n bytes) and its
+ * code point in *cp, or 0: no overlong forms, no surrogates, nothing above
+ * U+10FFFF (what MultiByteToWideChar with MB_ERR_INVALID_CHARS refuses). */
+size_t cp_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 
 #endif

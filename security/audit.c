@@ -9,6 +9,7 @@
 
 #include "dispatch/method.h"
 #include "base/log.h"
+#include "base/utf8.h"
 #include "security/redact.h"
 #include "base/logesc.h"
 
@@ -33,34 +34,13 @@ void cp_audit_free(cp_audit *a)
     free(a);
 }
 
-/* The length of the valid UTF-8 sequence at s (at most n bytes), or 0:
- * no overlong forms, no surrogates, nothing above U+10FFFF (what
- * MultiByteToWideChar with MB_ERR_INVALID_CHARS refuses). */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    if (s[0] < 0x80)
-        return 1;
-    size_t len = s[0] >= 0xC2 && s[0] <= 0xDF   ? 2
-                 : s[0] >= 0xE0 && s[0] <= 0xEF ? 3
-                 : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4
-                                                : 0;
-    if (len == 0 || len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    if ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] > 0x9F) ||
-        (s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] > 0x8F))
-        return 0;
-    return len;
-}
-
 size_t cp_audit_make_utf8(char *line)
 {
     unsigned char *s = (unsigned char *)line;
     size_t n = strlen(line), bad = 0;
     for (size_t i = 0; i < n;) {
-        size_t k = utf8_seq(s + i, n - i);
+        uint32_t cp;
+        size_t k = cp_utf8_decode(s + i, n - i, &cp);
         if (k == 0) {
             s[i++] = '?';
             bad++;
