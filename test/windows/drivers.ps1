@@ -1,6 +1,6 @@
 <#
 .SYNOPSIS
-  The driver-contract sequences of test/conformance/test_drivers.py (AWS EBS,
+  The driver-contract sequences of test/conformance/drivers/ (AWS EBS,
   Azure Disk, GCE PD; docs/reference/DRIVER-CONTRACTS.md section 1, section 3, section 4, facts of
   section 9) replayed through csi-proxy-cli.exe against the real csi-proxy.exe on a
   Windows node, with throw-away VHDX disks (diskpart, through common.ps1: no Hyper-V

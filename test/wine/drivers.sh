@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Wine run of the driver-contract suite: the AWS EBS, Azure Disk
-# and GCE PD node-plugin models of test/conformance/test_drivers.py, through
-# csi-proxy-cli.exe over the named pipes of csi-proxy-sim.exe (the Win32
-# file-system host and the storage simulator) in a private Wine prefix.
-# test_drivers.py starts the server itself (its fixture, with the drivers'
-# extra disks, lives there); this script prepares the prefix and sets
+# Wine run of the driver-contract suite: the node-plugin models of
+# test/conformance/drivers/ (AWS EBS, Azure Disk, GCE PD, the SMB drivers),
+# through csi-proxy-cli.exe over the named pipes of csi-proxy-sim.exe (the
+# Win32 file-system host and the storage simulator) in a private Wine prefix.
+# The package starts the server itself (its fixture, with the drivers'
+# extra disks, lives in its harness); this script prepares the prefix and sets
 # CSI_PROXY_WINE_PREFIX. What Wine cannot show is reported by pytest as a
 # skip naming the fact and the reason. Exit 0 only when pytest passed.
 set -u
@@ -30,7 +30,7 @@ mkdir -p "$WINEPREFIX/drive_c/csi"
 cp "$W/csi-proxy-sim.exe" "$W/csi-proxy-cli.exe" "$W/pipecheck.exe" "$WINEPREFIX/drive_c/csi/"
 
 CSI_PROXY_WINE_PREFIX=$WINEPREFIX /usr/bin/python3 -m pytest -q -p no:cacheprovider -rs \
-    test/conformance/test_drivers.py "$@"
+    test/conformance/drivers "$@"
 rc=$?
 if [ "$rc" != 0 ] && [ -f "$WINEPREFIX/drivers-server.log" ]; then
     echo "# server log (last 30 lines):"
