@@ -44,15 +44,16 @@ def pb(tmp_path_factory):
 
 
 class Server:
-    def __init__(self, base, fixture=STORAGE_FIXTURE):
+    def __init__(self, base, fixture=STORAGE_FIXTURE, working_dirs=(WORKDIR,)):
         self.sock = os.path.join(base, "s")
         self.root = os.path.join(base, "r")
         os.makedirs(self.sock)
         os.makedirs(os.path.join(self.root, "C", "var", "lib", "kubelet"))
-        os.makedirs(os.path.join(self.root, "C", "csi-work"))
+        for d in working_dirs:
+            os.makedirs(self.host(d))
         self.log = open(os.path.join(base, "server.log"), "w")
         self.proc = subprocess.Popen(
-            [SERVER, "-socket-dir", self.sock, "-root", self.root, "-working-dir", WORKDIR,
+            [SERVER, "-socket-dir", self.sock, "-root", self.root, "-working-dir", ",".join(working_dirs),
              "-sim-fixture", fixture],
             stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 10

@@ -5,7 +5,7 @@ import pytest
 
 from conftest import Caller
 
-from .harness import WINE_PREFIX, NativeServer, WineCaller, WineGaps, WineServer, fixture_text
+from .harness import WINE_PREFIX, WORKING_DIRS, NativeServer, WineCaller, WineGaps, WineServer, fixture_text
 
 
 @pytest.fixture
@@ -21,7 +21,7 @@ def srv(tmp_path_factory):
         base = tmp_path_factory.mktemp("drivers")
         fixture = base / "storage.yaml"
         fixture.write_text(fixture_text())
-        s = NativeServer(str(base / "srv"), fixture=str(fixture))
+        s = NativeServer(str(base / "srv"), fixture=str(fixture), working_dirs=WORKING_DIRS)
     yield s
     s.stop()
 

@@ -31,4 +31,10 @@ FACTS = {
     26: ["test_fact26_probes_during_a_long_stage"],
     27: ["test_fact02_27_ebs_leaked_connections_and_parallel_stages"],
     28: ["test_fact28_trident_filesystem_windows_go_62_unstage_one_backslash"],
+    29: ["test_fact28_trident_filesystem_windows_go_62_unstage_one_backslash"],
+    30: ["test_fact28_trident_filesystem_windows_go_62_unstage_one_backslash"],
+    32: ["test_ecs_lifecycle", "test_ecs_restage_after_unstage", "test_fact02_27_ebs_leaked_connections_and_parallel_stages"],
+    38: ["test_ecs_lifecycle", "test_ecs_restage_after_unstage"],
+    39: ["test_ecs_lifecycle", "test_ecs_restage_after_unstage"],
+    40: ["test_fact26_probes_during_a_long_stage"],
 }

@@ -19,7 +19,8 @@ OK = grpc.StatusCode.OK
 GIB = 1 << 30
 MIB = 1 << 20
 
-# The fixture: test/fixtures/storage.yaml plus two GCE disks, and volumes
+# The fixture: test/fixtures/storage.yaml plus two GCE disks and two ECS
+# task disks, and volumes
 # that arrive 300 ms after their disk comes online, as on Windows (the
 # volume manager announces them asynchronously).
 ARRIVAL_MS = 300
@@ -34,7 +35,18 @@ EXTRA_DISKS = """
      serial: "0000_0000_0000_0012_0000_0000_0000_0001.",
      page83: [{code_set: binary, type: naa, hex: "5000c500aaaa0018"}],
      location: "PCI Slot 18 : Adapter 18 : Port 0 : Target 0 : LUN 0"}
+  # EBS volumes attached to ECS tasks (the ECS agent's EBS daemon).
+  - {number: 21, size: 10GiB, grow_to: 12GiB, vendor: "NVMe    ", product: "Amazon Elastic B",
+     serial: "vol0ec5a1b2c3d4e50021_00000001."}
+  - {number: 22, size: 10GiB, grow_to: 12GiB, vendor: "NVMe    ", product: "Amazon Elastic B",
+     serial: "vol0ec5a1b2c3d4e50022_00000001."}
 """
+
+# The ECS agent stages task volumes under its own directory, outside the
+# kubelet root (DRIVER-CONTRACTS fact 38): the server has it as a working
+# directory besides C:\csi-work.
+ECS_ROOT = "C:\\ProgramData\\Amazon\\ECS\\ebs"
+WORKING_DIRS = ("C:\\csi-work", ECS_ROOT)
 
 EBS_REGEX = re.compile(r"(Get-Item -Path \S+).Target, output: , error: <nil>|because it does not exist")
 VOLUME_ID = re.compile(r"^\\\\\?\\Volume\{[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\}\\$")
@@ -68,13 +80,14 @@ class WineServer:
     def __init__(self, prefix, fixture):
         self.prefix = prefix
         self.drive_c = os.path.join(prefix, "drive_c")
-        for d in ("var/lib/kubelet", "csi-work"):
-            os.makedirs(os.path.join(self.drive_c, d), exist_ok=True)
+        os.makedirs(os.path.join(self.drive_c, "var", "lib", "kubelet"), exist_ok=True)
+        for d in WORKING_DIRS:
+            os.makedirs(self.host(d), exist_ok=True)
         with open(os.path.join(self.drive_c, "csi", "drivers.yaml"), "w") as f:
             f.write(fixture)
         self.log = open(os.path.join(prefix, "drivers-server.log"), "w")
         self.proc = subprocess.Popen(
-            ["wine", "C:\\csi\\csi-proxy-sim.exe", "-working-dir", "C:\\csi-work"],
+            ["wine", "C:\\csi\\csi-proxy-sim.exe", "-working-dir", ",".join(WORKING_DIRS)],
             env=dict(os.environ, CSI_PROXY_SIM_FIXTURE="C:\\csi\\drivers.yaml"),
             stdout=self.log, stderr=subprocess.STDOUT)
         self.holders = []

@@ -7,8 +7,9 @@ import pytest
 
 from .azuredisk import AzureDisk
 from .ebs import EBS
+from .ecs import ECS
 from .gce import GCE
-from .harness import GIB, NO_MOUNT_FOLDERS, NO_SYMLINKS, VOLUME_ID, staged_volume
+from .harness import GIB, NO_MOUNT_FOLDERS, NO_SYMLINKS, VOLUME_ID, DriverError, staged_volume
 
 
 def test_ebs_lifecycle(call, srv, gaps):
@@ -165,3 +166,46 @@ def test_gce_kubelet_retries(call, srv, gaps):
     assert d.unstage(stg) == "unstaged"
     assert d.unstage(stg) == "not staged"
     gaps.report()
+
+
+def test_ecs_lifecycle(call, srv):
+    """The ECS agent's EBS daemon: a staging path under the agent's own
+    directory (fact 38), a new disk client per ListDiskIDs (facts 2, 32),
+    the fresh directory probed with the EBS regex (facts 4, 32), NeedResize
+    without Rescan (fact 39), a repeated NodeStage, stats by PathExists
+    only, unstage and its retry (fact 5)."""
+    d = ECS(call, srv)
+    stg = d.staging("ecs-task-1-data")
+    assert d.stage("vol-0ec5a1b2c3d4e50021", stg) == "staged"
+    vol = staged_volume(d, stg)
+    assert VOLUME_ID.match(vol), vol
+    assert d.rpc("volume", "GetDiskNumberFromVolumeID", volume_id=vol).disk_number == 21
+    assert d.stage("vol-0ec5a1b2c3d4e50021", stg) == "already staged"
+    assert len(d.leaked) == 2  # one idle disk-v1 connection per ListDiskIDs
+    assert d.stats(stg) == "local statfs"
+    assert d.unstage(stg) == "unstaged"
+    assert not d.rpc("disk", "GetDiskState", disk_number=21).is_online
+    assert d.unstage(stg) == "not staged"
+    with pytest.raises(DriverError, match="NodeGetVolumeStats: NotFound"):
+        d.stats(stg)
+    for c in d.leaked:
+        c.close()
+
+
+def test_ecs_restage_after_unstage(call, srv):
+    """The task's next run stages the disk its last run left offline:
+    PartitionDisk before SetDiskState(online) (fact 12), VolumeIds[0] right
+    after (fact 14), the same volume (fact 15); an unknown volume id is
+    the daemon's Internal, not EBS's NotFound (fact 39)."""
+    d = ECS(call, srv)
+    stg = d.staging("ecs-task-2-data")
+    assert d.stage("vol-0ec5a1b2c3d4e50022", stg) == "staged"
+    vol = staged_volume(d, stg)
+    assert d.unstage(stg) == "unstaged"
+    assert d.stage("vol-0ec5a1b2c3d4e50022", stg) == "staged"
+    assert staged_volume(d, stg) == vol
+    assert d.unstage(stg) == "unstaged"
+    with pytest.raises(DriverError, match="NodeStageVolume: Internal"):
+        d.stage("vol-0ec5ffffffffffff99", d.staging("ecs-task-3-data"))
+    for c in d.leaked:
+        c.close()

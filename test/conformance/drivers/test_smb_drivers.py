@@ -53,3 +53,4 @@ def test_fact28_trident_filesystem_windows_go_62_unstage_one_backslash(call, srv
         d.rpc("smb", "RemoveSmbGlobalMapping", remote_path=root)
         d.unstage(server, smb_path, stg)  # kubelet retries: still success
     gaps.report()
+

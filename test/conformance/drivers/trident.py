@@ -1,7 +1,9 @@
-"""NetApp Trident's Windows SMB node code (DRIVER-CONTRACTS facts 28-31)."""
+"""NetApp Trident's Windows SMB node code (DRIVER-CONTRACTS §11, facts
+28-31, 36, 37)."""
 import ntpath
+import os
 
-from .harness import Driver
+from .harness import Driver, DriverError, ProxyError
 
 
 class Trident(Driver):
@@ -16,9 +18,21 @@ class Trident(Driver):
     RemoveSmbGlobalMapping of "\\\\" + SMBServer + SMBPath
     (utils/filesystem/filesystem_windows.go:62 GetUnmountPath): ONE leading
     backslash. ONTAP NAS volumes have SMBPath "/" + the internal name
-    (storage_drivers/ontap/ontap_nas.go:1634)."""
+    (storage_drivers/ontap/ontap_nas.go:1634).
+    Publish (core/node/mount.go:143-172, mount_windows.go:67-95, 168-195):
+    PathExists then IsSymlink of the pod path, a local MkdirAll when it is
+    missing, then Rmdir(Force) of it and CreateSymlink(staging -> pod).
+    Stats (utils/filesystem/filesystem_windows.go:22-38,
+    utils/csiutils/csiutils_windows.go:42-66, 431-450): a new filesystem,
+    smb and volume client per call (three leaked probe connections, fact
+    2), GetVolumeIDFromTargetPath of the normalised pod path, then
+    GetVolumeStats; an error is only logged and the stats read 0 bytes."""
     NAME = "Trident"
     PLUGIN = "csi.trident.netapp.io"
+
+    def __init__(self, call, srv):
+        super().__init__(call, srv)
+        self.leaked, self.errors = [], []
 
     def stage(self, server, smb_path, stg, link=True, user="CORP\\svc-trident", password="Tr1dent-Pa55"):
         export = f"\\\\{server}{smb_path}".replace("/", "\\")
@@ -37,3 +51,36 @@ class Trident(Driver):
         self.rpc("filesystem", "Rmdir", path=self.normalize(stg), force=True)
         self.rpc("smb", "RemoveSmbGlobalMapping", remote_path=mapping)
         return mapping
+
+    def publish(self, stg, pub):
+        npub = self.normalize(pub)
+        if not self.rpc("filesystem", "PathExists", path=npub).exists:
+            os.makedirs(self.host(pub), exist_ok=True)  # local os.MkdirAll
+        elif self.rpc("filesystem", "IsSymlink", path=npub).is_symlink:
+            return "already published"
+        self.rpc("filesystem", "Rmdir", path=npub, force=True)
+        self.rpc("filesystem", "CreateSymlink", source_path=self.normalize(stg), target_path=npub)
+        return "published"
+
+    def stats(self, pub):
+        """(available, capacity, used) as NodeGetVolumeStats reports them."""
+        if not os.path.lexists(self.host(pub)):  # local PathExistsWithTimeout
+            raise DriverError(self.NAME, "NodeGetVolumeStats", "NotFound", f"could not find volume mount at path: {pub}")
+        for group in ("filesystem", "smb", "volume"):  # NewCSIProxyUtils
+            self.leaked.append(self.srv.leak_connection(group, "v1"))
+        try:
+            vol = self.rpc("volume", "GetVolumeIDFromTargetPath", target_path=self.normalize(pub)).volume_id
+            s = self.rpc("volume", "GetVolumeStats", volume_id=vol)
+            total, used = s.total_bytes, s.used_bytes
+        except ProxyError as e:
+            self.errors.append(str(e))  # only logged
+            total, used = 0, 0
+        return total - used, total, used
+
+    def unpublish(self, pub):
+        self.rpc("filesystem", "Rmdir", path=self.normalize(pub), force=True)
+
+    def close(self):
+        for c in self.leaked:
+            c.close()
+        self.leaked = []
