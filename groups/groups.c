@@ -270,6 +270,9 @@ cp_groups *cp_groups_new(const cp_groups_config *cfg, cp_error *e)
     if (bind_system(g, cfg, e) != CP_OK || bind_smb(g, cfg, e) != CP_OK ||
         bind_iscsi(g, cfg, e) != CP_OK)
         goto fail;
+    g->storage_ctx.smb = &g->smb_ctx.host;
+    g->storage_ctx.smb_volume_stats = !cfg->smb_volume_stats_off;
+    g->fs_ctx.smb = &g->smb_ctx.host;
 
     for (size_t i = 0; i < cp_catalog_len; i++)
         if (bind_entry(g, i, e) != CP_OK)

@@ -42,6 +42,9 @@ typedef struct cp_groups_config {
     /* -require-privacy=false: mappings without SMB encryption (the zero
      * value keeps upstream's default, RequirePrivacy true). */
     bool smb_privacy_off;
+    /* groups.smb.volumeStats: false: GetVolumeIDFromTargetPath and
+     * GetVolumeStats do not answer for SMB shares (groups/volume/smbvol.h). */
+    bool smb_volume_stats_off;
     /* groups.smb.allowedServers: when smb_servers_restricted, the only
      * servers NewSmbGlobalMapping may map (copied). */
     bool smb_servers_restricted;

@@ -109,6 +109,13 @@ typedef struct cp_fs_ops {
      * The POSIX host has no volumes and ignores anchors. */
     int (*resolve)(void *ctx, const char *path, const char *const *anchors, size_t n_anchors,
                    char *out, size_t outlen, cp_error *e);
+    /* What the symbolic link at path stores, not followed, in Windows
+     * syntax: "X:\..." or a share's "\\server\share\..." (as the smb
+     * group's links store it). Nothing is opened through the link, so the
+     * answer does not depend on the target being reachable. A path that is
+     * no symbolic link (a directory, a mount point, a file) is
+     * FAILED_PRECONDITION; a missing one NOT_FOUND. */
+    int (*read_link)(void *ctx, const char *path, char *out, size_t outlen, cp_error *e);
 } cp_fs_ops;
 
 typedef struct cp_fs_host {

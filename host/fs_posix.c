@@ -587,6 +587,43 @@ static int fs_resolve(void *ctx, const char *path, const char *const *anchors, s
     return unmap_path(fs, joined, out, outlen, e);
 }
 
+/* The link's text in Windows syntax: a share's path as fs_symlink kept
+ * it, a host path (under the given or the real root) mapped back. */
+static int fs_read_link(void *ctx, const char *path, char *out, size_t outlen, cp_error *e)
+{
+    const posix_fs *fs = ctx;
+    char host[PATH_MAX], text[PATH_MAX], real[PATH_MAX];
+    int rc = map_path(fs, path, host, sizeof(host), e);
+    if (rc != CP_OK)
+        return rc;
+    ssize_t n = readlink(host, text, sizeof(text) - 1);
+    if (n < 0) {
+        int err = errno;
+        if (err == EINVAL)
+            return cp_error_set(e, CP_E_FAILED_PRECONDITION, "read link %s: not a symbolic link",
+                                path);
+        return os_error(e, err, "readlink", path);
+    }
+    text[n] = '\0';
+    if (strncmp(text, "\\\\", 2) == 0) {
+        if ((size_t)n >= outlen)
+            return cp_error_set(e, CP_E_INVALID_ARGUMENT, "read link %s: target too long", path);
+        memcpy(out, text, (size_t)n + 1);
+        return CP_OK;
+    }
+    if (text[0] != '/')
+        return cp_error_set(e, CP_E_FAILED_PRECONDITION, "read link %s: a relative link (%s)", path,
+                            text);
+    size_t rl = strlen(fs->root);
+    if (strncmp(text, fs->root, rl) == 0 && text[rl] == '/') {
+        int k = snprintf(real, sizeof(real), "%s%s", fs->root_real, text + rl);
+        if (k < 0 || (size_t)k >= sizeof(real))
+            return cp_error_set(e, CP_E_INVALID_ARGUMENT, "read link %s: target too long", path);
+        return unmap_path(fs, real, out, outlen, e);
+    }
+    return unmap_path(fs, text, out, outlen, e);
+}
+
 static const cp_fs_ops posix_ops = {
     .exists = fs_exists,
     .mkdir_all = fs_mkdir_all,
@@ -595,6 +632,7 @@ static const cp_fs_ops posix_ops = {
     .symlink = fs_symlink,
     .is_link = fs_is_link,
     .resolve = fs_resolve,
+    .read_link = fs_read_link,
 };
 
 int cp_fs_host_posix_new(const char *root, cp_fs_host *out, cp_error *e)

@@ -472,6 +472,7 @@ static const cp_fs_ops win32_ops = {
     .symlink = fsw_symlink,
     .is_link = fs_is_link,
     .resolve = fs_resolve,
+    .read_link = fsw_read_link,
 };
 
 cp_fs_host cp_fs_host_win32(void)

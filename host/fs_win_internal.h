@@ -1,7 +1,8 @@
 /* fs_win_internal.h - what the Windows filesystem host's files share:
  * fs_win.c (exists, is_link, resolve, the ops table), fs_write_win.c
  * (mkdir, links, the judged open and relative opens every write starts
- * from) and fs_remove_win.c (removal by handle). Windows build only. */
+ * from), fs_remove_win.c (removal by handle) and fs_link_win.c (reading a
+ * link). Windows build only. */
 #ifndef CP_FS_WIN32_INTERNAL_H
 #define CP_FS_WIN32_INTERNAL_H
 
@@ -65,5 +66,7 @@ int fsw_remove(void *ctx, const char *path, bool recursive, const cp_fs_guard *g
 int fsw_remove_contents(void *ctx, const char *path, const cp_fs_guard *g, cp_error *e);
 int fsw_symlink(void *ctx, const char *link_path, const char *target, cp_fs_link_kind kind,
                 const cp_fs_guard *g, cp_error *e);
+/* fs_link_win.c */
+int fsw_read_link(void *ctx, const char *path, char *out, size_t outlen, cp_error *e);
 
 #endif

@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/status.h"
 
@@ -52,6 +53,12 @@ typedef struct cp_smb_ops {
      * and IPv6: at most max into out, the count in *n. */
     int (*local_addresses)(void *ctx, cp_smb_addr *out, size_t max, size_t *n, cp_error *e);
     void (*destroy)(void *ctx);
+    /* The size of the share root and its free bytes, as GetDiskFreeSpaceExW
+     * reports them for "\\server\share\" (TotalNumberOfBytes,
+     * TotalNumberOfFreeBytes): what the volume group's GetVolumeStats
+     * answers for a mapped share. A share that does not answer is
+     * CP_E_UNAVAILABLE. NULL in a host that cannot tell. */
+    int (*space)(void *ctx, const char *root, uint64_t *total, uint64_t *free_bytes, cp_error *e);
 } cp_smb_ops;
 
 typedef struct cp_smb_host {

@@ -534,6 +534,41 @@ static int w_local_addresses(void *ctx, cp_smb_addr *out, size_t max, size_t *n,
     return cp_win_local_addresses(out, max, n, e);
 }
 
+/* GetDiskFreeSpaceExW on the share root with its trailing backslash
+ * ("GetDiskFreeSpaceExW function (fileapi.h)", Microsoft Learn: a UNC
+ * directory name must end in a backslash): TotalNumberOfBytes and
+ * TotalNumberOfFreeBytes, as kubelet's own Windows statter reads them. */
+static int w_space(void *ctx, const char *root, uint64_t *total, uint64_t *free_bytes, cp_error *e)
+{
+    (void)ctx;
+    size_t n = strlen(root);
+    char *dir = malloc(n + 2);
+    if (dir == NULL)
+        return cp_error_set(e, CP_E_NOMEM, "free space of %s: out of memory", root);
+    memcpy(dir, root, n);
+    dir[n] = '\\';
+    dir[n + 1] = '\0';
+    wchar_t *w = cp_win_utf8_to_wide(dir);
+    free(dir);
+    if (w == NULL)
+        return cp_error_set(e, CP_E_NOMEM, "free space of %s: out of memory", root);
+    ULARGE_INTEGER avail, size, free_all;
+    BOOL ok = GetDiskFreeSpaceExW(w, &avail, &size, &free_all);
+    DWORD err = GetLastError();
+    free(w);
+    if (!ok) {
+        cp_win_error(e, err, "GetDiskFreeSpaceExW", root);
+        /* the share no longer answers: the caller may retry later */
+        if (err == ERROR_BAD_NETPATH || err == ERROR_NETNAME_DELETED ||
+            err == ERROR_UNEXP_NET_ERR || err == ERROR_SEM_TIMEOUT)
+            e->status = CP_E_UNAVAILABLE;
+        return e->status;
+    }
+    *total = size.QuadPart;
+    *free_bytes = free_all.QuadPart;
+    return CP_OK;
+}
+
 static void w_destroy(void *ctx)
 {
     smbw *s = ctx;
@@ -549,6 +584,7 @@ static const cp_smb_ops win_ops = {
     .unmap = w_unmap,
     .computer_name = w_computer_name,
     .local_addresses = w_local_addresses,
+    .space = w_space,
     .destroy = w_destroy,
 };
 

@@ -203,6 +203,7 @@ int cp_app_start(void *ctx, cp_error *e)
         .allowed_services = (const char *const *)c->allowed_services,
         .n_allowed_services = c->n_allowed_services,
         .smb_privacy_off = !f->require_privacy,
+        .smb_volume_stats_off = c->smb_volume_stats_off,
         .smb_servers_restricted = c->allowed_smb_servers_given,
         .allowed_smb_servers = (const char *const *)c->allowed_smb_servers,
         .n_allowed_smb_servers = c->n_allowed_smb_servers,

@@ -173,6 +173,14 @@ static int group_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yam
                                 where, gc->c->allowed_smb_servers[i]);
         return rc;
     }
+    if (strcmp(key, "volumeStats") == 0) {
+        if (strcmp(g->name, "smb") != 0)
+            return cp_yw_errf(w, k, "%s: only the smb group has SMB volume stats", where);
+        int b = 1;
+        int rc = cp_yw_bool(w, v, where, &b);
+        gc->c->smb_volume_stats_off = b == 0;
+        return rc;
+    }
     if (strcmp(key, "allowedPortals") == 0) {
         if (strcmp(g->name, "iscsi") != 0)
             return cp_yw_errf(w, k, "%s: only the iscsi group has target portals", where);
@@ -189,8 +197,9 @@ static int group_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yam
     }
     return cp_yw_unknown_key(
         w, k, where, key,
-        strcmp(g->name, "system") == 0  ? "versions, allowedCallers, pipeSecurity, allowedServices"
-        : strcmp(g->name, "smb") == 0   ? "versions, allowedCallers, pipeSecurity, allowedServers"
+        strcmp(g->name, "system") == 0 ? "versions, allowedCallers, pipeSecurity, allowedServices"
+        : strcmp(g->name, "smb") == 0
+            ? "versions, allowedCallers, pipeSecurity, allowedServers, volumeStats"
         : strcmp(g->name, "iscsi") == 0 ? "versions, allowedCallers, pipeSecurity, allowedPortals"
                                         : "versions, allowedCallers, pipeSecurity");
 }

@@ -102,6 +102,7 @@ typedef struct cp_config {
     char **allowed_smb_servers;  /* smb group: servers it may map ("name" or "*.suffix") */
     size_t n_allowed_smb_servers;
     bool allowed_smb_servers_given; /* the key was there (even as []): enforce the list */
+    bool smb_volume_stats_off;      /* groups.smb.volumeStats: false (groups/volume/smbvol.h) */
     char **allowed_iscsi_portals; /* iscsi group: portals it may use ("addr", "name", "*.suffix") */
     size_t n_allowed_iscsi_portals;
     bool allowed_iscsi_portals_given; /* the key was there (even as []): enforce the list */

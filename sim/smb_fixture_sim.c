@@ -14,6 +14,9 @@
 #include "sim/smb_sim_internal.h"
 
 #define WHO "smb simulator"
+/* A share's size and free bytes when the fixture names none. */
+#define DEFAULT_TOTAL (100ull << 30)
+#define DEFAULT_FREE (60ull << 30)
 
 static int nomem(cp_yw *w)
 {
@@ -65,11 +68,36 @@ static int load_cred(cp_yw *w, const yaml_node_t *n, const char *where, smb_cred
     return rc;
 }
 
+/* total and free: the size and free bytes of each of the server's shares
+ * (GetDiskFreeSpaceExW on the share root). */
+static int load_space(cp_yw *w, const yaml_node_t *n, const char *where, smb_server *s)
+{
+    const yaml_node_t *t = cp_simfx_get(w, n, "total"), *f = cp_simfx_get(w, n, "free");
+    char key[160];
+    int rc = CP_OK;
+    if (t != NULL) {
+        cp_simfx_path(key, sizeof(key), "%s.total", where);
+        rc = cp_simfx_size(w, t, key, &s->total);
+        if (rc == CP_OK && f == NULL)
+            s->free_bytes = s->total / 2;
+    }
+    if (rc == CP_OK && f != NULL) {
+        cp_simfx_path(key, sizeof(key), "%s.free", where);
+        rc = cp_simfx_size(w, f, key, &s->free_bytes);
+        if (rc == CP_OK && s->free_bytes > s->total)
+            return cp_yw_errf(w, f, "%s: more than the share's total (%llu bytes)", key,
+                              (unsigned long long)s->total);
+    }
+    return rc;
+}
+
 static int load_server(cp_yw *w, const yaml_node_t *n, const char *where, smb_server *s)
 {
-    static const char *const keys[] = {"name",   "reachable",   "drops_after_mapping",
-                                       "shares", "credentials", NULL};
+    static const char *const keys[] = {
+        "name", "reachable", "drops_after_mapping", "shares", "credentials", "total", "free", NULL};
     s->reachable = true;
+    s->total = DEFAULT_TOTAL;
+    s->free_bytes = DEFAULT_FREE;
     const yaml_node_t *shares = NULL, *creds = NULL;
     size_t ns = 0, nc = 0;
     int rc = cp_simfx_keys(w, n, where, keys);
@@ -85,6 +113,8 @@ static int load_server(cp_yw *w, const yaml_node_t *n, const char *where, smb_se
         rc = cp_simfx_opt_bool(w, n, where, "reachable", &s->reachable);
     if (rc == CP_OK)
         rc = cp_simfx_opt_bool(w, n, where, "drops_after_mapping", &s->drops);
+    if (rc == CP_OK)
+        rc = load_space(w, n, where, s);
     if (rc == CP_OK)
         rc = cp_simfx_list(w, n, where, "shares", &shares, &ns);
     if (rc == CP_OK)

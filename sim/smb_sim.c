@@ -15,7 +15,9 @@
  *                      incorrect"
  *
  * A server with drops_after_mapping: true answers the mapping, then no
- * longer: state() says UNREACHABLE. The fixture's mappings exist at
+ * longer: state() says UNREACHABLE. space() answers the server's total and
+ * free sizes for any of its shares (defaults 100 GiB and 60 GiB), and
+ * UNAVAILABLE for a server that does not answer. The fixture's mappings exist at
  * start. Passwords are compared, never kept from a call or echoed. This
  * machine is the fixture's computer_name / dns_name, at the fixed addresses
  * 192.0.2.10, 2001:db8::10 and fe80::10. */
@@ -159,6 +161,24 @@ static int sim_local_addresses(void *ctx, cp_smb_addr *out, size_t max, size_t *
     return CP_OK;
 }
 
+static int sim_space(void *ctx, const char *root, uint64_t *total, uint64_t *free_bytes,
+                     cp_error *e)
+{
+    sim *s = ctx;
+    int rc = CP_OK;
+    cp_mutex_lock(s->mu);
+    const smb_server *srv = cp_smb_model_server(&s->m, root);
+    if (srv == NULL || !srv->reachable || srv->drops) {
+        rc = cp_error_set(e, CP_E_UNAVAILABLE, "free space of %s: the network path was not found",
+                          root);
+    } else {
+        *total = srv->total;
+        *free_bytes = srv->free_bytes;
+    }
+    cp_mutex_unlock(s->mu);
+    return rc;
+}
+
 static void sim_destroy(void *ctx)
 {
     sim *s = ctx;
@@ -175,6 +195,7 @@ static const cp_smb_ops sim_ops = {
     .unmap = sim_unmap,
     .computer_name = sim_computer_name,
     .local_addresses = sim_local_addresses,
+    .space = sim_space,
     .destroy = sim_destroy,
 };
 

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "host/smb_host.h"
 
@@ -22,6 +23,7 @@ typedef struct smb_server {
     size_t n_shares;
     smb_cred *creds; /* none listed: any credentials */
     size_t n_creds;
+    uint64_t total, free_bytes; /* each share's size and free bytes */
 } smb_server;
 
 typedef struct smb_mapping_def {

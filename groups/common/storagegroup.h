@@ -9,6 +9,7 @@
 
 #include "dispatch/method.h"
 #include "host/fs.h"
+#include "host/smb_host.h"
 #include "host/storage.h"
 #include "groups/common/disklocks.h"
 #include "groups/common/pathrules.h"
@@ -20,6 +21,8 @@ typedef struct cp_storage_group_ctx {
     cp_disklocks *locks; /* per-disk serialization */
     cp_fs_host fs;       /* resolves links of mount paths */
     const cp_pathrules *rules;
+    const cp_smb_host *smb; /* the smb group's host: SMB shares in the volume group */
+    bool smb_volume_stats;  /* groups.smb.volumeStats (groups/volume/smbvol.h) */
 } cp_storage_group_ctx;
 
 static inline const cp_storage_group_ctx *cp_sg_ctx(cp_call *call)

@@ -37,6 +37,7 @@
 #include "groups/filesystem/filesystem.h"
 
 #include "groups/common/hostpath.h"
+#include "groups/common/smblink.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -177,6 +178,32 @@ int cp_fs_handle_rmdir_contents(cp_call *call, const void *req, void *resp)
     return CP_OK;
 }
 
+/* CreateSymlink's source must lead to a place inside the roots, with one
+ * exception: a confined link whose links end at an active SMB global
+ * mapping (smblink.h), the staging link NewSmbGlobalMapping made, which
+ * csi-driver-smb and NetApp Trident link the pod path to (DRIVER-CONTRACTS
+ * facts 24, 37; upstream checks the text only). The new link then stores
+ * the source's own confined path and reaches the share only through it. */
+static int confine_source(cp_call *call, const char *path, const char **out)
+{
+    const cp_fs_group_ctx *ctx = group_ctx(call);
+    cp_error e, e2;
+    if (cp_hostpath_confine(call, ctx->rules, &ctx->fs, path, false, CP_PATH_READ, out, &e) ==
+        CP_OK)
+        return CP_OK;
+    const char *entry;
+    cp_smblink *l = cp_call_alloc(call, sizeof(*l));
+    if (l == NULL)
+        return no_memory(call);
+    if (cp_hostpath_confine(call, ctx->rules, &ctx->fs, path, true, CP_PATH_READ, &entry, &e2) ==
+            CP_OK &&
+        cp_smblink_find(call, ctx->rules, &ctx->fs, ctx->smb, entry, l, &e2) == CP_OK) {
+        *out = entry;
+        return CP_OK;
+    }
+    return fail(call, &e);
+}
+
 int cp_fs_handle_create_symlink(cp_call *call, const void *req, void *resp)
 {
     (void)resp;
@@ -190,7 +217,7 @@ int cp_fs_handle_create_symlink(cp_call *call, const void *req, void *resp)
     if (rc == CP_OK)
         rc = confine(call, r->target_path, RESOLVE_ENTRY, CP_PATH_REPLACE, &link);
     if (rc == CP_OK)
-        rc = confine(call, r->source_path, RESOLVE_ALL, CP_PATH_READ, &source);
+        rc = confine_source(call, r->source_path, &source);
     if (rc != CP_OK)
         return rc;
     const cp_fs_guard *g = guard(call, r->target_path, CP_PATH_REPLACE);

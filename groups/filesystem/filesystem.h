@@ -29,6 +29,7 @@
 
 #include "dispatch/method.h"
 #include "host/fs.h"
+#include "host/smb_host.h"
 #include "groups/common/pathrules.h"
 
 /* The context a filesystem service is bound with (cp_service.ctx). Both
@@ -36,6 +37,7 @@
 typedef struct cp_fs_group_ctx {
     cp_fs_host fs;
     const cp_pathrules *rules;
+    const cp_smb_host *smb; /* SMB mappings a link's source may lead to (smblink.h); may be NULL */
 } cp_fs_group_ctx;
 
 /* Internal request: the union of every version's request fields. Strings

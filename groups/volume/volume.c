@@ -18,6 +18,8 @@
 #include "host/storage_ids.h"
 #include "groups/common/hostpath.h"
 #include "groups/common/pbreflect.h"
+#include "groups/common/smblink.h"
+#include "groups/volume/smbvol.h"
 
 #define GROW_MIN (100 * 1024 * 1024) /* upstream skips growth below 100 MiB */
 #define CLOSEST_STEPS 256            /* upstream's bound on the walk */
@@ -79,12 +81,20 @@ static void unlock_disk(cp_call *call, uint32_t disk)
 }
 
 /* Upstream's "volume id empty" check, then the form of the ID. norm gets
- * the lower-case ID the hosts use. */
+ * the lower-case ID the hosts use. An SMB share's ID (smbvol.h) names no
+ * disk volume: refused by name, with the code any other ID gets. */
 static int check_id(cp_call *call, const char *id, const char *empty_text,
                     char norm[CP_VOLUME_ID_LEN + 1])
 {
     if (id[0] == '\0')
         return vfail(call, CP_E_INVALID_ARGUMENT, "%s", empty_text);
+    char root[CP_SMBLINK_ROOT_MAX];
+    if (cp_smbvol_parse(id, root, sizeof(root)))
+        return vfail(call, CP_E_INVALID_ARGUMENT,
+                     "volume ID %s names the SMB share %s, not a disk volume%s", id, root,
+                     cp_sg_ctx(call)->smb_volume_stats
+                         ? ": only GetVolumeStats takes it"
+                         : " (SMB volume stats are off: groups.smb.volumeStats)");
     cp_error e;
     if (cp_volume_id_parse(id, norm, NULL, &e) != CP_OK)
         return efail(call, &e);
@@ -440,8 +450,18 @@ int cp_volume_handle_stats(cp_call *call, const void *req, void *resp)
 {
     const cp_volume_request *q = req;
     cp_volume_response *r = resp;
+    const cp_storage_group_ctx *ctx = cp_sg_ctx(call);
     char id[CP_VOLUME_ID_LEN + 1];
+    char root[CP_SMBLINK_ROOT_MAX];
     cp_volume_info v;
+    if (ctx->smb_volume_stats && ctx->smb != NULL &&
+        cp_smbvol_parse(q->volume_id, root, sizeof(root))) {
+        cp_error e;
+        if (cp_smbvol_stats(ctx->smb, q->volume_id, root, &r->total_bytes, &r->used_bytes, &e) !=
+            CP_OK)
+            return efail(call, &e);
+        return CP_OK;
+    }
     int rc = check_id(call, q->volume_id, "volume id empty", id);
     if (rc == CP_OK)
         rc = get_volume(call, id, &v);
@@ -478,6 +498,32 @@ int cp_volume_handle_disk_number(cp_call *call, const void *req, void *resp)
 #define V121_NO_TARGET "cmd: (Get-Item -Path $Env:mountpath).Target, output: , error: <nil>"
 #define LINK_STEPS 8 /* directory links followed at most, each confined */
 
+/* The SMB share dir leads to (smbvol.h), when the feature is on: CP_OK
+ * with its ID in resp, CP_SMBLINK_NONE (nothing recorded) when dir leads
+ * to no share, else the failure, recorded. */
+static int share_id(cp_call *call, const char *dir, cp_volume_response *resp)
+{
+    const cp_storage_group_ctx *ctx = cp_sg_ctx(call);
+    if (!ctx->smb_volume_stats)
+        return CP_SMBLINK_NONE;
+    cp_smblink *l = cp_call_alloc(call, sizeof(*l));
+    char *id = cp_call_alloc(call, CP_SMBLINK_ROOT_MAX + 16);
+    if (l == NULL || id == NULL)
+        return vfail(call, CP_E_NOMEM, "out of memory");
+    cp_error e;
+    int rc = cp_smblink_find(call, ctx->rules, &ctx->fs, ctx->smb, dir, l, &e);
+    if (rc == CP_SMBLINK_NONE)
+        return rc;
+    if (rc != CP_OK)
+        return rc == CP_E_FAILED_PRECONDITION ? vfail(call, rc, "%s (" V121_NO_TARGET ")", e.msg)
+                                              : efail(call, &e);
+    if (!cp_smbvol_id(l->root, id, CP_SMBLINK_ROOT_MAX + 16))
+        return vfail(call, CP_E_INVALID_ARGUMENT, "%s leads to the share %s: name too long", dir,
+                     l->root);
+    resp->volume_id = id;
+    return CP_OK;
+}
+
 static int no_such_dir(cp_call *call, const char *dir)
 {
     return vfail(call, CP_E_NOT_FOUND,
@@ -513,7 +559,11 @@ int cp_volume_handle_id_from_target(cp_call *call, const void *req, void *resp)
     char *id = cp_call_alloc(call, CP_VOLUME_ID_MAX);
     if (id == NULL)
         return vfail(call, CP_E_NOMEM, "out of memory");
+    /* A link chain that ends at an SMB share is answered only where the
+     * walk below would fail (share_id), so every disk volume resolves as
+     * before. */
     const char *cur = dir;
+    int share;
     for (int step = 0;; step++) {
         int rc = h->ops->volume_at(h->ctx, cur, id, CP_VOLUME_ID_MAX, &e);
         if (rc == CP_OK) {
@@ -521,7 +571,8 @@ int cp_volume_handle_id_from_target(cp_call *call, const void *req, void *resp)
             return CP_OK;
         }
         if (rc == CP_E_NOT_FOUND) /* gone meanwhile, or a link to nowhere */
-            return no_such_dir(call, cur);
+            return (share = share_id(call, dir, resp)) != CP_SMBLINK_NONE ? share
+                                                                          : no_such_dir(call, cur);
         if (rc != CP_E_FAILED_PRECONDITION)
             return efail(call, &e);
         bool link = false;
@@ -531,9 +582,12 @@ int cp_volume_handle_id_from_target(cp_call *call, const void *req, void *resp)
             break;
         const char *next;
         if (cp_hostpath_follow(call, ctx->rules, &ctx->fs, cur, &next, &e2) != CP_OK)
-            return efail(call, &e2);
+            return (share = share_id(call, dir, resp)) != CP_SMBLINK_NONE ? share
+                                                                          : efail(call, &e2);
         cur = next;
     }
+    if ((share = share_id(call, dir, resp)) != CP_SMBLINK_NONE)
+        return share;
     if (cur != dir)
         return vfail(call, CP_E_FAILED_PRECONDITION,
                      "%s leads to %s, which is not a mounted folder (" V121_NO_TARGET ")", dir,

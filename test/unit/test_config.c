@@ -392,6 +392,27 @@ static void test_example_file(void **state)
     cp_config_free(&c);
 }
 
+/* groups.smb.volumeStats: on unless false; only the smb group has it. */
+static void test_smb_volume_stats_key(void **state)
+{
+    (void)state;
+    cp_config c;
+    cp_error e;
+    assert_int_equal(load(&c, "groups:\n  smb: {}\n", &e), CP_OK);
+    assert_false(c.smb_volume_stats_off);
+    cp_config_free(&c);
+    assert_int_equal(load(&c, "groups:\n  volume: {}\n  smb:\n    volumeStats: false\n", &e),
+                     CP_OK);
+    assert_true(c.smb_volume_stats_off);
+    cp_config_free(&c);
+    assert_int_equal(load(&c, "groups:\n  smb:\n    volumeStats: true\n", &e), CP_OK);
+    assert_false(c.smb_volume_stats_off);
+    cp_config_free(&c);
+    expect_error("groups:\n  smb:\n    volumeStats: no\n", 3, "groups.smb.volumeStats");
+    expect_error("groups:\n  volume:\n    volumeStats: false\n", 3,
+                 "groups.volume.volumeStats: only the smb group has SMB volume stats");
+}
+
 static void test_missing_file(void **state)
 {
     (void)state;
@@ -825,6 +846,7 @@ int main(void)
         cmocka_unit_test(test_limits_and_log),
         cmocka_unit_test(test_flags_override_file),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_smb_volume_stats_key),
         cmocka_unit_test(test_too_large_and_binary),
         cmocka_unit_test(test_config_file_must_be_regular),
         cmocka_unit_test(test_broad_callers_refused),

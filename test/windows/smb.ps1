@@ -215,6 +215,54 @@ try {
     Bad 'read and write through the link' "$_"
 }
 
+# --- 3b. the share's stats through the volume group ---------------------------
+# csi-driver-smb and NetApp Trident link the pod path to the staging link
+# (CreateSymlink whose source leads to the share), and Trident reads stats by
+# GetVolumeIDFromTargetPath of the pod path, then GetVolumeStats of that ID
+# (DRIVER-CONTRACTS facts 31, 36, 37). Wine cannot show it: its
+# CreateSymbolicLinkW is a stub and it has no reparse data to read
+# (FSCTL_GET_REPARSE_POINT, host/fs_link_win.c), nor a share to ask
+# GetDiskFreeSpaceExW about (host/smb_win.c).
+Claim 'docs/compatibility.md, SMB volume stats: the share ID "\\?\UNC\server\share\" and GetDiskFreeSpaceExW of the share root'
+function RpcG([string] $Group, [string] $Method, $Body) {
+    [IO.File]::WriteAllText($reqFile, ($Body | ConvertTo-Json -Compress -Depth 4))
+    try {
+        $r = Invoke-Native $Cli @($Group, 'v1', $Method, "@$reqFile")
+    } finally {
+        Remove-Item -Force $reqFile -ErrorAction SilentlyContinue
+    }
+    $json = @($r.Out | Where-Object { "$_".StartsWith('{') }) | Select-Object -First 1
+    [pscustomobject]@{ Code = $r.Code; Out = ($r.Out -join ' | '); Body = $(if ($json) { $json | ConvertFrom-Json } else { $null }) }
+}
+Add-Type -Namespace CsiProxyTest -Name Disk -MemberDefinition @'
+[DllImport("kernel32.dll", CharSet = CharSet.Unicode, SetLastError = true)]
+public static extern bool GetDiskFreeSpaceExW(string dir, out ulong avail, out ulong total, out ulong free);
+'@
+$podLink = Join-Path $Kubelet 'pods\csi-proxy-smb-test\volumes\kubernetes.io~csi\pv-smb-pod\mount'
+New-Item -ItemType Directory -Force (Split-Path $podLink) | Out-Null
+$r = RpcG 'filesystem' 'CreateSymlink' @{ source_path = $link; target_path = $podLink }
+Check ($r.Code -eq 0) 'CreateSymlink from the SMB staging link to a pod path (csi-driver-smb and Trident publish)' $r.Out
+$shareId = '\\?\UNC\' + $root.TrimStart('\').ToLowerInvariant() + '\'
+$r = RpcG 'volume' 'GetVolumeIDFromTargetPath' @{ target_path = $podLink }
+Check ($r.Code -eq 0 -and $null -ne $r.Body -and $r.Body.volume_id -eq $shareId) "GetVolumeIDFromTargetPath of the pod path answers $shareId" $r.Out
+$r = RpcG 'volume' 'GetVolumeIDFromTargetPath' @{ target_path = $link }
+Check ($r.Code -eq 0 -and $null -ne $r.Body -and $r.Body.volume_id -eq $shareId) '... and of the staging link' $r.Out
+$avail = [uint64]0; $total = [uint64]0; $free = [uint64]0
+$ok = [CsiProxyTest.Disk]::GetDiskFreeSpaceExW($root + '\', [ref] $avail, [ref] $total, [ref] $free)
+$r = RpcG 'volume' 'GetVolumeStats' @{ volume_id = $shareId }
+if ($ok -and $r.Code -eq 0 -and $null -ne $r.Body) {
+    Check ([uint64]$r.Body.total_bytes -eq $total) "GetVolumeStats total_bytes is the share's size ($total)" $r.Out
+    $used = [uint64]$r.Body.used_bytes
+    # the share is live: allow for other writers between the two reads (1 GiB)
+    Check ([math]::Abs([double]$used - [double]($total - $free)) -lt 1GB) "used_bytes is size - free ($($total - $free))" $r.Out
+} else {
+    Bad 'GetVolumeStats of the share ID' "GetDiskFreeSpaceExW ok=$ok; $($r.Out)"
+}
+$r = RpcG 'volume' 'GetDiskNumberFromVolumeID' @{ volume_id = $shareId }
+Check ($r.Code -eq 3 -and $r.Out -like "*SMB share*") 'GetDiskNumberFromVolumeID of the share ID is INVALID_ARGUMENT naming it' $r.Out
+$r = RpcG 'filesystem' 'Rmdir' @{ path = $podLink; force = $true }
+Check ($r.Code -eq 0 -and (Test-Path -LiteralPath $root)) 'Rmdir(force) of the pod link leaves the share' $r.Out
+
 # --- 4. the credential-conflict refusal (optional) ---------------------------
 Claim 'README "Verification level", smb: other credentials for the same server FAILED_PRECONDITION naming the share'
 if ($OtherRemotePath -and $null -ne $OtherCredential) {
