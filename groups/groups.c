@@ -263,7 +263,8 @@ cp_groups *cp_groups_new(const cp_groups_config *cfg, cp_error *e)
         g->own_storage = true;
     }
     g->storage_ctx.locks = cp_disklocks_new();
-    if (g->storage_ctx.locks == NULL)
+    g->storage_ctx.inflight = cp_inflight_new();
+    if (g->storage_ctx.locks == NULL || g->storage_ctx.inflight == NULL)
         goto nomem;
     g->storage_ctx.fs = cfg->fs;
     g->storage_ctx.rules = g->rules;
@@ -291,6 +292,7 @@ void cp_groups_free(cp_groups *g)
     if (g->own_storage)
         g->storage_ctx.storage.ops->destroy(g->storage_ctx.storage.ctx);
     cp_disklocks_free(g->storage_ctx.locks);
+    cp_inflight_free(g->storage_ctx.inflight);
     if (g->own_system)
         g->system_ctx.host.ops->destroy(g->system_ctx.host.ctx);
     for (size_t i = 0; g->allowed != NULL && g->allowed[i] != NULL; i++)
