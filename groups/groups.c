@@ -23,6 +23,7 @@
 #include "groups/common/storagegroup.h"
 #include "groups/disk/disk.h"
 #include "groups/filesystem/filesystem.h"
+#include "groups/health.h"
 #include "groups/iscsi/iscsi.h"
 #include "groups/smb/smb.h"
 #include "groups/system/system.h"
@@ -131,6 +132,7 @@ static int bind_entry(cp_groups *g, size_t i, cp_error *e)
                             c->version, err);
     g->services[i].def = def;
     g->services[i].ctx = ctx;
+    g->services[i].health = ctx != NULL ? cp_groups_health_probe(c->group) : NULL;
     return CP_OK;
 }
 
