@@ -215,8 +215,9 @@ static int stopped(const sim *s, cp_error *e)
 {
     if (!s->m.stopped)
         return CP_OK;
-    return cp_error_set(e, CP_E_UNAVAILABLE,
-                        "iscsi simulator: the iSCSI initiator service (MSiSCSI) is not running");
+    return cp_error_set(e, CP_E_FAILED_PRECONDITION,
+                        "iscsi simulator: the iSCSI initiator service (MSiSCSI) is not running; "
+                        "start it and set it to start automatically");
 }
 
 static int sim_add(void *ctx, const cp_iscsi_portal *p, cp_error *e)
