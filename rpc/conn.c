@@ -67,9 +67,12 @@ struct cp_stream {
     bool watching; /* counted in c->watching */
     uint8_t *wreq; /* the Watch request, for each probe */
     size_t wreq_len;
-    int64_t next_probe; /* INT64_MAX: a probe runs, or none is due */
-    bool w_started;     /* response headers submitted */
-    int w_last;         /* status of the last message queued; -1: none */
+    /* When to probe again: set where the connection's calls run (conn.h),
+     * never by a worker, so that a transport that reads the connection's
+     * deadline only there (cp_conn_next_deadline) wakes for it. */
+    int64_t next_probe;
+    bool w_started; /* response headers submitted */
+    int w_last;     /* status of the last message queued; -1: none */
     uint8_t w_msg[CP_GRPC_PREFIX + 2];
     size_t w_msg_len, w_msg_off; /* the message being sent */
     bool w_end;                  /* trailers after the message */
@@ -294,7 +297,7 @@ static void start_job(cp_conn *c, cp_stream *st)
         if (st->len > 0)
             memcpy(st->wreq, st->buf, st->len);
         st->wreq_len = st->len;
-        st->next_probe = INT64_MAX;
+        st->next_probe = cp_now_ms() + CP_HEALTH_WATCH_MS;
         st->w_last = -1;
         st->watching = true;
         c->watching++;
@@ -355,7 +358,6 @@ static void watch_send(cp_conn *c, cp_stream *st)
         return;
     }
     st->w_started = true;
-    hold(c, st, STREAM_HELD_COST);
     const nghttp2_nv hdrs[] = {NV(":status", "200"), NV("content-type", "application/grpc")};
     nghttp2_data_provider dp = {.source.ptr = st, .read_callback = read_watch};
     nghttp2_submit_response(c->h2, st->id, hdrs, 2, &dp);
@@ -384,6 +386,7 @@ static void watch_queue(cp_conn *c, cp_stream *st, int status)
 static void watch_end(cp_conn *c, cp_stream *st, int status, const char *msg)
 {
     st->responded = true;
+    hold(c, st, STREAM_HELD_COST); /* answered: held until its trailers are out */
     st->w_end = true;
     st->w_end_status = status;
     snprintf(st->w_end_msg, sizeof(st->w_end_msg), "%s", msg);
@@ -411,32 +414,25 @@ static void watch_deliver(cp_conn *c, cp_stream *st, const cp_job *job)
     if (job->resp != NULL && job->resp_len >= CP_GRPC_PREFIX)
         status = cp_health_status_of(job->resp + CP_GRPC_PREFIX, job->resp_len - CP_GRPC_PREFIX);
     watch_queue(c, st, status);
-    if (c->draining) {
+    if (c->draining)
         watch_drain(c, st);
-        return;
-    }
-    st->next_probe = cp_now_ms() + CP_HEALTH_WATCH_MS;
 }
 
 /* Asks the back end again (cp_conn_expire, when next_probe is due). */
 static void watch_probe(cp_conn *c, cp_stream *st)
 {
-    uint8_t *req = malloc(st->wreq_len > 0 ? st->wreq_len : 1);
-    cp_job *job = NULL;
-    if (req != NULL) {
-        if (st->wreq_len > 0)
-            memcpy(req, st->wreq, st->wreq_len);
-        job = new_job(c, st, st->wreq_len > 0 ? req : NULL, st->wreq_len);
-        if (st->wreq_len == 0)
-            free(req);
+    st->next_probe = cp_now_ms() + CP_HEALTH_WATCH_MS;
+    uint8_t *req = NULL;
+    if (st->wreq_len > 0) {
+        if ((req = malloc(st->wreq_len)) == NULL)
+            return; /* out of memory: next time */
+        memcpy(req, st->wreq, st->wreq_len);
     }
+    cp_job *job = new_job(c, st, req, st->wreq_len);
     if (job == NULL) {
-        if (st->wreq_len > 0)
-            free(req);
-        st->next_probe = cp_now_ms() + CP_HEALTH_WATCH_MS; /* out of memory: later */
+        free(req);
         return;
     }
-    st->next_probe = INT64_MAX;
     st->job = job;
     c->refs++;
     c->inflight++;
@@ -904,9 +900,14 @@ void cp_conn_expire(cp_conn *c, int64_t now)
         snprintf(msg, sizeof(msg), "deadline exceeded (grpc-timeout) before %s finished", st->path);
         respond_status(c, st, CP_E_DEADLINE_EXCEEDED, msg);
     }
-    for (cp_stream *st = c->streams; st != NULL; st = st->next)
-        if (st->watch && !st->responded && st->job == NULL && st->next_probe <= now)
+    for (cp_stream *st = c->streams; st != NULL; st = st->next) {
+        if (!st->watch || st->responded || st->next_probe > now)
+            continue;
+        if (st->job == NULL)
             watch_probe(c, st);
+        else /* the last probe still runs: look again later */
+            st->next_probe = now + CP_HEALTH_WATCH_MS;
+    }
 }
 
 void cp_conn_shutdown(cp_conn *c)
