@@ -32,7 +32,7 @@ WLIBS  := -L$(DEPS)/lib -lnghttp2 -lprotobuf-c -lyaml -ladvapi32 -lhttpapi \
           -lws2_32 -static
 
 # --- sources: the build picks the platform by file name -----------------
-PROTOS  := $(sort $(wildcard api/*/*/api.proto))
+PROTOS  := $(sort $(wildcard api/*/*/api.proto)) api/grpc/health/v1/health.proto
 GEN_C   := $(patsubst api/%.proto,$(GEN)/%.pb-c.c,$(PROTOS))
 GEN_H   := $(GEN_C:.c=.h)
 # The folders are the layers, bottom to top (docs/design/data-flow.md).

@@ -68,10 +68,14 @@ int cp_cli_health(int argc, char **argv)
         size_t nlen = eq != NULL ? (size_t)(eq - name) : strlen(name);
         const char *val = eq != NULL ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
 #define IS(opt) (nlen == strlen(opt) && strncmp(name, opt, nlen) == 0)
+        if (IS("serving") && eq == NULL) {
+            o.require_serving = true;
+            continue;
+        }
         if (!IS("deadline") && !IS("config") && !IS("socket-dir")) {
             fprintf(stderr,
                     "csi-proxy-cli: health: unknown option %s (options: -deadline D, "
-                    "-config PATH, -socket-dir DIR)\n",
+                    "-config PATH, -socket-dir DIR, -serving)\n",
                     a);
             goto out;
         }

@@ -7,6 +7,9 @@
  *                   default file %ProgramData%\csi-proxy\config.yaml when
  *                   it exists, else everything upstream serves)
  *   -socket-dir DIR native build: the Unix sockets' directory
+ *   -serving        a pipe whose group's back end does not work (health
+ *                   NOT_SERVING) counts as down; without it such a pipe is
+ *                   up and its line says NOT_SERVING
  *
  * Prints one line per pipe; exit 0 when every one answers, 1 when any
  * does not, 3 for a bad command line or configuration file. */

@@ -29,7 +29,7 @@
 static const char usage_text[] =
     "usage: csi-proxy-cli [options] <group> <version> <Method> [REQUEST]\n"
     "       csi-proxy-cli --list [group [version]]\n"
-    "       csi-proxy-cli health [-deadline 5s] [-config PATH] [group[/version]...]\n"
+    "       csi-proxy-cli health [-deadline 5s] [-config PATH] [-serving] [group[/version]...]\n"
     "\n"
     "Calls one csi-proxy gRPC method and prints the response as JSON.\n"
     "\n"

@@ -11,6 +11,9 @@
 #include "base/status.h"
 
 #define RETRY_PAUSE_MS 100
+#define NOT_SERVING_TEXT                                                                           \
+    "NOT_SERVING: the pipe answers, its group's back end does not work (the service's log "        \
+    "says why at -v 2)"
 #define DEFAULT_KUBELET "C:\\var\\lib\\kubelet"
 
 static const struct {
@@ -58,6 +61,7 @@ int cp_health_targets(const cp_config *c, char **groups, int n_groups, cp_health
 
 typedef struct result {
     bool up;
+    int serving;                /* the health service's status; -1: not asked */
     int64_t ms;                 /* the answering call's round trip */
     int grpc_status;            /* of the answer */
     bool denied_at_open;        /* up: the pipe refused this caller at open */
@@ -93,7 +97,19 @@ static const char *probe_method(const cp_catalog_entry *s)
     return NULL;
 }
 
-/* One call to t, giving up after timeout_ms. */
+/* HealthCheckResponse.status (field 1, varint) of an encoded message. */
+static int serving_status(const uint8_t *b, size_t len)
+{
+    int status = 0;
+    for (size_t i = 0; i + 1 < len; i += 2)
+        if (b[i] == 0x08 && b[i + 1] < 0x80)
+            status = b[i + 1];
+    return status;
+}
+
+/* One call to t, giving up after timeout_ms: the standard health service's
+ * Check of the pipe (service ""), or, where it is not served (an older
+ * csi-proxy, upstream's: UNIMPLEMENTED), the group's probe method. */
 static void probe(const cp_health_target *t, const cp_health_opts *o, int64_t timeout_ms, result *r)
 {
     cp_arena *a = cp_arena_new();
@@ -104,6 +120,9 @@ static void probe(const cp_health_target *t, const cp_health_opts *o, int64_t ti
     char *target = NULL;
     cp_error e;
     cp_error_clear(&e);
+    r->up = false;
+    r->serving = -1;
+    r->why[0] = '\0';
     if (a == NULL || method == NULL) {
         snprintf(r->why, sizeof(r->why), "%s", a == NULL ? "out of memory" : "no probe method");
         goto out;
@@ -143,17 +162,33 @@ static void probe(const cp_health_target *t, const cp_health_opts *o, int64_t ti
         snprintf(r->why, sizeof(r->why), "%s", e.msg);
         goto out;
     }
-    size_t len;
-    const uint8_t *body =
-        probe_body(a, t->group, o->kubelet_path != NULL ? o->kubelet_path : DEFAULT_KUBELET, &len);
-    cp_h2c_request req = {.path = cp_arena_printf(a, "/%s/%s", s->desc->name, method),
-                          .body = body,
-                          .len = len,
+    cp_h2c_request req = {.path = "/grpc.health.v1.Health/Check",
+                          .body = NULL,
+                          .len = 0,
                           .timeout_ns = (timeout_ms > 0 ? timeout_ms : 1) * 1000000};
     cp_h2c_response resp = {0};
-    if (req.path == NULL || cp_h2c_call(c, &req, a, &resp, &e) != CP_OK) {
-        snprintf(r->why, sizeof(r->why), "%s", req.path == NULL ? "out of memory" : e.msg);
+    if (cp_h2c_call(c, &req, a, &resp, &e) != CP_OK) {
+        snprintf(r->why, sizeof(r->why), "%s", e.msg);
         goto out;
+    }
+    if (resp.grpc_status == 0) {
+        r->serving = serving_status(resp.body, resp.len);
+        method = "Check";
+    } else if (resp.grpc_status == 12) { /* no health service: the group's probe */
+        int64_t left = timeout_ms - (cp_dial_now_ms() - t0);
+        size_t len;
+        req.body = probe_body(a, t->group,
+                              o->kubelet_path != NULL ? o->kubelet_path : DEFAULT_KUBELET, &len);
+        req.len = len;
+        req.path = cp_arena_printf(a, "/%s/%s", s->desc->name, method);
+        req.timeout_ns = (left > 0 ? left : 1) * 1000000;
+        memset(&resp, 0, sizeof(resp));
+        if (req.path == NULL || cp_h2c_call(c, &req, a, &resp, &e) != CP_OK) {
+            snprintf(r->why, sizeof(r->why), "%s", req.path == NULL ? "out of memory" : e.msg);
+            goto out;
+        }
+    } else {
+        method = "Check";
     }
     int st = resp.grpc_status;
     if (st == 4 || st == 12 || st == 14) { /* DEADLINE_EXCEEDED, UNIMPLEMENTED, UNAVAILABLE */
@@ -186,9 +221,12 @@ int cp_health_check(const cp_health_target *t, int n, const cp_health_opts *o, F
         down = 0;
         for (int i = 0; i < n; i++) {
             int64_t left = until - cp_dial_now_ms();
-            if (!r[i].up && !r[i].attacked && left > 0)
+            bool again = !r[i].up || (o->require_serving && r[i].serving == 2);
+            if (again && !r[i].attacked && left > 0)
                 probe(&t[i], o, left, &r[i]);
-            if (!r[i].up) {
+            if (r[i].up && o->require_serving && r[i].serving == 2)
+                snprintf(r[i].why, sizeof(r[i].why), "%s", NOT_SERVING_TEXT);
+            if (!r[i].up || (o->require_serving && r[i].serving == 2)) {
                 if (r[i].why[0] == '\0')
                     snprintf(r[i].why, sizeof(r[i].why), "no answer within %lld ms",
                              (long long)deadline);
@@ -196,8 +234,8 @@ int cp_health_check(const cp_health_target *t, int n, const cp_health_opts *o, F
             }
         }
         int retry = 0;
-        for (int i = 0; i < n; i++)
-            retry += !r[i].up && !r[i].attacked;
+        for (int i = 0; i < n; i++) /* a back end that does not work yet may start */
+            retry += (!r[i].up && !r[i].attacked) || (o->require_serving && r[i].serving == 2);
         if (retry == 0 || cp_dial_now_ms() + RETRY_PAUSE_MS >= until)
             break;
         cp_dial_sleep_ms(RETRY_PAUSE_MS);
@@ -206,8 +244,10 @@ int cp_health_check(const cp_health_target *t, int n, const cp_health_opts *o, F
         if (o->failures_only && r[i].up)
             continue;
         fprintf(out, "%s%s %s ", prefix, t[i].group, t[i].version);
-        if (!r[i].up)
+        if (!r[i].up || (o->require_serving && r[i].serving == 2))
             fprintf(out, "FAIL: %s\n", r[i].why);
+        else if (r[i].serving == 2)
+            fprintf(out, "ok %lld ms (%s)\n", (long long)r[i].ms, NOT_SERVING_TEXT);
         else if (r[i].denied_at_open)
             fprintf(out, "ok (the pipe exists; its DACL does not admit this caller)\n");
         else if (r[i].grpc_status == 0)

@@ -3,7 +3,14 @@
  * (health_cmd.c) and by `csi-proxy.exe install` when it upgrades a running
  * service (service/upgrade_win.c), so both judge "up" the same way.
  *
- * The probe per group (the same method in every version that has it):
+ * The probe: the standard health service's Check of the pipe
+ * (/grpc.health.v1.Health/Check, service "": dispatch/health.h), which
+ * every pipe of this csi-proxy serves. SERVING: up. NOT_SERVING: the pipe
+ * answers but its group's back end does not work (the iSCSI initiator
+ * service stopped, WMI unreachable): up, and the line says so, unless
+ * require_serving asks for SERVING. A pipe that answers UNIMPLEMENTED
+ * (an older csi-proxy, or upstream's) is asked the group's own probe
+ * method instead (the same method in every version that has it):
  *   filesystem  PathExists{path: the kubelet path}   reads one attribute
  *   disk        ListDiskLocations{}                  enumerates, changes nothing
  *   volume      ListVolumesOnDisk{}                  lists disk 0's volumes (read only)
@@ -44,6 +51,7 @@ typedef struct cp_health_opts {
     const char *kubelet_path; /* filesystem probe path; NULL: C:\var\lib\kubelet */
     int64_t deadline_ms;      /* for all targets together */
     bool failures_only;       /* print only the lines of pipes that are down */
+    bool require_serving;     /* NOT_SERVING counts as down (-serving) */
 } cp_health_opts;
 
 /* The (group, version) pairs c serves (c NULL: all of them), in catalog

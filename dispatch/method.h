@@ -66,6 +66,11 @@ typedef struct cp_service_def {
 typedef struct cp_service {
     const cp_service_def *def;
     void *ctx;
+    /* Whether the group's back end works now, for the standard health
+     * service (dispatch/health.h): CP_OK, or an error naming what does
+     * not work. Called on a worker; read-only and harmless. NULL: no back
+     * end to ask (always serving). */
+    int (*health)(void *ctx, cp_error *e);
 } cp_service;
 
 /* Finds a method by name in a service's table; NULL if the table has no

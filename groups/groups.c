@@ -23,6 +23,7 @@
 #include "groups/common/storagegroup.h"
 #include "groups/disk/disk.h"
 #include "groups/filesystem/filesystem.h"
+#include "groups/health.h"
 #include "groups/iscsi/iscsi.h"
 #include "groups/smb/smb.h"
 #include "groups/system/system.h"
@@ -131,6 +132,7 @@ static int bind_entry(cp_groups *g, size_t i, cp_error *e)
                             c->version, err);
     g->services[i].def = def;
     g->services[i].ctx = ctx;
+    g->services[i].health = ctx != NULL ? cp_groups_health_probe(c->group) : NULL;
     return CP_OK;
 }
 
@@ -263,7 +265,8 @@ cp_groups *cp_groups_new(const cp_groups_config *cfg, cp_error *e)
         g->own_storage = true;
     }
     g->storage_ctx.locks = cp_disklocks_new();
-    if (g->storage_ctx.locks == NULL)
+    g->storage_ctx.inflight = cp_inflight_new();
+    if (g->storage_ctx.locks == NULL || g->storage_ctx.inflight == NULL)
         goto nomem;
     g->storage_ctx.fs = cfg->fs;
     g->storage_ctx.rules = g->rules;
@@ -294,6 +297,7 @@ void cp_groups_free(cp_groups *g)
     if (g->own_storage)
         g->storage_ctx.storage.ops->destroy(g->storage_ctx.storage.ctx);
     cp_disklocks_free(g->storage_ctx.locks);
+    cp_inflight_free(g->storage_ctx.inflight);
     if (g->own_system)
         g->system_ctx.host.ops->destroy(g->system_ctx.host.ctx);
     for (size_t i = 0; g->allowed != NULL && g->allowed[i] != NULL; i++)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/health.h"
 #include "rpc/conn_internal.h"
 #include "rpc/grpc_wire.h"
 #include "rpc/h2check.h"
@@ -58,6 +59,25 @@ struct cp_stream {
     uint8_t *resp; /* response bytes (prefix + body) */
     size_t resp_len, resp_off;
     size_t held; /* this stream's share of c->held */
+    /* grpc.health.v1.Health; Watch streams its answers (watch.c's part
+     * below): the status at once, then each change, probed again every
+     * CP_HEALTH_WATCH_MS, until the client leaves or the server ends it. */
+    bool health;
+    bool watch;
+    bool watching; /* counted in c->watching */
+    uint8_t *wreq; /* the Watch request, for each probe */
+    size_t wreq_len;
+    /* When to probe again: set where the connection's calls run (conn.h),
+     * never by a worker, so that a transport that reads the connection's
+     * deadline only there (cp_conn_next_deadline) wakes for it. */
+    int64_t next_probe;
+    bool w_started; /* response headers submitted */
+    int w_last;     /* status of the last message queued; -1: none */
+    uint8_t w_msg[CP_GRPC_PREFIX + 2];
+    size_t w_msg_len, w_msg_off; /* the message being sent */
+    bool w_end;                  /* trailers after the message */
+    int w_end_status;
+    char w_end_msg[256];
 };
 
 /* An answered stream holds memory until its answer is out and it closes. */
@@ -80,10 +100,16 @@ static void release(cp_conn *c, cp_stream *st, size_t n)
         (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NONE             \
     }
 
+static void watch_end(cp_conn *c, cp_stream *st, int status, const char *msg);
+
 static void respond_status(cp_conn *c, cp_stream *st, int status, const char *msg)
 {
     if (st->responded)
         return;
+    if (st->w_started) { /* a Watch whose answers flow: its trailers end it */
+        watch_end(c, st, status, msg);
+        return;
+    }
     st->responded = true;
     char code[8], enc[CP_ERROR_MSG_MAX * 3 + 1];
     snprintf(code, sizeof(code), "%d", cp_status_to_grpc(status));
@@ -146,6 +172,8 @@ static void respond_ok(cp_conn *c, cp_stream *st, uint8_t *resp, size_t len)
     nghttp2_submit_response(c->h2, st->id, hdrs, 2, &dp);
 }
 
+static void watch_deliver(cp_conn *c, cp_stream *st, const cp_job *job);
+
 void cp_conn_deliver(cp_conn *c, cp_job *job)
 {
     cp_stream *st = nghttp2_session_get_stream_user_data(c->h2, job->stream_id);
@@ -153,6 +181,10 @@ void cp_conn_deliver(cp_conn *c, cp_job *job)
         st->job = NULL;
     if (st == NULL || st->responded)
         return; /* reset by the client, or answered (deadline) already */
+    if (st->watch && job->err.status == CP_OK) {
+        watch_deliver(c, st, job);
+        return;
+    }
     if (job->err.status != CP_OK) {
         respond_status(c, st, job->err.status, job->err.msg);
         return;
@@ -204,7 +236,11 @@ static bool check_request(cp_conn *c, cp_stream *st)
     size_t svc_len = (size_t)(slash - svc);
     const char *method = slash + 1;
     const cp_service_def *def = c->svc->def;
-    if (strlen(def->service) != svc_len || strncmp(def->service, svc, svc_len) != 0) {
+    if (strlen(CP_HEALTH_SERVICE) == svc_len && strncmp(CP_HEALTH_SERVICE, svc, svc_len) == 0) {
+        /* the standard health service, on every pipe besides its own */
+        def = &cp_health_def;
+        st->health = true;
+    } else if (strlen(def->service) != svc_len || strncmp(def->service, svc, svc_len) != 0) {
         snprintf(msg, sizeof(msg), "unknown service %.*s", (int)svc_len, svc);
         respond_status(c, st, CP_E_UNIMPLEMENTED, msg);
         return false;
@@ -220,6 +256,7 @@ static bool check_request(cp_conn *c, cp_stream *st)
         respond_status(c, st, CP_E_UNIMPLEMENTED, msg);
         return false;
     }
+    st->watch = st->health && cp_health_is_watch(st->method);
     if (st->encoding[0] != '\0') {
         snprintf(msg, sizeof(msg),
                  "grpc: Decompressor is not installed for grpc-encoding \"%s\": csi-proxy accepts "
@@ -231,6 +268,19 @@ static bool check_request(cp_conn *c, cp_stream *st)
     return true;
 }
 
+/* A job for st's call on req[0..len) (owned by the job); NULL when out of
+ * memory. Health calls run as the pipe's health service, apart from the
+ * group's calls in the pool. */
+static cp_job *new_job(cp_conn *c, cp_stream *st, uint8_t *req, size_t len)
+{
+    cp_job *job = cp_job_new(c, st->id, st->method, st->path, req, len);
+    if (job != NULL && st->health) {
+        job->svc = &c->health_svc;
+        job->task.group = cp_health_def.group;
+    }
+    return job;
+}
+
 /* Hands the kept bytes to a job on the pool. */
 static void start_job(cp_conn *c, cp_stream *st)
 {
@@ -238,7 +288,21 @@ static void start_job(cp_conn *c, cp_stream *st)
         free(st->buf);
         st->buf = NULL;
     }
-    cp_job *job = cp_job_new(c, st->id, st->method, st->path, st->buf, st->len);
+    if (st->watch) { /* each probe runs the request again */
+        st->wreq = malloc(st->len > 0 ? st->len : 1);
+        if (st->wreq == NULL) {
+            respond_status(c, st, CP_E_RESOURCE_EXHAUSTED, "out of memory for the request");
+            return;
+        }
+        if (st->len > 0)
+            memcpy(st->wreq, st->buf, st->len);
+        st->wreq_len = st->len;
+        st->next_probe = cp_now_ms() + CP_HEALTH_WATCH_MS;
+        st->w_last = -1;
+        st->watching = true;
+        c->watching++;
+    }
+    cp_job *job = new_job(c, st, st->buf, st->len);
     if (job == NULL) {
         respond_status(c, st, CP_E_RESOURCE_EXHAUSTED, "out of memory for the request");
         return;
@@ -250,6 +314,126 @@ static void start_job(cp_conn *c, cp_stream *st)
     st->len = st->cap = 0;
     free(st->filt);
     st->filt = NULL;
+    c->refs++;
+    c->inflight++;
+    cp_pool_submit(c->pool, &job->task);
+}
+
+/* ---- Watch: a server-streaming health call ------------------------- */
+
+/* Gives nghttp2 the message being sent, then the trailers once the stream
+ * is to end; defers while there is nothing to send. */
+static ssize_t read_watch(nghttp2_session *h2, int32_t id, uint8_t *buf, size_t len,
+                          uint32_t *flags, nghttp2_data_source *src, void *ud)
+{
+    (void)ud;
+    cp_stream *st = src->ptr;
+    if (st->w_msg_off < st->w_msg_len) {
+        size_t left = st->w_msg_len - st->w_msg_off;
+        size_t n = left < len ? left : len;
+        memcpy(buf, st->w_msg + st->w_msg_off, n);
+        st->w_msg_off += n;
+        if (st->w_msg_off == st->w_msg_len)
+            st->w_msg_off = st->w_msg_len = 0;
+        return (ssize_t)n;
+    }
+    if (!st->w_end)
+        return NGHTTP2_ERR_DEFERRED; /* resumed by watch_send */
+    *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+    char code[8], enc[sizeof(st->w_end_msg) * 3 + 1];
+    snprintf(code, sizeof(code), "%d", cp_status_to_grpc(st->w_end_status));
+    cp_grpc_percent_encode(st->w_end_msg, enc, sizeof(enc));
+    const nghttp2_nv tr[] = {NV("grpc-status", code), NV("grpc-message", enc)};
+    if (nghttp2_submit_trailer(h2, id, tr, st->w_end_msg[0] != '\0' ? 2 : 1) != 0)
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    return 0;
+}
+
+/* Starts the response (headers, then messages as they come) or wakes the
+ * deferred data of one already started. */
+static void watch_send(cp_conn *c, cp_stream *st)
+{
+    if (st->w_started) {
+        nghttp2_session_resume_data(c->h2, st->id);
+        return;
+    }
+    st->w_started = true;
+    const nghttp2_nv hdrs[] = {NV(":status", "200"), NV("content-type", "application/grpc")};
+    nghttp2_data_provider dp = {.source.ptr = st, .read_callback = read_watch};
+    nghttp2_submit_response(c->h2, st->id, hdrs, 2, &dp);
+}
+
+/* Queues a message with status unless it is the last one queued. A
+ * message half sent stays: the next probe sends the change then. */
+static void watch_queue(cp_conn *c, cp_stream *st, int status)
+{
+    if (status == st->w_last || st->w_msg_off > 0)
+        return;
+    size_t n = 0;
+    uint8_t *b = cp_health_encode(status, CP_GRPC_PREFIX, &n);
+    if (b == NULL)
+        return; /* out of memory: the next probe tries again */
+    cp_grpc_put_prefix(b, false, (uint32_t)(n - CP_GRPC_PREFIX));
+    memcpy(st->w_msg, b, n);
+    free(b);
+    st->w_msg_len = n;
+    st->w_msg_off = 0;
+    st->w_last = status;
+    watch_send(c, st);
+}
+
+/* Ends the stream with status after what is queued. */
+static void watch_end(cp_conn *c, cp_stream *st, int status, const char *msg)
+{
+    st->responded = true;
+    hold(c, st, STREAM_HELD_COST); /* answered: held until its trailers are out */
+    st->w_end = true;
+    st->w_end_status = status;
+    snprintf(st->w_end_msg, sizeof(st->w_end_msg), "%s", msg);
+    st->next_probe = INT64_MAX;
+    if (!st->remote_closed)
+        st->rst_after_send = true;
+    if (st->watching) {
+        st->watching = false;
+        c->watching--;
+    }
+    watch_send(c, st);
+}
+
+/* Stop or drain: the watcher hears NOT_SERVING, then the stream ends with
+ * OK (a client watches again elsewhere, or later). */
+static void watch_drain(cp_conn *c, cp_stream *st)
+{
+    watch_queue(c, st, CP_HEALTH_NOT_SERVING);
+    watch_end(c, st, CP_OK, "");
+}
+
+static void watch_deliver(cp_conn *c, cp_stream *st, const cp_job *job)
+{
+    int status = CP_HEALTH_UNKNOWN;
+    if (job->resp != NULL && job->resp_len >= CP_GRPC_PREFIX)
+        status = cp_health_status_of(job->resp + CP_GRPC_PREFIX, job->resp_len - CP_GRPC_PREFIX);
+    watch_queue(c, st, status);
+    if (c->draining)
+        watch_drain(c, st);
+}
+
+/* Asks the back end again (cp_conn_expire, when next_probe is due). */
+static void watch_probe(cp_conn *c, cp_stream *st)
+{
+    st->next_probe = cp_now_ms() + CP_HEALTH_WATCH_MS;
+    uint8_t *req = NULL;
+    if (st->wreq_len > 0) {
+        if ((req = malloc(st->wreq_len)) == NULL)
+            return; /* out of memory: next time */
+        memcpy(req, st->wreq, st->wreq_len);
+    }
+    cp_job *job = new_job(c, st, req, st->wreq_len);
+    if (job == NULL) {
+        free(req);
+        return;
+    }
+    st->job = job;
     c->refs++;
     c->inflight++;
     cp_pool_submit(c->pool, &job->task);
@@ -523,6 +707,7 @@ static int on_frame_send(nghttp2_session *h2, const nghttp2_frame *f, void *ud)
 
 static void stream_free(cp_stream *st)
 {
+    free(st->wreq);
     free(st->filt);
     free(st->buf);
     free(st->resp);
@@ -538,6 +723,8 @@ static int on_stream_close(nghttp2_session *h2, int32_t id, uint32_t err, void *
         return 0;
     nghttp2_session_set_stream_user_data(h2, id, NULL);
     c->held -= st->held;
+    if (st->watching)
+        c->watching--;
     if (st->job != NULL) /* reset by the client (or answered at its deadline) */
         cp_job_cancel(st->job);
     if (st->prev != NULL)
@@ -570,6 +757,7 @@ cp_conn *cp_conn_new(const cp_service *svc, cp_pool *pool, const cp_conn_opts *o
         c->opts.max_held_bytes = DEFAULT_MAX_HELD_BYTES;
     c->refs = 1;
     c->svc = svc;
+    c->health_svc = cp_health_bind(svc);
     c->pool = pool;
     c->post = post;
     c->post_ctx = post_ctx;
@@ -688,15 +876,18 @@ bool cp_conn_wants_io(cp_conn *c)
 
 size_t cp_conn_inflight(cp_conn *c)
 {
-    return c->inflight;
+    return c->inflight + c->watching; /* an open Watch is a call in flight */
 }
 
 int64_t cp_conn_next_deadline(cp_conn *c)
 {
     int64_t d = INT64_MAX;
-    for (cp_stream *st = c->streams; st != NULL; st = st->next)
+    for (cp_stream *st = c->streams; st != NULL; st = st->next) {
         if (!st->responded && st->deadline < d)
             d = st->deadline;
+        if (st->watch && !st->responded && st->next_probe < d)
+            d = st->next_probe;
+    }
     return d;
 }
 
@@ -709,6 +900,14 @@ void cp_conn_expire(cp_conn *c, int64_t now)
         snprintf(msg, sizeof(msg), "deadline exceeded (grpc-timeout) before %s finished", st->path);
         respond_status(c, st, CP_E_DEADLINE_EXCEEDED, msg);
     }
+    for (cp_stream *st = c->streams; st != NULL; st = st->next) {
+        if (!st->watch || st->responded || st->next_probe > now)
+            continue;
+        if (st->job == NULL)
+            watch_probe(c, st);
+        else /* the last probe still runs: look again later */
+            st->next_probe = now + CP_HEALTH_WATCH_MS;
+    }
 }
 
 void cp_conn_shutdown(cp_conn *c)
@@ -716,6 +915,9 @@ void cp_conn_shutdown(cp_conn *c)
     if (c->draining)
         return;
     c->draining = true;
+    for (cp_stream *st = c->streams; st != NULL; st = st->next)
+        if (st->w_started && !st->responded)
+            watch_drain(c, st);
     nghttp2_submit_goaway(c->h2, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(c->h2),
                           NGHTTP2_NO_ERROR, NULL, 0);
 }

@@ -29,6 +29,8 @@ struct cp_conn {
     void *user;
     void (*on_denied)(void *ctx, const char *path); /* cp_conn_deny */
     void *on_denied_ctx;
+    cp_service health_svc; /* grpc.health.v1.Health for svc (dispatch/health.h) */
+    size_t watching;       /* Watch streams open and not ended */
 };
 
 #define CP_JOB_END_HOOKS 4

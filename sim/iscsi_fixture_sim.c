@@ -231,11 +231,13 @@ static int load_session(cp_yw *w, const yaml_node_t *n, const char *where, iscsi
 
 static int load_section(cp_yw *w, const yaml_node_t *sec, void *ctx)
 {
-    static const char *const keys[] = {"portals", "sessions", NULL};
+    static const char *const keys[] = {"portals", "sessions", "initiator_stopped", NULL};
     iscsi_model *m = ctx;
     const yaml_node_t *portals = NULL, *sessions = NULL;
     size_t np = 0, ns = 0;
     int rc = cp_simfx_keys(w, sec, "iscsi", keys);
+    if (rc == CP_OK)
+        rc = cp_simfx_opt_bool(w, sec, "iscsi", "initiator_stopped", &m->stopped);
     if (rc == CP_OK)
         rc = cp_simfx_list(w, sec, "iscsi", "portals", &portals, &np);
     if (rc == CP_OK)

@@ -209,9 +209,22 @@ static int arrive(sim *s, sim_session *ss, cp_error *e)
 
 /* --- ops ------------------------------------------------------------------ */
 
+/* The initiator service stopped (fixture initiator_stopped): every call
+ * fails as the Win32 host's do when MSiSCSI does not run. */
+static int stopped(const sim *s, cp_error *e)
+{
+    if (!s->m.stopped)
+        return CP_OK;
+    return cp_error_set(e, CP_E_FAILED_PRECONDITION,
+                        "iscsi simulator: the iSCSI initiator service (MSiSCSI) is not running; "
+                        "start it and set it to start automatically");
+}
+
 static int sim_add(void *ctx, const cp_iscsi_portal *p, cp_error *e)
 {
     sim *s = ctx;
+    if (stopped(s, e) != CP_OK)
+        return e->status;
     int rc = CP_OK;
     cp_mutex_lock(s->mu);
     const iscsi_portal_def *d = portal_def(s, p);
@@ -233,6 +246,8 @@ static int sim_add(void *ctx, const cp_iscsi_portal *p, cp_error *e)
 static int sim_remove(void *ctx, const cp_iscsi_portal *p, cp_error *e)
 {
     sim *s = ctx;
+    if (stopped(s, e) != CP_OK)
+        return e->status;
     int rc = CP_OK;
     cp_mutex_lock(s->mu);
     long i = find_portal(s, p);
@@ -246,8 +261,9 @@ static int sim_remove(void *ctx, const cp_iscsi_portal *p, cp_error *e)
 
 static int sim_list(void *ctx, cp_iscsi_portal *out, size_t max, size_t *n, cp_error *e)
 {
-    (void)e;
     sim *s = ctx;
+    if (stopped(s, e) != CP_OK)
+        return e->status;
     cp_mutex_lock(s->mu);
     *n = s->n_portals < max ? s->n_portals : max;
     memcpy(out, s->portals, *n * sizeof(*out));
@@ -259,6 +275,8 @@ static int sim_discover(void *ctx, const cp_iscsi_portal *p, char (*iqns)[CP_ISC
                         size_t max, size_t *n, cp_error *e)
 {
     sim *s = ctx;
+    if (stopped(s, e) != CP_OK)
+        return e->status;
     int rc = CP_OK;
     cp_mutex_lock(s->mu);
     const iscsi_portal_def *d = portal_def(s, p);
@@ -285,6 +303,8 @@ static int sim_connect(void *ctx, const cp_iscsi_portal *p, const char *iqn, cp_
                        const char *user, const char *secret, cp_error *e)
 {
     sim *s = ctx;
+    if (stopped(s, e) != CP_OK)
+        return e->status;
     int rc = CP_OK;
     size_t secret_len = strlen(secret);
     cp_mutex_lock(s->mu);
@@ -329,6 +349,8 @@ static int sim_disconnect(void *ctx, const cp_iscsi_portal *p, const char *iqn, 
 {
     (void)p;
     sim *s = ctx;
+    if (stopped(s, e) != CP_OK)
+        return e->status;
     int rc = CP_OK;
     cp_mutex_lock(s->mu);
     long i = find_session(s, iqn);
@@ -351,6 +373,8 @@ static int sim_disks(void *ctx, const cp_iscsi_portal *p, const char *iqn, uint3
 {
     (void)p;
     sim *s = ctx;
+    if (stopped(s, e) != CP_OK)
+        return e->status;
     int rc = CP_OK;
     cp_mutex_lock(s->mu);
     long i = find_session(s, iqn);
@@ -368,6 +392,8 @@ static int sim_disks(void *ctx, const cp_iscsi_portal *p, const char *iqn, uint3
 static int sim_set_mutual(void *ctx, const char *secret, cp_error *e)
 {
     sim *s = ctx;
+    if (stopped(s, e) != CP_OK)
+        return e->status;
     size_t n = strlen(secret);
     if (n != 0 && (n < 12 || n > 16))
         return cp_error_set(e, CP_E_INVALID_ARGUMENT,

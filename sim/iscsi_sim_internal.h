@@ -47,6 +47,7 @@ typedef struct iscsi_model {
     size_t n_portals;
     iscsi_session_def *sessions; /* logged in at start */
     size_t n_sessions;
+    bool stopped; /* initiator_stopped: the initiator service does not run */
 } iscsi_model;
 
 /* Reads the iscsi: section of the fixture file path (or of text when path

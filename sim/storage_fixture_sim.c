@@ -457,14 +457,17 @@ int cp_sim_fixture_load(sim *s, yaml_parser_t *parser, const char *name, cp_erro
     int rc = CP_OK;
     /* smb: and iscsi: seed the SMB and iSCSI simulators (smb_fixture_sim.c,
      * iscsi_fixture_sim.c), which read the same file. */
-    static const char *const keys[] = {"latency_ms", "volume_arrival_ms", "disks", "smb", "iscsi",
-                                       NULL};
+    static const char *const keys[] = {
+        "latency_ms", "format_ms", "volume_arrival_ms", "disks", "smb", "iscsi", NULL};
     if (root != NULL && (rc = only_keys(&l, root, keys)) == CP_OK) {
-        uint32_t lat = 0, arrival = 0;
+        uint32_t lat = 0, fmt = 0, arrival = 0;
         rc = get_u32(&l, root, "latency_ms", &lat);
+        if (rc == CP_OK)
+            rc = get_u32(&l, root, "format_ms", &fmt);
         if (rc == CP_OK)
             rc = get_u32(&l, root, "volume_arrival_ms", &arrival);
         s->latency_ms = lat;
+        s->format_ms = fmt;
         s->arrival_ms = arrival;
         yaml_node_t *disks = map_get(&l, root, "disks");
         if (rc == CP_OK && disks != NULL) {

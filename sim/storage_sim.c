@@ -123,15 +123,20 @@ static int not_found_volume(cp_error *e, const char *id)
 
 /* --- disk operations: per-disk serialization check and latency ----------- */
 
-static void sim_sleep(sim *s)
+static void sim_sleep_ms(sim *s, unsigned ms)
 {
-    if (s->latency_ms == 0)
+    if (ms == 0)
         return;
-    int64_t until = cp_now_ms() + s->latency_ms;
+    int64_t until = cp_now_ms() + ms;
     cp_mutex_lock(s->sleep_mu);
     for (int64_t now = cp_now_ms(); now < until; now = cp_now_ms())
         cp_cond_timedwait(s->sleep_cv, s->sleep_mu, until - now);
     cp_mutex_unlock(s->sleep_mu);
+}
+
+static void sim_sleep(sim *s)
+{
+    sim_sleep_ms(s, s->latency_ms);
 }
 
 /* Called with s->mu held; on success the caller must end_op(). */
@@ -177,7 +182,8 @@ static int begin_disk(sim *s, uint32_t number, sim_disk **out, cp_error *e)
 
 /* Same for the disk holding volume id; *part is looked up again after the
  * latency (it may have moved in memory). */
-static int begin_volume(sim *s, const char *id, sim_disk **disk, sim_part **part, cp_error *e)
+static int begin_volume_for(sim *s, const char *id, unsigned extra_ms, sim_disk **disk,
+                            sim_part **part, cp_error *e)
 {
     cp_mutex_lock(s->mu);
     sim_disk *d = NULL;
@@ -185,7 +191,7 @@ static int begin_volume(sim *s, const char *id, sim_disk **disk, sim_part **part
     cp_mutex_unlock(s->mu);
     if (rc != CP_OK)
         return rc;
-    sim_sleep(s);
+    sim_sleep_ms(s, s->latency_ms + extra_ms);
     cp_mutex_lock(s->mu);
     sim_part *p = find_volume(s, id, NULL);
     if (p == NULL) { /* its disk went offline meanwhile */
@@ -196,6 +202,11 @@ static int begin_volume(sim *s, const char *id, sim_disk **disk, sim_part **part
     *disk = d;
     *part = p;
     return CP_OK;
+}
+
+static int begin_volume(sim *s, const char *id, sim_disk **disk, sim_part **part, cp_error *e)
+{
+    return begin_volume_for(s, id, 0, disk, part, e);
 }
 
 static void finish(sim *s, sim_disk *d)
@@ -509,7 +520,9 @@ static int sim_format_volume(void *ctx, const char *id, cp_error *e)
     sim *s = ctx;
     sim_disk *d;
     sim_part *p;
-    int rc = begin_volume(s, id, &d, &p, e);
+    /* Each format is logged: tests count how many ran. */
+    CP_LOG_INFO("storage simulator: formatting volume %s", id);
+    int rc = begin_volume_for(s, id, s->format_ms, &d, &p, e);
     if (rc != CP_OK)
         return rc;
     snprintf(p->fs, sizeof(p->fs), "NTFS");

@@ -64,6 +64,7 @@ typedef struct sim {
     sim_mount *mounts;
     size_t n_mounts;
     unsigned latency_ms;
+    unsigned format_ms;  /* fixture format_ms: a format takes that much longer */
     unsigned arrival_ms; /* fixture volume_arrival_ms: volumes of a disk that
                           * comes online appear that much later, as Windows
                           * announces them asynchronously */

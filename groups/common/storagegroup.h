@@ -12,6 +12,7 @@
 #include "host/smb_host.h"
 #include "host/storage.h"
 #include "groups/common/disklocks.h"
+#include "groups/common/inflight.h"
 #include "groups/common/pathrules.h"
 
 /* cp_service.ctx of every disk and volume service. All members are
@@ -19,7 +20,9 @@
 typedef struct cp_storage_group_ctx {
     cp_storage_host storage;
     cp_disklocks *locks; /* per-disk serialization */
-    cp_fs_host fs;       /* resolves links of mount paths */
+    /* one run for identical FormatVolume, PartitionDisk, MountVolume calls */
+    cp_inflight *inflight;
+    cp_fs_host fs; /* resolves links of mount paths */
     const cp_pathrules *rules;
     const cp_smb_host *smb; /* the smb group's host: SMB shares in the volume group */
     bool smb_volume_stats;  /* groups.smb.volumeStats (groups/volume/smbvol.h) */

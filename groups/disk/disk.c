@@ -101,10 +101,8 @@ int cp_disk_handle_list_locations(cp_call *call, const void *req, void *resp)
     return CP_OK;
 }
 
-int cp_disk_handle_partition(cp_call *call, const void *req, void *resp)
+static int partition(cp_call *call, const cp_disk_request *q)
 {
-    (void)resp;
-    const cp_disk_request *q = req;
     const cp_storage_host *h = host(call);
     cp_storage_alloc a = cp_sg_alloc(call);
     cp_error e;
@@ -133,6 +131,25 @@ int cp_disk_handle_partition(cp_call *call, const void *req, void *resp)
         rc = h->ops->create_basic_partition(h->ctx, q->disk_number, &e);
     unlock_disk(call, q->disk_number);
     return rc == CP_OK ? CP_OK : cp_sg_fail(call, &e);
+}
+
+/* A retry of a PartitionDisk still running answers the first one's result
+ * (inflight.h). */
+int cp_disk_handle_partition(cp_call *call, const void *req, void *resp)
+{
+    (void)resp;
+    const cp_disk_request *q = req;
+    cp_inflight *t = cp_sg_ctx(call)->inflight;
+    char disk[16];
+    snprintf(disk, sizeof(disk), "%u", (unsigned)q->disk_number);
+    const char *parts[] = {disk};
+    int rc = cp_inflight_join(t, call, parts, 1);
+    if (rc != CP_INFLIGHT_LEAD)
+        return rc;
+    rc = partition(call, q);
+    if (rc != CP_PARKED)
+        cp_inflight_done(t, call, rc);
+    return rc;
 }
 
 int cp_disk_handle_rescan(cp_call *call, const void *req, void *resp)

@@ -228,10 +228,8 @@ int cp_volume_handle_list(cp_call *call, const void *req, void *resp)
     return CP_OK;
 }
 
-int cp_volume_handle_mount(cp_call *call, const void *req, void *resp)
+static int mount(cp_call *call, const cp_volume_request *q)
 {
-    (void)resp;
-    const cp_volume_request *q = req;
     const cp_storage_host *h = host(call);
     char id[CP_VOLUME_ID_LEN + 1];
     const char *dir;
@@ -323,10 +321,8 @@ int cp_volume_handle_is_formatted(cp_call *call, const void *req, void *resp)
     return CP_OK;
 }
 
-int cp_volume_handle_format(cp_call *call, const void *req, void *resp)
+static int format(cp_call *call, const cp_volume_request *q)
 {
-    (void)resp;
-    const cp_volume_request *q = req;
     const cp_storage_host *h = host(call);
     char id[CP_VOLUME_ID_LEN + 1];
     cp_volume_info v;
@@ -343,6 +339,37 @@ int cp_volume_handle_format(cp_call *call, const void *req, void *resp)
     rc = h->ops->format_volume(h->ctx, id, &e);
     unlock_disk(call, v.disk_number);
     return rc == CP_OK ? CP_OK : efail(call, &e);
+}
+
+/* Runs work(call, q) once for identical calls in flight (inflight.h): a
+ * retry of a call still running answers the first one's result. */
+static int once(cp_call *call, const cp_volume_request *q, const char *const *parts, size_t n,
+                int (*work)(cp_call *, const cp_volume_request *))
+{
+    cp_inflight *t = cp_sg_ctx(call)->inflight;
+    int rc = cp_inflight_join(t, call, parts, n);
+    if (rc != CP_INFLIGHT_LEAD)
+        return rc;
+    rc = work(call, q);
+    if (rc != CP_PARKED)
+        cp_inflight_done(t, call, rc);
+    return rc;
+}
+
+int cp_volume_handle_mount(cp_call *call, const void *req, void *resp)
+{
+    (void)resp;
+    const cp_volume_request *q = req;
+    const char *parts[] = {q->volume_id, q->target_path};
+    return once(call, q, parts, 2, mount);
+}
+
+int cp_volume_handle_format(cp_call *call, const void *req, void *resp)
+{
+    (void)resp;
+    const cp_volume_request *q = req;
+    const char *parts[] = {q->volume_id};
+    return once(call, q, parts, 1, format);
 }
 
 /* Parses "<disk>" or "<disk>-part<partition>" (decimal, as Azure Disk's

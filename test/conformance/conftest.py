@@ -22,10 +22,15 @@ WORKDIR = "C:\\csi-work"
 STORAGE_FIXTURE = os.path.join(ROOT, "test", "fixtures", "storage.yaml")
 
 
+HEALTH_PROTO_DIR = os.path.join(ROOT, "api", "grpc", "health", "v1")
+
+
 def _generate_python(out):
     protos = []
     for group in sorted(os.listdir(os.path.join(ROOT, "api"))):
         for version in sorted(os.listdir(os.path.join(ROOT, "api", group))):
+            if not os.path.exists(os.path.join(ROOT, "api", group, version, "api.proto")):
+                continue  # api/grpc/health/v1/health.proto: see hpb
             protos.append(f"{group}/{version}/api.proto")
             for d in (group, f"{group}/{version}"):
                 os.makedirs(os.path.join(out, d), exist_ok=True)
@@ -41,6 +46,17 @@ def pb(tmp_path_factory):
     _generate_python(out)
     sys.path.insert(0, out)
     return lambda g, v: importlib.import_module(f"{g}.{v}.api_pb2")
+
+
+@pytest.fixture(scope="session")
+def hpb(tmp_path_factory):
+    """The generated module of the standard health.proto (grpc.health.v1),
+    as a top-level module (the package name grpc is grpcio's)."""
+    out = str(tmp_path_factory.mktemp("pyhealth"))
+    subprocess.run(["protoc", "-I", HEALTH_PROTO_DIR, f"--python_out={out}", "health.proto"],
+                   check=True)
+    sys.path.insert(0, out)
+    return importlib.import_module("health_pb2")
 
 
 class Server:

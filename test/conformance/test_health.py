@@ -12,7 +12,7 @@ import tempfile
 
 import pytest
 
-from conftest import BUILD, Server
+from conftest import BUILD, STORAGE_FIXTURE, Server
 
 CLI = os.path.join(BUILD, "native", "csi-proxy-cli")
 
@@ -68,3 +68,25 @@ def refused_at_open(srv):
     assert rc == 0, out
     assert "smb v1 ok (the pipe exists; its DACL does not admit this caller)" in out, out
     assert re.search(r"^disk v1 ok \d+ ms$", out, re.M), out  # really called
+
+
+def test_not_serving_is_named_and_down_with_serving(tmp_path):
+    """The CLI asks the standard health service: with the iSCSI simulator's
+    initiator service stopped, the iscsi lines say NOT_SERVING (still up:
+    the pipes answer); -serving counts them as down, the others stay ok."""
+    p = tmp_path / "stopped.yaml"
+    with open(STORAGE_FIXTURE) as f:
+        p.write_text(f.read().replace("\niscsi:\n", "\niscsi:\n  initiator_stopped: true\n", 1))
+    s = Server(str(tmp_path / "srv"), fixture=str(p))
+    try:
+        rc, out = health(s.sock, "iscsi", "disk/v1")
+        assert rc == 0, out
+        assert re.search(r"^iscsi v1alpha2 ok \d+ ms \(NOT_SERVING: the pipe answers, its group's "
+                         r"back end does not work", out, re.M), out
+        assert re.search(r"^disk v1 ok \d+ ms$", out, re.M), out
+        rc, out = health(s.sock, "-serving", "iscsi", "disk/v1")
+        assert rc == 1, out
+        assert out.count("FAIL: NOT_SERVING") == 2, out
+        assert re.search(r"^disk v1 ok \d+ ms$", out, re.M), out
+    finally:
+        s.stop()

@@ -8,6 +8,7 @@ build with a slow storage simulator (latency_ms in the fixture):
 - a call whose deadline passed, or that the client cancelled, while it was
   queued answers DEADLINE_EXCEEDED / is dropped, and never runs: the disk
   it would have taken offline stays online."""
+import os
 import time
 
 import grpc
@@ -43,6 +44,16 @@ def stub(s, pb, group, method, channels={}):
         getattr(mod, m.input_type.name))
 
 
+def stub3(s, pb):
+    """FormatVolume of volume v1beta3."""
+    mod = pb("volume", "v1beta3")
+    ch = s.channel("volume", "v1beta3")
+    return (ch.unary_unary("/v1beta3.Volume/FormatVolume",
+                           request_serializer=mod.FormatVolumeRequest.SerializeToString,
+                           response_deserializer=mod.FormatVolumeResponse.FromString),
+            mod.FormatVolumeRequest)
+
+
 def path_exists_ms(s, pb):
     """Wall time of one PathExists on the filesystem pipe, in ms."""
     call, req = stub(s, pb, "filesystem", "PathExists")
@@ -68,8 +79,13 @@ def test_calls_queued_on_one_disk_hold_no_worker(tmp_path, pb):
     s = slow_server(tmp_path, 100)
     try:
         path_exists_ms(s, pb)  # connected before the slow calls start
-        fmt, req = stub(s, pb, "volume", "FormatVolume")
-        futures = [fmt.future(req(volume_id=STAGED_VOL), timeout=60) for _ in range(40)]
+        # 40 different calls (identical ones in flight share one run:
+        # test_inflight.py): mounts of one volume at 40 directories
+        mnt, req = stub(s, pb, "volume", "MountVolume")
+        dirs = [KUBELET + "\\plugins\\sched\\m%d" % i for i in range(40)]
+        for d in dirs:
+            os.makedirs(s.host(d))
+        futures = [mnt.future(req(volume_id=STAGED_VOL, target_path=d), timeout=60) for d in dirs]
         time.sleep(0.3)  # all 40 arrived; one runs, 39 wait for disk 9
         fast_while(s, pb, futures)
         for f in futures:
@@ -108,7 +124,13 @@ def test_call_given_up_while_queued_never_runs(tmp_path, pb, how):
     try:
         assert disk_online(s, pb, 9)
         fmt, freq = stub(s, pb, "volume", "FormatVolume")
-        formats = [fmt.future(freq(volume_id=STAGED_VOL), timeout=60) for _ in range(3)]
+        # three different calls (identical ones in flight share one run:
+        # test_inflight.py): a format, a flush, a format of another version
+        flush, flreq = stub(s, pb, "volume", "WriteVolumeCache")
+        fmt3, freq3 = stub3(s, pb)
+        formats = [fmt.future(freq(volume_id=STAGED_VOL), timeout=60),
+                   flush.future(flreq(volume_id=STAGED_VOL), timeout=60),
+                   fmt3.future(freq3(volume_id=STAGED_VOL), timeout=60)]
         time.sleep(0.1)
         # queued behind ~900 ms of formats on disk 9
         setst, sreq = stub(s, pb, "disk", "SetDiskState")

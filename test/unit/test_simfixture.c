@@ -57,8 +57,8 @@ static void test_bad_iscsi_fixtures(void **state)
 {
     (void)state;
     static const bad_case cases[] = {
-        {"iscsi:\n  portal: []\n", ":2: iscsi: unknown key \"portal\" (known: portals, sessions)",
-         NULL},
+        {"iscsi:\n  portal: []\n",
+         ":2: iscsi: unknown key \"portal\" (known: portals, sessions, initiator_stopped)", NULL},
         {"iscsi:\n  portals:\n    - {address: 10.0.0.1, port: 70000}\n",
          ":3: iscsi.portals[0].port: 70000 is out of range [1, 65535]", NULL},
         {"iscsi:\n  portals:\n    - {port: 3260}\n", "iscsi.portals[0]: needs address", NULL},

@@ -31,7 +31,8 @@
        RemoveTargetPortal (twice: NOT_FOUND);
     7. with MSiSCSI stopped: FAILED_PRECONDITION naming the service (and the
        code the API really gives, printed: iscsidsc_win.c guesses
-       ISDSC_SERVICE_NOT_RUNNING or RPC_S_SERVER_UNAVAILABLE);
+       ISDSC_SERVICE_NOT_RUNNING or RPC_S_SERVER_UNAVAILABLE); the health
+       service NOT_SERVING for the iscsi pipes, SERVING once it runs again;
     8. neither CHAP secret in the service's log or audit file.
 
   Before running:
@@ -241,8 +242,15 @@ try {
     $r = Rpc iscsi v1alpha2 ListTargetPortals
     Write-Output "# with MSiSCSI stopped, the API answered: $($r.Out)"
     Expect-Code $r 9 'MSiSCSI' 'with MSiSCSI stopped, ListTargetPortals is FAILED_PRECONDITION naming the service' | Out-Null
+    # The standard health service follows the initiator: NOT_SERVING while
+    # MSiSCSI is stopped, SERVING once it runs (csi-proxy-cli health asks
+    # grpc.health.v1.Health/Check; -serving counts NOT_SERVING as down).
+    $h = Invoke-Native $Cli @('health', '-serving', '-deadline', '3s', 'iscsi')
+    Check (($h.Code -eq 1) -and ($h.Text -match 'iscsi v1alpha2 FAIL: NOT_SERVING')) 'health -serving: the iscsi pipes NOT_SERVING while MSiSCSI is stopped' $h.Text
     Start-Service MSiSCSI
     Expect-Ok (Rpc iscsi v1alpha2 ListTargetPortals) 'ListTargetPortals after MSiSCSI is started again' | Out-Null
+    $h = Invoke-Native $Cli @('health', '-serving', '-deadline', '10s', 'iscsi')
+    Check (($h.Code -eq 0) -and ($h.Text -notmatch 'NOT_SERVING')) 'health -serving: the iscsi pipes SERVING once MSiSCSI runs' $h.Text
 } finally {
     Start-Service MSiSCSI -ErrorAction SilentlyContinue
     foreach ($iqn in $plainIqn, $chapIqn) {

@@ -6,7 +6,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 W=build/win
-for f in csi-proxy.exe csi-proxy-cli.exe pipecheck.exe; do
+for f in csi-proxy.exe csi-proxy-cli.exe pipecheck.exe health-probe.exe; do
     [ -f "$W/$f" ] || { echo "missing $W/$f: run make first"; exit 1; }
 done
 
@@ -40,7 +40,7 @@ wineboot -i >/dev/null 2>&1
 wineserver -p # keep wineserver up between our short-lived processes
 C=$WINEPREFIX/drive_c
 mkdir -p "$C/csi" "$C/var/lib/kubelet/pods" "$C/csi-work"
-cp "$W/csi-proxy.exe" "$W/csi-proxy-cli.exe" "$W/pipecheck.exe" "$C/csi/"
+cp "$W/csi-proxy.exe" "$W/csi-proxy-cli.exe" "$W/pipecheck.exe" "$W/health-probe.exe" "$C/csi/"
 
 # --- the executable itself ---------------------------------------------
 imports=$(x86_64-w64-mingw32-objdump -p "$W/csi-proxy.exe" | grep -E 'DLL Name|^\s+[0-9a-f]+\s+[0-9]+\s+\w' )
@@ -312,6 +312,45 @@ else
     bad "open-and-close churn: the pipe keeps listening" "$CH"
 fi
 expect "served after the churn" 0 '"exists":true' filesystem v1 PathExists "{\"path\":\"$K\\\\pods\"}"
+
+# --- the standard gRPC health service -------------------------------------
+# Asked by a stock client: grpc-go's generated grpc_health_v1 client over the
+# pipe (health-probe.exe, test/wine/healthprobe), exit codes as
+# grpc-health-probe's. Wine has no iscsidsc.dll, so the iscsi pipes are
+# NOT_SERVING while the filesystem pipes are SERVING.
+hp() { run 'C:\csi\health-probe.exe' -pipe "\\\\.\\pipe\\csi-proxy-$1" "${@:2}"; }
+hp filesystem-v1
+[ "$RC" = 0 ] && [[ "$OUT" == *"status: SERVING"* ]]
+check "grpc-go health client: filesystem v1 Check(\"\") is SERVING" $? "exit $RC: $OUT"
+hp filesystem-v1beta1 -service v1beta1.Filesystem
+[ "$RC" = 0 ] && [[ "$OUT" == *"status: SERVING"* ]]
+check "grpc-go health client: Check(\"v1beta1.Filesystem\") is SERVING" $? "exit $RC: $OUT"
+hp iscsi-v1alpha2
+[ "$RC" = 4 ] && [[ "$OUT" == *"status: NOT_SERVING"* ]]
+check "grpc-go health client: iscsi v1alpha2 NOT_SERVING without Wine's iscsidsc.dll (exit 4)" $? "exit $RC: $OUT"
+hp disk-v1 -service v1.Nope
+[ "$RC" = 3 ] && [[ "$OUT" == *"code NotFound"*'"v1.Nope"'* ]]
+check "grpc-go health client: an unknown service is NOT_FOUND naming it (exit 3)" $? "exit $RC: $OUT"
+hp filesystem-v1 -watch 1
+[ "$RC" = 0 ] && [[ "$OUT" == *"watch: SERVING"* ]]
+check "grpc-go health client: Watch streams SERVING at once" $? "exit $RC: $OUT"
+hp smb-v1 -service v1.Nope -watch 1
+[ "$RC" = 0 ] && [[ "$OUT" == *"watch: SERVICE_UNKNOWN"* ]]
+check "grpc-go health client: Watch of an unknown service: SERVICE_UNKNOWN" $? "exit $RC: $OUT"
+# An open Watch is probed again every 2 s by the pipe transport's timer (the
+# service logs each NOT_SERVING probe at -v 2); no change, no new message.
+before=$(grep -c 'v1alpha2.Iscsi is not serving' "$LOG")
+hp iscsi-v1alpha2 -watch 2 -timeout 7s
+after=$(grep -c 'v1alpha2.Iscsi is not serving' "$LOG")
+[ "$RC" = 3 ] && [ "$(grep -c '^watch: ' <<<"$OUT")" = 1 ] && [[ "$OUT" == *"watch: NOT_SERVING"* ]] &&
+    [ $((after - before)) -ge 3 ]
+check "grpc-go health client: a Watch is probed again while open, one message while nothing changes ($((after - before)) probes in 7 s)" $? "exit $RC: $OUT"
+expect "csi-proxy-cli health: the iscsi pipes answer, NOT_SERVING named" 0 \
+    "iscsi v1alpha2 ok" health iscsi filesystem/v1
+[[ "$OUT" == *"NOT_SERVING"* && "$OUT" == *"filesystem v1 ok"* ]]
+check "csi-proxy-cli health names NOT_SERVING" $? "$OUT"
+expect "csi-proxy-cli health -serving: NOT_SERVING is down (exit 1)" 1 \
+    "iscsi v1alpha2 FAIL: NOT_SERVING" health -serving -deadline 1s iscsi
 
 # --- a second instance ----------------------------------------------------
 OUT=$(set -o pipefail; wine 'C:\csi\csi-proxy.exe' 2>&1 | tr -d '\r')

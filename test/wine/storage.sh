@@ -380,11 +380,14 @@ fi
 
 # 4 formats of one volume at once: the simulator refuses overlapping
 # operations on a disk (ABORTED), so all four succeeding, one after the
-# other (>= 4 x 150 ms), shows the service serialized them.
+# other (>= 4 x 150 ms), shows the service serialized them. Four versions:
+# identical calls in flight would share one run.
 t0=$(date +%s%N)
 pids=()
-for i in 1 2 3 4; do
-    wine 'C:\csi\csi-proxy-cli.exe' volume v1 FormatVolume "{\"volume_id\":\"$STAGED\"}" \
+i=0
+for v in v1 v1beta3 v1beta2 v1beta1; do
+    i=$((i + 1))
+    wine 'C:\csi\csi-proxy-cli.exe' volume $v FormatVolume "{\"volume_id\":\"$STAGED\"}" \
         >"$WINEPREFIX/fmt$i.out" 2>&1 &
     pids+=($!)
 done
