@@ -164,8 +164,9 @@ else
         out=$(for f in .stamp lib/libnghttp2.a lib/libprotobuf-c.a lib/libyaml.a; do
             [ "$S/build/deps/win/$f" -nt "$T/before-make2" ] || echo "not rebuilt: $S/build/deps/win/$f"; done)
         check "... cross-building its own deps in $S/build/deps" "$([ -z "$out" ]; echo $?)" "$out"
-        # Programs: an executable file outside build/deps and build/gen.
-        built=$(cd "$S/build" && find . -path ./deps -prune -o -path ./gen -prune -o -type f \
+        # Programs: an executable file outside build/deps, build/gen and
+        # build/dist (which holds the bare csi-proxy.exe, a copy).
+        built=$(cd "$S/build" && find . -path ./deps -prune -o -path ./gen -prune -o -path ./dist -prune -o -type f \
             \( -name '*.exe' -o -perm -u+x \) -print | sed 's|^\./||' | sort | tr '\n' ' ')
         check "... and building only the archive's programs (built: $built)" \
             "$([ "$built" = "win/csi-proxy-cli.exe win/csi-proxy.exe " ]; echo $?)" "$built"
