@@ -4,6 +4,7 @@
 #                   native builds and the native unit tests
 #   make everything also the sanitizer and fuzzing trees and the test programs
 #   make run        start csi-proxy.exe under Wine (console mode) for a demo
+#   make demo       a driver's calls, printed, on a simulated node (mk/demo.mk)
 #   make test       every suite (docs/testing.md)
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:

@@ -1,14 +1,21 @@
 # dist.mk - the version header and the release archive.
 #
-#   make dist   build/dist/csi-proxy-<version>-windows-amd64.zip (+ .sha256)
+#   make dist   build/dist/csi-proxy-<version>-windows-amd64.zip (+ .sha256),
+#               the same csi-proxy.exe as the platforms download it:
+#               build/dist/csi-proxy-<version>-windows-amd64.tar.gz
+#               (bin/csi-proxy.exe: AKS, aks-engine, Rancher's wins) and
+#               build/dist/<version>/csi-proxy.exe (GKE's kube-up), each
+#               with its .sha256, and the SPDX SBOM of the zip,
+#               build/dist/csi-proxy-<version>-windows-amd64.spdx.json
 #   make dist CP_VERSION=... DIST_MTIME=...   the same from a tree without git
 #
 # The version (scripts/dist/version.sh) is written to $(GEN)/cp_version.h on
 # every make run, but the file is only rewritten when the version changes (a
 # new commit, a tree becoming dirty), so objects that include it rebuild then
 # and only then. The archive is reproducible: the executables are linked
-# without a PE timestamp, and scripts/dist/mkdist.py writes the zip with
-# fixed entry order, times and permissions.
+# without a PE timestamp, and scripts/dist/mkdist.py writes the zip and the
+# tar.gz with fixed entry order, times, owner and permissions (gzip without
+# a name or time); scripts/dist/sbom.py dates the SBOM at the same time.
 
 DIST := $(B)/dist
 VERSION_H := $(GEN)/cp_version.h
@@ -46,7 +53,12 @@ DIST_FILES := $(WIN)/csi-proxy.exe $(WIN)/csi-proxy-cli.exe \
 # Every entry is dated the commit's time (make DIST_MTIME=<epoch> to choose).
 DIST_MTIME ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 315532800)
 
-dist: $(DIST_FILES) $(VERSION_H) scripts/dist/mkdist.py
+# The SBOM's third-party packages: the Debian source versions build-deps.sh
+# recorded, kept when a program's link map shows the library linked.
+dist: $(DIST_FILES) $(VERSION_H) scripts/dist/mkdist.py scripts/dist/sbom.py $(DEPS_STAMP)
 	$(PY) scripts/dist/mkdist.py --version-header $(VERSION_H) --out $(DIST) \
 	    --mtime "$(DIST_MTIME)" \
 	    $(DIST_FILES)
+	$(PY) scripts/dist/sbom.py --version-header $(VERSION_H) --out $(DIST) \
+	    --mtime "$(DIST_MTIME)" --versions $(DEPS)/VERSIONS \
+	    --map csi-proxy.exe=$(WIN)/csi-proxy.exe.map --map csi-proxy-cli.exe=$(WIN)/csi-proxy-cli.exe.map

@@ -12,7 +12,9 @@
 # Result: PREFIX/include/{nghttp2/nghttp2.h,nghttp2/nghttp2ver.h,
 #         protobuf-c/protobuf-c.h,yaml.h,cmocka.h}
 #         PREFIX/lib/{libnghttp2.a,libprotobuf-c.a,libyaml.a,libcmocka-static.a}
-#         PREFIX/VERSIONS  ("name debian-version" per line)
+#         PREFIX/VERSIONS  ("name debian-version" per line: the Debian source
+#                           packages built here, then those of the mingw-w64
+#                           runtime and libgcc the compiler links statically)
 #         PREFIX/.stamp    (written last; holds a hash of this script and the
 #                           toolchain file: when it matches, nothing is done)
 # Consumers must compile with -DNGHTTP2_STATICLIB -DYAML_DECLARE_STATIC and
@@ -163,6 +165,23 @@ fetch protobuf-c libprotobuf-c-dev; PBC_SRC=$SRCDIR
 fetch libyaml libyaml-dev;          YAML_SRC=$SRCDIR
 fetch cmocka libcmocka-dev;         CMOCKA_SRC=$SRCDIR
 say "sources ready in $SRC ($(elapsed "$t"))"
+
+# The toolchain's own libraries that -static links into every program: the
+# mingw-w64 runtime (CRT start-up, libmingwex, import libraries) and GCC's
+# libgcc. Recorded as the Debian source package and version owning the very
+# files this compiler links (the release's SBOM lists them).
+toolchain_lib() { # LIBRARY-FILE-NAME
+    local f bin src
+    f=$("$CC" -print-file-name="$1")
+    f=$(readlink -f "$f")
+    [ -f "$f" ] || die "$CC has no $1"
+    bin=$(dpkg-query -S "$f" 2>/dev/null | head -1 | cut -d: -f1) || true
+    [ -n "$bin" ] || die "no Debian package owns $f (dpkg-query -S)"
+    src=$(dpkg-query -W -f='${source:Package} ${source:Version}' "$bin") || die "dpkg-query -W $bin failed"
+    grep -qxF "$src" "$PREFIX/VERSIONS.tmp" || echo "$src" >>"$PREFIX/VERSIONS.tmp"
+}
+toolchain_lib libmingwex.a
+toolchain_lib libgcc.a
 
 # ---------------------------------------------------------------- nghttp2
 t=$(date +%s.%N)

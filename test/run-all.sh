@@ -107,6 +107,8 @@ if [ "${SKIP_WINE:-0}" != 1 ]; then
     suite wine bash test/wine/run.sh
     suite wine-storage bash test/wine/storage.sh
     suite wine-simflow bash test/wine/simflow.sh
+    # make demo (and its native twin) run and their transcripts checked
+    suite wine-demo bash test/wine/demo.sh
     suite wine-service bash test/wine/service.sh
     suite wine-security bash test/wine/service_security.sh
     suite wine-pipewatch bash test/wine/pipewatch.sh

@@ -18,8 +18,8 @@
 # install script (install.cmd, which creates local_groups first), and that waits for the
 # csiproxy service to run and `csi-proxy-cli.exe health` to pass; restart Windows;
 # verify.ps1 checks the same again, and the version; prepare-image.ps1 leaves the instance
-# ready for EC2Launch's sysprep (v1 on 2019, v2 on 2022) and removes the build's WinRM
-# listener; Packer then stops the instance and registers the AMI.
+# ready for EC2Launch's sysprep (v1 or v2 on 2019, v2 only on 2022 and 2025) and removes
+# the build's WinRM listener; Packer then stops the instance and registers the AMI.
 
 locals {
   archive_name = basename(var.archive_path)
@@ -146,6 +146,7 @@ build {
     script = "${path.root}/prepare-image.ps1"
     environment_vars = [
       "CSI_PROXY_STAGING=${local.staging}",
+      "CSI_PROXY_WINDOWS_VERSION=${var.windows_version}",
     ]
   }
 }

@@ -15,14 +15,24 @@ variable "kubernetes_version" {
 
 variable "windows_version" {
   type        = string
-  description = "Windows Server version of the source AMI: 2019 or 2022."
+  description = "Windows Server version of the source AMI: 2019, 2022 or 2025 (EKS publishes 2025 AMIs from Kubernetes 1.35 on)."
   default     = "2022"
+
+  validation {
+    condition     = contains(["2019", "2022", "2025"], var.windows_version)
+    error_message = "The windows_version must be one EKS publishes optimized AMIs for: \"2019\", \"2022\" or \"2025\"."
+  }
 }
 
 variable "windows_edition" {
   type        = string
   description = "Windows Server edition of the source AMI: Core or Full."
   default     = "Core"
+
+  validation {
+    condition     = contains(["Core", "Full"], var.windows_edition)
+    error_message = "The windows_edition must be \"Core\" or \"Full\" (the EKS-optimized AMI names' installation option)."
+  }
 }
 
 variable "instance_type" {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The release archive (make dist, issue 11 item 1):
+# The release archive (make dist):
 #   * its name carries scripts/dist/version.sh's version, and the programs
 #     print exactly that (csi-proxy.exe -version and csi-proxy-cli.exe
 #     --version under Wine, from the archive; the native build too);
@@ -9,11 +9,15 @@
 #     SHA256SUMS),
 #     the exes byte-identical to build/win's, and SHA256SUMS and the .sha256
 #     beside it both check out;
+#   * the tar.gz (bin/csi-proxy.exe, as AKS, aks-engine and Rancher's wins
+#     unpack it), the bare <version>/csi-proxy.exe (as GKE's kube-up
+#     downloads it), their .sha256 files and the SPDX SBOM of the zip:
+#     test/dist/layouts.py;
 #   * no build time in it: the PE headers and resource directories of both
 #     exes carry no timestamp, no __DATE__/__TIME__ in the sources, and a
 #     second build of the same tree, in a fresh copy in another directory
 #     (a path of another length) with its own build tree, gives the same
-#     archive byte for byte;
+#     archive, tar.gz, bare exe, .sha256 files and SBOM byte for byte;
 #   * no build path in it: the exes hold no absolute source path (the
 #     deps' assert()s used to carry build/deps/src/... of the tree that
 #     built them), so where the tree sits does not matter.
@@ -88,6 +92,18 @@ for f in config/*.example.yaml scripts/node/*.cmd scripts/dist/README-operators.
     check "$(basename "$f") in the archive is $f" $?
 done
 
+# --- the other layouts and the SBOM (test/dist/layouts.py) ---------------------
+# The tar.gz as AKS, aks-engine and Rancher's wins read it, the bare exe as
+# GKE's kube-up downloads it, each with its .sha256; the SPDX SBOM against
+# the zip and build/deps/win/VERSIONS.
+while IFS= read -r line; do
+    case $line in
+    "ok - "*) ok "${line#ok - }" ;;
+    "not ok - "*) bad "${line#not ok - }" ;;
+    *) echo "$line" ;;
+    esac
+done < <($PY test/dist/layouts.py build/dist "$V" "$mtime" build/deps/win/VERSIONS build/win/csi-proxy.exe.map 2>&1)
+
 # The node self-test: what it dot-sources is beside it in the archive, the
 # operators' README tells to run it after install and after upgrade.
 deps=$(grep -oE "Join-Path \\\$PSScriptRoot '[^']+'" "$T/x/selftest.ps1" | sed "s/.*'\(.*\)'/\1/")
@@ -138,12 +154,19 @@ else
         cmp -s "$Z" "$S/$Z"
         check "a second build in $S (fresh build tree and deps, $((SECONDS - t0)) s) gives the same bytes" $? \
             "$(cmp "$Z" "$S/$Z"; $PY test/dist/zipdiff.py "$Z" "$S/$Z")"
+        # The other layouts, their .sha256 files and the SBOM too.
+        for f in "${Z%.zip}.tar.gz" "${Z%.zip}.tar.gz.sha256" "build/dist/$V/csi-proxy.exe" \
+            "build/dist/$V/csi-proxy.exe.sha256" "${Z%.zip}.spdx.json"; do
+            cmp -s "$f" "$S/$f"
+            check "... and the same $(basename "$f")" $? "$(cmp "$f" "$S/$f" 2>&1; diff <(head -c 4000 "$f") <(head -c 4000 "$S/$f") | head -10)"
+        done
         # Its deps: built there by build-deps.sh, every library new.
         out=$(for f in .stamp lib/libnghttp2.a lib/libprotobuf-c.a lib/libyaml.a; do
             [ "$S/build/deps/win/$f" -nt "$T/before-make2" ] || echo "not rebuilt: $S/build/deps/win/$f"; done)
         check "... cross-building its own deps in $S/build/deps" "$([ -z "$out" ]; echo $?)" "$out"
-        # Programs: an executable file outside build/deps and build/gen.
-        built=$(cd "$S/build" && find . -path ./deps -prune -o -path ./gen -prune -o -type f \
+        # Programs: an executable file outside build/deps, build/gen and
+        # build/dist (which holds the bare csi-proxy.exe, a copy).
+        built=$(cd "$S/build" && find . -path ./deps -prune -o -path ./gen -prune -o -path ./dist -prune -o -type f \
             \( -name '*.exe' -o -perm -u+x \) -print | sed 's|^\./||' | sort | tr '\n' ' ')
         check "... and building only the archive's programs (built: $built)" \
             "$([ "$built" = "win/csi-proxy-cli.exe win/csi-proxy.exe " ]; echo $?)" "$built"

@@ -4,7 +4,12 @@
 #   * packer fmt -check: the files are in canonical format;
 #   * packer validate (full, not -syntax-only: the amazon-ebs builder's own
 #     configuration checks run) with a stand-in archive and its .sha256, with
-#     the defaults and with example.pkrvars.hcl, for 2019 Core and 2022 Full;
+#     the defaults and with example.pkrvars.hcl, for 2019 Core, 2022 Full and
+#     the EKS-optimized Windows Server 2025 Core and Full AMIs (published
+#     from Kubernetes 1.35 on); a Windows version or edition EKS publishes no
+#     AMI for (2016, "Datacenter") is refused by validate, naming the variable;
+#   * on 2022 and 2025 (EC2Launch v2 only) prepare-image.ps1 is told the
+#     version and refuses to fall back to EC2Launch v1;
 #   * the source AMI filter is the EKS-optimized Windows AMI name, owner amazon;
 #   * test/packer/crosscheck.py: the Packer scripts and the node scripts
 #     agree (script and exe names, environment variables, service name,
@@ -44,18 +49,35 @@ validate() { # validate NAME DIR ARGS...
 }
 validate "packer validate $P (defaults)" "$P" -var "archive_path=$A"
 validate "packer validate $P -var-file example.pkrvars.hcl" "$P" -var-file "$P/example.pkrvars.hcl" -var "archive_path=$A"
-for wv_ed in "2019 Core" "2022 Full"; do
+for wv_ed in "2019 Core 1.28" "2022 Full 1.28" "2025 Core 1.35" "2025 Full 1.35"; do
     set -- $wv_ed
-    validate "packer validate $P: Windows Server $1 $2, Kubernetes 1.28, a config file and its local groups" "$P" \
+    validate "packer validate $P: Windows Server $1 $2, Kubernetes $3, a config file and its local groups" "$P" \
         -var "archive_path=$A" -var "windows_version=$1" -var "windows_edition=$2" \
-        -var kubernetes_version=1.28 -var "config_path=$PWD/config/csi-proxy.least-privilege.example.yaml" \
+        -var kubernetes_version=$3 -var "config_path=$PWD/config/csi-proxy.least-privilege.example.yaml" \
         -var "local_groups=csi-proxy-smb csi-proxy-disk"
 done
+refused() { # NAME WANT-TEXT ARGS...: packer validate must fail, its message holding WANT-TEXT
+    local name=$1 want=$2
+    shift 2
+    out=$(timeout 300 packer validate -var "archive_path=$A" "$@" "$P" 2>&1)
+    check "$name" "$([ $? != 0 ] && [[ "$out" == *"$want"* ]]; echo $?)" "$out"
+}
+refused "packer validate refuses windows_version=2016 (no EKS-optimized AMI), naming the variable" \
+    "windows_version must be" -var windows_version=2016
+refused "packer validate refuses windows_edition=Datacenter, naming the variable" "windows_edition must be" -var windows_edition=Datacenter
 
 f=$P/csi-proxy-eks-windows.pkr.hcl
 grep -qF 'name                = "Windows_Server-${var.windows_version}-English-${var.windows_edition}-EKS_Optimized-${var.kubernetes_version}-*"' "$f" &&
     grep -qF 'owners      = ["amazon"]' "$f" && grep -qF 'most_recent = true' "$f"
 check "source_ami_filter: the latest Windows_Server-<v>-English-<edition>-EKS_Optimized-<k8s>-* owned by amazon" $?
+# EC2Launch v2 is the only launch agent of the 2022 and 2025 AMIs ("EC2Launch
+# v2 comes pre-installed on Amazon Windows Server 2022 and 2025 AMIs",
+# Amazon EC2 User Guide, "Install the latest version of EC2Config"):
+# prepare-image.ps1 gets the version and does not fall back to v1 there.
+grep -qF '"CSI_PROXY_WINDOWS_VERSION=${var.windows_version}"' "$f" &&
+    grep -qE '\$env:CSI_PROXY_WINDOWS_VERSION -(in|eq)' $P/prepare-image.ps1 &&
+    grep -qF "'2025'" $P/prepare-image.ps1
+check "prepare-image.ps1 is given windows_version and requires EC2Launch v2 on 2022 and 2025" $?
 for s in winrm-userdata.ps1 install.ps1 selftest-node.ps1 verify.ps1 prepare-image.ps1 no-config.yaml; do
     [ -f "$P/$s" ] && grep -qF "$s" "$f"
     check "the template uses $P/$s, which exists" $?
