@@ -9,9 +9,10 @@
  *     by protobuf-c without unknown fields must give identical bytes),
  *     and nanopb must re-encode that canonical form byte for byte;
  *   - both refuse: agreed;
- *   - one accepts, the other refuses: a disagreement, unless a rule of
- *     the table in decoders_diff.c (cp_dd_rules) names the case and the
- *     reason; docs/testing.md describes each rule.
+ *   - one accepts, the other refuses, or both accept and read different
+ *     fields: a disagreement, unless a rule of the table in
+ *     decoders_rules.c (cp_dd_rules) names the case and the reason;
+ *     docs/testing.md describes each rule.
  * Used by the libFuzzer target fuzz_decoders.c and by test_decoders.c. */
 #ifndef CP_DECODERS_DIFF_H
 #define CP_DECODERS_DIFF_H

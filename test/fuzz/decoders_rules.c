@@ -7,13 +7,14 @@
 #include "test/fuzz/decoders_diff.h"
 
 enum {
-    W_ZERO_FIELD = 1,   /* a field number 0 */
-    W_BIG_FIELD = 2,    /* a field number above 2^29-1 (a tag above 32 bits) */
-    W_BOOL_WIDE = 4,    /* a bool written in more than 32 bits */
-    W_WIDE32 = 8,       /* a uint32 or non-negative enum above 2^32-1 */
-    W_WIRE_TYPE = 16,   /* a known field under another wire type */
-    W_LONG_VARINT = 32, /* a tag over 5 bytes or a varint over 10 bytes */
-    W_VARINT65 = 64     /* a 10-byte varint with bits above the 64th */
+    W_ZERO_FIELD = 1,    /* a field number 0 */
+    W_BIG_FIELD = 2,     /* a field number above 2^29-1 (a tag above 32 bits) */
+    W_BOOL_WIDE = 4,     /* a bool written in more than 32 bits */
+    W_WIDE32 = 8,        /* a uint32 or non-negative enum above 2^32-1 */
+    W_WIRE_TYPE = 16,    /* a known field under another wire type */
+    W_LONG_VARINT = 32,  /* a tag or length over 5 bytes, a varint over 10 */
+    W_VARINT65 = 64,     /* a 10-byte varint with bits above the 64th */
+    W_SUBMSG_TWICE = 128 /* a singular message field twice in one message */
 };
 
 /* the flags of a varint's length alone */
@@ -92,6 +93,8 @@ static unsigned scan(const ProtobufCMessageDescriptor *d, const uint8_t *b, size
 {
     unsigned fl = 0;
     size_t i = 0;
+    unsigned seen[32]; /* singular message fields met at this level */
+    size_t n_seen = 0;
     while (i < len && depth < 64) {
         uint64_t t, v;
         size_t n;
@@ -128,11 +131,19 @@ static unsigned scan(const ProtobufCMessageDescriptor *d, const uint8_t *b, size
         case 2:
             if (!rd_varint(b, len, &i, &v, &n))
                 return fl;
-            fl |= len_flags(b, i, n);
+            fl |= n > 5 ? W_LONG_VARINT : 0; /* a length is 32 bits */
             if (v > len - i)
                 return fl;
-            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE)
+            if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
                 fl |= scan(f->descriptor, b + i, (size_t)v, depth + 1);
+                if (f->label != PROTOBUF_C_LABEL_REPEATED) {
+                    for (size_t k = 0; k < n_seen; k++)
+                        if (seen[k] == f->id)
+                            fl |= W_SUBMSG_TWICE;
+                    if (n_seen < sizeof(seen) / sizeof(seen[0]))
+                        seen[n_seen++] = f->id;
+                }
+            }
             if (packed && want == 0) {
                 size_t j = i, end = i + (size_t)v;
                 uint64_t pv;
@@ -177,6 +188,10 @@ static int varint65(const ProtobufCMessageDescriptor *d, const uint8_t *b, size_
 {
     return has(d, b, len, W_VARINT65);
 }
+static int submsg_twice(const ProtobufCMessageDescriptor *d, const uint8_t *b, size_t len)
+{
+    return has(d, b, len, W_SUBMSG_TWICE);
+}
 static int long_varint(const ProtobufCMessageDescriptor *d, const uint8_t *b, size_t len)
 {
     return has(d, b, len, W_LONG_VARINT);
@@ -207,8 +222,14 @@ const cp_dd_rule cp_dd_rules[] = {
      "accepted: the low 64 bits (grpc-go refuses it)",
      "the tenth byte of a varint carries one bit; protobuf-c drops the bits beyond the 64th, "
      "nanopb and grpc-go refuse the message"},
+    {"message-field-twice", 2, NULL, submsg_twice,
+     "accepted: the later occurrence's scalar fields only (grpc-go merges both)",
+     "a singular message field written twice is merged (proto3); protobuf-c 1.4.1's merge keeps "
+     "the earlier occurrence's strings and messages but drops its scalar fields (it reads a "
+     "presence flag proto3 scalars do not have), nanopb and grpc-go keep them"},
     {"over-long-varint", 1, NULL, long_varint, "refused (INTERNAL)",
-     "a varint over 10 bytes, or a tag over 5 bytes, is refused by protobuf-c; nanopb skips an "
-     "unknown varint of any length and reads a long tag as its low 32 bits"},
+     "a varint over 10 bytes, or a tag or length prefix over 5 bytes, is refused by protobuf-c; "
+     "nanopb skips an unknown varint of any length and reads a long tag or length as its low 32 "
+     "bits"},
 };
 const size_t cp_dd_rules_len = sizeof(cp_dd_rules) / sizeof(cp_dd_rules[0]);

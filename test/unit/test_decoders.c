@@ -154,6 +154,20 @@ static void test_rule_varint_above_64_bits(void **state)
         "varint-above-64-bits", 1);
 }
 
+static void test_rule_message_field_twice(void **state)
+{
+    (void)state;
+    /* target_portal {target_port: 5} then target_portal {}: merged, the
+     * port is 5 (nanopb, grpc-go); protobuf-c 1.4.1 drops it */
+    cp_dd_result r = CHECK("v1alpha1.DisconnectTargetRequest", "\x0a\x02\x10\x05\x0a\x00");
+    expect_rule(r, "message-field-twice", 1);
+    assert_true(r.npb_ok);
+    /* its strings are merged by both */
+    expect_same(CHECK("v1alpha1.DisconnectTargetRequest", "\x0a\x03\x0a\x01"
+                                                          "a"
+                                                          "\x0a\x02\x10\x05"));
+}
+
 static void test_rule_over_long_varint(void **state)
 {
     (void)state;
@@ -162,6 +176,10 @@ static void test_rule_over_long_varint(void **state)
                 "over-long-varint", 0);
     expect_rule(CHECK("v1.PathExistsRequest", "\xf8\x80\x80\x80\x80\x00\x01"), "over-long-varint",
                 0);
+    /* a length prefix of 0 written in 10 bytes (found by the smoke run) */
+    expect_rule(
+        CHECK("v1beta1.IsMountPointRequest", "\x3a\x80\x80\x80\x80\x80\x80\x80\x80\x80\x00"),
+        "over-long-varint", 0);
 }
 
 /* A rule names only its own case: the same message without the fault is
@@ -186,6 +204,7 @@ int main(void)
         cmocka_unit_test(test_rule_uint32_or_enum_above_32_bits),
         cmocka_unit_test(test_rule_known_field_other_wire_type),
         cmocka_unit_test(test_rule_varint_above_64_bits),
+        cmocka_unit_test(test_rule_message_field_twice),
         cmocka_unit_test(test_rule_over_long_varint),
         cmocka_unit_test(test_rules_do_not_hide_agreement),
     };
