@@ -67,3 +67,8 @@ $(B)/asan/obj/test/unit/test_decoders.o: test/unit/test_decoders.c $(NPB_HDRS) |
 $(B)/asan/test_decoders: $(B)/asan/obj/test/unit/test_decoders.o $(B)/asan/obj/test/unit/runner.o \
                          $(call npb_aobj,$(NPB_ALL)) $(B)/asan/libcore.a
 	$(ASAN_CC) $(SANFLAGS) -o $@ $^ $(UNIT_WRAP) -lcmocka $(NLIBS)
+
+.PHONY: clean-nanopb
+clean-nanopb:
+	rm -rf $(NPB_GEN) $(NPB)/table.c $(NAT)/npb $(FUZZ)/npb $(B)/asan/npb
+clean: clean-nanopb
