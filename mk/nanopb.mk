@@ -18,8 +18,12 @@ NPB_DIFF := test/fuzz/decoders_diff.c test/fuzz/decoders_rules.c
 NPB_ALL  := $(NPB_RTC) $(NPB_PBC) $(NPB)/table.c $(NPB_DIFF)
 NPB_DEFS := -DPB_ENABLE_MALLOC -DPB_FIELD_32BIT -I$(NPB_RT) -I$(NPB_GEN) -I$(NPB)
 
-$(NPB_RT)/pb.h $(NPB_RTC): scripts/fetch-nanopb.sh | $(TOOLS_STAMP)
+# one fetch writes all the runtime files (VERSION last): the files depend on
+# it, so a parallel make runs the fetch once
+$(NPB_RT)/VERSION: scripts/fetch-nanopb.sh | $(TOOLS_STAMP)
 	bash scripts/fetch-nanopb.sh $(NPB_RT)
+$(NPB_RT)/pb.h $(NPB_RTC): $(NPB_RT)/VERSION
+	@test -f $@
 
 $(NPB_GEN)/%.pb.c $(NPB_GEN)/%.pb.h: api/%.proto | $(TOOLS_STAMP)
 	@mkdir -p $(NPB_GEN)
