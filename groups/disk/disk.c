@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "groups/common/pbreflect.h"
+#include "host/disk_location.h"
 
 /* Longest page83 / serial we carry: identifiers are at most 64 KiB by
  * their 16-bit size; real ones are tens of bytes. */
@@ -82,19 +83,32 @@ int cp_disk_handle_list_locations(cp_call *call, const void *req, void *resp)
     if (rc != CP_OK)
         return rc;
     r->locations = cp_call_alloc(call, (n > 0 ? n : 1) * sizeof(*r->locations));
-    if (r->locations == NULL)
+    cp_loc_entry *e = cp_call_alloc(call, (n > 0 ? n : 1) * sizeof(*e));
+    uint32_t *num = cp_call_alloc(call, (n > 0 ? n : 1) * sizeof(*num));
+    if (r->locations == NULL || e == NULL || num == NULL)
         return nomem(call);
+    size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        cp_disk_location loc;
         /* Disks whose location does not parse are left out, as upstream. */
-        if (!cp_location_parse(disks[i].location, &loc))
+        if (!cp_location_parse(disks[i].location, &e[m].loc))
             continue;
+        e[m].nvme = cp_disk_bus_is_nvme(disks[i].dev_desc, disks[i].dev_desc_len);
+        e[m].nsid = cp_disk_nvme_nsid(disks[i].id_desc, disks[i].id_desc_len);
+        num[m++] = disks[i].number;
+    }
+    /* NVMe namespaces answer NSID - 1; no two disks answer one place
+     * (host/disk_location.h). */
+    cp_disk_locations_settle(e, m);
+    for (size_t i = 0; i < m; i++) {
+        if (!e[i].keep)
+            continue;
+        const cp_disk_location *loc = &e[i].loc;
         cp_disk_loc *l = &r->locations[r->n_locations++];
-        l->number = disks[i].number;
-        l->adapter = cp_call_strdup(call, loc.adapter);
-        l->bus = cp_call_strdup(call, loc.bus);
-        l->target = cp_call_strdup(call, loc.target);
-        l->lun = cp_call_strdup(call, loc.lun);
+        l->number = num[i];
+        l->adapter = cp_call_strdup(call, loc->adapter);
+        l->bus = cp_call_strdup(call, loc->bus);
+        l->target = cp_call_strdup(call, loc->target);
+        l->lun = cp_call_strdup(call, loc->lun);
         if (l->adapter == NULL || l->bus == NULL || l->target == NULL || l->lun == NULL)
             return nomem(call);
     }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test/fuzz/run.sh smoke|fuzz [TARGET...]   (default: every target)
 #   smoke  run build/fuzz/fuzz_TARGET once over every committed seed in
-#          test/fuzz/corpus/TARGET (no mutation; part of `make test`)
+#          test/fuzz/corpus/TARGET (part of `make test`); then, for the
+#          targets smoke_seconds names (the decoder differential), a short
+#          mutation run with a fixed seed (SMOKE_SECONDS overrides it)
 #   fuzz   fuzz each target for FUZZ_SECONDS (default 60) from the committed
 #          seeds plus what earlier runs found (build/fuzz/corpus/TARGET);
 #          crashes go to build/fuzz/artifacts/; prints executions per target
@@ -25,9 +27,17 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 max_len() {
     case $1 in
     conn) echo 16384 ;;
-    messages) echo 2048 ;;
+    messages | decoders) echo 2048 ;;
     config) echo 4096 ;;
     *) echo 600 ;;
+    esac
+}
+
+# seconds of mutation after the seeds in smoke mode
+smoke_seconds() {
+    case $1 in
+    decoders) echo "${SMOKE_SECONDS:-20}" ;;
+    *) echo 0 ;;
     esac
 }
 
@@ -47,8 +57,17 @@ for t in "$@"; do
         n=$(find "$seeds" -type f | wc -l)
         t0=$SECONDS
         log=$(mktemp)
-        if find "$seeds" -type f -print0 | xargs -0 "$bin" -timeout=20 >"$log" 2>&1; then
-            echo "fuzz $t: smoke over $n seeds OK ($((SECONDS - t0)) s)"
+        secs=$(smoke_seconds "$t")
+        # new inputs go to a scratch corpus, never into the committed seeds
+        scratch=$(mktemp -d)
+        if find "$seeds" -type f -print0 | xargs -0 "$bin" -timeout=20 >"$log" 2>&1 &&
+            { [ "$secs" -eq 0 ] || { mkdir -p build/fuzz/artifacts &&
+                "$bin" -seed=1 -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 \
+                    -max_len="$(max_len "$t")" -artifact_prefix="build/fuzz/artifacts/$t-" \
+                    "$scratch" "$seeds" </dev/null >>"$log" 2>&1; }; }; then
+            more=""
+            [ "$secs" -eq 0 ] || more=" and $secs s of mutation"
+            echo "fuzz $t: smoke over $n seeds$more OK ($((SECONDS - t0)) s)"
             ok=$((ok + 1))
         else
             tail -40 "$log"
@@ -56,7 +75,7 @@ for t in "$@"; do
             rc=1
             bad=$((bad + 1))
         fi
-        rm -f "$log"
+        rm -rf "$log" "$scratch"
     else
         mkdir -p "build/fuzz/corpus/$t" build/fuzz/artifacts
         log=build/fuzz/$t.log

@@ -95,6 +95,7 @@ typedef struct m_disk {
     uint8_t dev[M_DESC_MAX], id[M_DESC_MAX];
     size_t dev_len, id_len;
     bool has_scsi;
+    bool nvme; /* an NVMe namespace: BusTypeNvme even with a SCSI address */
     SCSI_ADDRESS scsi;
 } m_disk;
 

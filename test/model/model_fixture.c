@@ -213,8 +213,11 @@ static void device(ld *l, const yaml_node_t *n, m_disk *d)
     }
     wr32(d->dev, 40);
     wr32(d->dev + 4, (uint32_t)off);
-    d->dev[8] = d->cdrom ? 5 : 0;            /* DeviceType: SCSI peripheral type */
-    wr32(d->dev + 28, d->has_scsi ? 1 : 17); /* BusType: BusTypeScsi / BusTypeNvme */
+    d->dev[8] = d->cdrom ? 5 : 0; /* DeviceType: SCSI peripheral type */
+    /* BusType: BusTypeNvme for a namespace (with a Storport SCSI address
+     * when the fixture gives one, as stornvme's disks have), else
+     * BusTypeScsi when addressed, BusTypeNvme when not */
+    wr32(d->dev + 28, d->nvme || !d->has_scsi ? 17 : 1);
     d->dev_len = off;
 }
 
@@ -305,7 +308,7 @@ static int disk(ld *l, const yaml_node_t *n, m_disk *d, bool cdrom)
     static const char *const k[] = {"number",    "size",      "sector",    "style",   "offline",
                                     "read_only", "not_ready", "collision", "grow_to", "vendor",
                                     "product",   "serial",    "page83",    "scsi",    "partitions",
-                                    "volume",    NULL};
+                                    "volume",    "nvme",      NULL};
     memset(d, 0, sizeof(*d));
     d->cdrom = cdrom;
     d->sector = cdrom ? 2048 : 512;
@@ -327,6 +330,8 @@ static int disk(ld *l, const yaml_node_t *n, m_disk *d, bool cdrom)
         rc = flag(l, n, "not_ready", &d->not_ready);
     if (rc == CP_OK)
         rc = flag(l, n, "collision", &d->collision);
+    if (rc == CP_OK)
+        rc = flag(l, n, "nvme", &d->nvme);
     if (rc != CP_OK)
         return rc;
     if (num > 999 || d->media == 0 || (sector != 512 && sector != 4096 && sector != 2048))

@@ -215,6 +215,39 @@ try {
     Step GCE 'SetDiskState offline' (Rpc disk SetDiskState @{ disk_number = $n; is_online = $false }) | Out-Null
     Step GCE 'SetDiskState offline again (fact 13)' (Rpc disk SetDiskState @{ disk_number = $n; is_online = $false }) | Out-Null
     Check (-not (Rpc filesystem PathExists @{ path = $ns }).Json.exists) 'GCE unstage retry: PathExists false -> success'
+
+    # ================== NVMe namespaces in ListDiskLocations ==================
+    # docs/reference/disk-locations.md: an NVMe namespace whose ID Windows
+    # reports answers LUN = NSID - 1, and no two disks answer one (Adapter,
+    # Target, LUN). What Windows reports for each namespace (IOCTL_SCSI_GET_ADDRESS
+    # through Win32_DiskDrive, MSFT_Disk Location and Path) is printed, to settle
+    # on a node what Microsoft's pages leave open.
+    Claim 'ListDiskLocations: no two disks share (Adapter, Target, LUN); NVMe namespaces answer NSID - 1 (docs/reference/disk-locations.md)'
+    $locs = (Step AzureDisk 'ListDiskLocations (NVMe rule)' (Rpc disk ListDiskLocations)).Json.disk_locations
+    $places = @{}
+    $dup = @()
+    foreach ($p in $locs.PSObject.Properties) {
+        $key = "$($p.Value.Adapter)/$($p.Value.Target)/$($p.Value.LUNID)"
+        if ($places.ContainsKey($key)) { $dup += "disks $($places[$key]) and $($p.Name) at $key" } else { $places[$key] = $p.Name }
+    }
+    Check ($dup.Count -eq 0) 'ListDiskLocations: no two disks answer one (Adapter, Target, LUN)' ($dup -join '; ')
+    $nvme = @(Get-Disk | Where-Object { "$($_.BusType)" -eq 'NVMe' })
+    foreach ($d in $nvme) {
+        $dd = Get-CimInstance Win32_DiskDrive | Where-Object { $_.Index -eq $d.Number }
+        $ans = Prop $locs "$($d.Number)"
+        Write-TestLine ("# NVMe disk {0}: Location '{1}', Path '{2}', SCSIPort {3} SCSITargetId {4} SCSILogicalUnit {5}; answered {6}" -f `
+            $d.Number, $d.Location, $d.Path, $dd.SCSIPort, $dd.SCSITargetId, $dd.SCSILogicalUnit, `
+            $(if ($ans) { "LUN $($ans.LUNID)" } else { 'nothing (left out)' }))
+    }
+    $byAdapter = $nvme | Group-Object { (Get-CimInstance Win32_DiskDrive | Where-Object Index -eq $_.Number).SCSIPort } | Where-Object Count -ge 2
+    if (-not $byAdapter) {
+        Skip 'NVMe: two namespaces of one controller answer distinct LUNs' 'this node has no NVMe controller with two namespaces (an Azure v6/v7 size with two data disks has)'
+    } else {
+        foreach ($g in $byAdapter) {
+            $luns = @($g.Group | ForEach-Object { $a = Prop $locs "$($_.Number)"; if ($a) { $a.LUNID } })
+            Check (@($luns | Select-Object -Unique).Count -eq $luns.Count) "NVMe controller $($g.Name): its namespaces answer distinct LUNs ($($luns -join ', '))"
+        }
+    }
 } finally {
     if (-not $Keep) {
         foreach ($d in $disks) {

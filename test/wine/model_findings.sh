@@ -14,6 +14,15 @@ else
 fi
 expect "item 7: ListDiskLocations answers for the others" 0 '"1":{"Adapter":"1","Target":"0","LUNID":"1"}' \
     disk v1 ListDiskLocations
+# NVMe namespaces 1 and 2 of one controller (disks 22, 23) share a SCSI
+# address: they answer LUN = NSID - 1, so a driver picking by LUN finds each.
+expect "NVMe namespace 1 of adapter 5 answers LUN 0" 0 '"22":{"Adapter":"5","Target":"0","LUNID":"0"}' \
+    disk v1 ListDiskLocations
+if [[ "$(json)" == *'"23":{"Adapter":"5","Target":"0","LUNID":"1"}'* ]]; then
+    ok "NVMe namespace 2 of adapter 5 answers LUN 1"
+else
+    bad "NVMe namespace 2 of adapter 5 answers LUN 1" "$(json | head -c 400)"
+fi
 expect "item 7: a call naming disk 20 fails UNAVAILABLE" 14 'IOCTL_DISK_GET_LENGTH_INFO disk 20: Not ready (error 21)' disk v1 GetDiskStats '{"disk_number":20}'
 
 # item 8: CD-ROM 0's volume says DeviceNumber 0 (FILE_DEVICE_CD_ROM): not a
