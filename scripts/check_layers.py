@@ -34,8 +34,6 @@ RANK = {
 
 # (including file, included header): why it is still there.
 EXCEPTIONS = {
-    ("base/log.h", "service/flags.h"):
-        "the logger is configured from the klog flags (cp_flags) instead of options of its own",
     ("base/winutil_win.c", "host/iscsi_isdsc.h"):
         "the one Win32 error map also knows the iSCSI initiator's ISDSC_* codes",
     ("base/yamlwalk.h", "service/config.h"):

@@ -686,10 +686,7 @@ static void test_config_file_must_be_regular(void **state)
     assert_false(cp_config_serves(&c, "disk", "v1"));
     cp_config_free(&c);
     /* The same rule for every file opened by name: the log file. */
-    cp_flags f;
-    cp_flags_init(&f);
-    f.logtostderr = false;
-    f.log_file = "/dev/null";
+    cp_log_options f = {.logtostderr = false, .log_file = "/dev/null"};
     assert_int_equal(cp_log_init(&f, 1, &e), CP_E_FAILED_PRECONDITION);
     assert_string_equal(e.msg, "open log file /dev/null: not a regular file: a character device");
     f.log_file = fifo;
