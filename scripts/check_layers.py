@@ -34,8 +34,6 @@ RANK = {
 
 # (including file, included header): why it is still there.
 EXCEPTIONS = {
-    ("base/winutil_win.c", "host/iscsi_isdsc.h"):
-        "the one Win32 error map also knows the iSCSI initiator's ISDSC_* codes",
     ("base/yamlwalk.h", "service/config.h"):
         "the YAML walker resolves account names through the config's resolver type",
     ("base/yamlwalk.h", "security/sid.h"):
