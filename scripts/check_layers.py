@@ -34,10 +34,6 @@ RANK = {
 
 # (including file, included header): why it is still there.
 EXCEPTIONS = {
-    ("base/yamlwalk.h", "service/config.h"):
-        "the YAML walker resolves account names through the config's resolver type",
-    ("base/yamlwalk.h", "security/sid.h"):
-        "the YAML walker parses SIDs itself",
     ("client/health.h", "service/config.h"):
         "the health probe derives its targets from the configuration",
     ("security/gate_win.h", "service/config.h"):

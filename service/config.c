@@ -16,6 +16,7 @@
 #include "base/regfile.h"
 #include "security/sddl.h"
 #include "base/yamlwalk.h"
+#include "service/cfgsids.h"
 #include "service/cfgfile.h"
 #include "base/yamldepth.h"
 
@@ -60,7 +61,7 @@ static int security_pair(cp_yw *w, const char *key, const yaml_node_t *k, const 
     sec *s = ls->s;
     if (strcmp(key, "allowedCallers") == 0) {
         s->allowed_line = cp_yw_line(v);
-        return cp_yw_sids(w, v, "security.allowedCallers", &s->allowed, &s->n_allowed);
+        return cp_cfg_sids(w, v, "security.allowedCallers", &s->allowed, &s->n_allowed);
     }
     if (strcmp(key, "pipeSecurity") == 0)
         return get_sddl(w, v, "security.pipeSecurity", s);
@@ -149,7 +150,7 @@ static int group_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yam
     }
     if (strcmp(key, "allowedCallers") == 0) {
         gc->s->allowed_line = cp_yw_line(v);
-        return cp_yw_sids(w, v, where, &gc->s->allowed, &gc->s->n_allowed);
+        return cp_cfg_sids(w, v, where, &gc->s->allowed, &gc->s->n_allowed);
     }
     if (strcmp(key, "pipeSecurity") == 0)
         return get_sddl(w, v, where, gc->s);
@@ -520,7 +521,8 @@ int cp_config_load_string(cp_config *c, const char *name, const char *yaml, size
     }
     yaml_parser_delete(&parser);
 
-    cp_yw w = {&doc, name, e, resolve, ctx};
+    cp_cfg_resolver resolver = {resolve, ctx};
+    cp_yw w = {.doc = &doc, .file = name, .e = e, .max_list = CP_CONFIG_MAX_LIST, .ctx = &resolver};
     load_ctx lc = {.c = c};
     int rc = CP_OK;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
