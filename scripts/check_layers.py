@@ -40,8 +40,6 @@ EXCEPTIONS = {
         "the caller gate is built from the whole configuration, not a policy of its own",
     ("security/pipesec_win.h", "service/config.h"):
         "pipe security is built from the whole configuration, not a policy of its own",
-    ("sim/simfixture_sim.c", "service/config.h"):
-        "the simulator fixture takes its limits from the service configuration",
 }
 INC = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
