@@ -34,8 +34,6 @@ RANK = {
 
 # (including file, included header): why it is still there.
 EXCEPTIONS = {
-    ("client/health.h", "service/config.h"):
-        "the health probe derives its targets from the configuration",
     ("security/gate_win.h", "service/config.h"):
         "the caller gate is built from the whole configuration, not a policy of its own",
     ("security/pipesec_win.h", "service/config.h"):

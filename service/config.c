@@ -625,6 +625,12 @@ bool cp_config_serves(const cp_config *c, const char *group, const char *version
     return false;
 }
 
+void cp_config_served_set(const cp_config *c, bool *out)
+{
+    for (size_t i = 0; i < cp_catalog_len; i++)
+        out[i] = cp_config_serves(c, cp_catalog[i].group, cp_catalog[i].version);
+}
+
 int cp_config_fill_flags(const cp_config *c, cp_flags *f)
 {
     if (c->kubelet_path != NULL && !cp_flags_given(f, "kubelet-path"))

@@ -153,6 +153,10 @@ bool cp_config_group_broad(const cp_config_group *g, char *which, size_t cap);
 /* Whether (group, version) is served. */
 bool cp_config_serves(const cp_config *c, const char *group, const char *version);
 
+/* out[i] = whether cp_catalog[i] (groups/catalog.h) is served; out has
+ * room for cp_catalog_len entries. */
+void cp_config_served_set(const cp_config *c, bool *out);
+
 /* Copies into f the settings the command line did not give (per
  * cp_flags_given): kubelet path, working dirs, log settings. Strings point
  * into c (which must outlive f), except working dirs, copied into f.
