@@ -34,10 +34,6 @@ RANK = {
 
 # (including file, included header): why it is still there.
 EXCEPTIONS = {
-    ("security/gate_win.h", "service/config.h"):
-        "the caller gate is built from the whole configuration, not a policy of its own",
-    ("security/pipesec_win.h", "service/config.h"):
-        "pipe security is built from the whole configuration, not a policy of its own",
 }
 INC = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 

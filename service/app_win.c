@@ -14,6 +14,7 @@
 #include "host/fs.h"
 #include "host/sysfiles.h"
 #include "service/app_win.h"
+#include "service/cfgpolicy.h"
 #include "security/audit.h"
 #include "service/eventlog_win.h"
 #include "security/gate_win.h"
@@ -221,10 +222,12 @@ int cp_app_start(void *ctx, cp_error *e)
     a->audit = cp_audit_new(cp_eventlog_report, a->eventlog);
     if (a->eventlog == NULL || a->audit == NULL)
         return cp_error_set(e, CP_E_NOMEM, "out of memory");
-    a->pipesec = cp_pipesec_new(c, e);
+    cp_policy policy;
+    cp_config_policy(c, &policy);
+    a->pipesec = cp_pipesec_new(&policy, e);
     if (a->pipesec == NULL)
         return e->status;
-    a->gate = cp_gate_new(c, a->audit, e);
+    a->gate = cp_gate_new(&policy, a->audit, e);
     if (a->gate == NULL)
         return e->status;
     int mrc = setup_metrics(a, e);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "service/cfgpolicy.h"
 #include "service/config.h"
 #include "base/log.h"
 #include "security/sddl.h"
@@ -464,6 +465,21 @@ static void test_security_precedence(void **state)
     assert_int_equal(iscsi->n_allowed, 2); /* security:'s callers */
     assert_string_equal(iscsi->pipe_sddl, "D:P(A;;GA;;;SY)");
     assert_int_equal(iscsi->pipe_sddl_line, 9);
+
+    /* The policy the gate and the pipes' security are built from. */
+    cp_policy p;
+    cp_config_policy(&c, &p);
+    assert_int_equal(p.n_groups, CP_CONFIG_N_GROUPS);
+    for (size_t i = 0; i < p.n_groups; i++) {
+        const cp_group_policy *g = &p.groups[i];
+        const cp_config_group *cg = cp_config_group_of(&c, g->name);
+        assert_non_null(cg);
+        assert_ptr_equal(g->allowed, cg->allowed);
+        assert_int_equal(g->n_allowed, cg->n_allowed);
+        assert_string_equal(g->pipe_sddl, cg->pipe_sddl);
+        assert_int_equal(g->sddl_line, cg->pipe_sddl_line);
+        assert_string_equal(g->sddl_file, "t.yaml");
+    }
     cp_config_free(&c);
 }
 
