@@ -163,9 +163,8 @@ int cp_win_error_as(cp_error *e, int status, DWORD err, const char *text, const 
         dots = "...";
         tail = object + from;
     }
-    status = cp_error_set(e, status, "%s%s%.*s%s%s: %s (error %lu)", api,
-                              len > 0 ? " " : "", head, object, dots, tail, text,
-                              (unsigned long)err);
+    status = cp_error_set(e, status, "%s%s%.*s%s%s: %s (error %lu)", api, len > 0 ? " " : "", head,
+                          object, dots, tail, text, (unsigned long)err);
     SetLastError(err);
     return status;
 }

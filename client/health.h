@@ -30,7 +30,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-
 #define CP_HEALTH_DEFAULT_DEADLINE_MS 5000
 
 typedef struct cp_health_target {

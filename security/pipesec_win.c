@@ -19,8 +19,8 @@ struct cp_pipesec {
 static void origin(const cp_group_policy *g, char *buf, size_t cap)
 {
     if (g->sddl_line > 0)
-        snprintf(buf, cap, "%s:%d: %s pipe security", g->sddl_file != NULL ? g->sddl_file : "config",
-                 g->sddl_line, g->name);
+        snprintf(buf, cap, "%s:%d: %s pipe security",
+                 g->sddl_file != NULL ? g->sddl_file : "config", g->sddl_line, g->name);
     else
         snprintf(buf, cap, "%s pipe security (derived from allowedCallers)", g->name);
 }
