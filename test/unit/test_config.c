@@ -379,12 +379,12 @@ static void test_example_file(void **state)
     const cp_config_group *fs = cp_config_group_of(&c, "filesystem");
     assert_string_equal(fs->pipe_sddl, "D:P(A;;GA;;;SY)(A;;FRFW;;;BA)");
     assert_true(fs->pipe_sddl_line > 0);
-    assert_int_equal(c.n_allowed_services, 1);
-    assert_string_equal(c.allowed_services[0], "w32time");
-    assert_true(c.allowed_smb_servers_given);
-    assert_int_equal(c.n_allowed_smb_servers, 2);
-    assert_string_equal(c.allowed_smb_servers[0], "*.fsx.example.com");
-    assert_string_equal(c.allowed_smb_servers[1], "files.corp.example.com");
+    assert_int_equal(c.system.n_allowed_services, 1);
+    assert_string_equal(c.system.allowed_services[0], "w32time");
+    assert_true(c.smb.servers_restricted);
+    assert_int_equal(c.smb.n_allowed_servers, 2);
+    assert_string_equal(c.smb.allowed_servers[0], "*.fsx.example.com");
+    assert_string_equal(c.smb.allowed_servers[1], "files.corp.example.com");
     assert_int_equal(c.limits.drain_timeout_ms, 10000);
     assert_int_equal(c.log.v, 2);
     assert_int_equal(c.log.to_stderr, 0);
@@ -599,6 +599,15 @@ static void test_errors(void **state)
                  "v1beta1, v1beta2, v1beta3, v1)");
     expect_error("groups:\n  disk:\n    versions: []\n", 3, "empty");
     expect_error("groups:\n  disk:\n    colour: blue\n", 3, "groups.disk.colour: unknown key");
+    /* an unknown key lists the group's own keys and no other group's */
+    expect_error("groups:\n  disk:\n    colour: blue\n", 3,
+                 "(known: versions, allowedCallers, pipeSecurity)");
+    expect_error("groups:\n  smb:\n    colour: blue\n", 3,
+                 "(known: versions, allowedCallers, pipeSecurity, allowedServers)");
+    expect_error("groups:\n  system:\n    colour: blue\n", 3,
+                 "(known: versions, allowedCallers, pipeSecurity, allowedServices)");
+    expect_error("groups:\n  iscsi:\n    colour: blue\n", 3,
+                 "(known: versions, allowedCallers, pipeSecurity, allowedPortals)");
     expect_error("groups:\n  smb:\n    allowedServices: [w32time]\n", 3,
                  "only the system group starts and stops services");
     expect_error("groups:\n  system:\n    allowedServers: [fs1]\n", 3,
