@@ -72,43 +72,43 @@ static FILE *open_append(const char *path, uint64_t *size, cp_error *e)
     return fp;
 }
 
-int cp_log_init(const cp_flags *f, unsigned long pid, cp_error *e)
+int cp_log_init(const cp_log_options *o, unsigned long pid, cp_error *e)
 {
     if (lg.mu == NULL && (lg.mu = cp_mutex_new()) == NULL)
         return cp_error_set(e, CP_E_NOMEM, "logger: out of memory");
     cp_mutex_lock(lg.mu);
     lg.pid = pid;
-    lg.v = f->v;
-    lg.threshold = f->stderrthreshold;
-    lg.skip_headers = f->skip_headers;
-    lg.skip_log_headers = f->skip_log_headers;
-    lg.add_dir_header = f->add_dir_header;
-    lg.also_stderr = f->alsologtostderr;
+    lg.v = o->v;
+    lg.threshold = o->stderrthreshold;
+    lg.skip_headers = o->skip_headers;
+    lg.skip_log_headers = o->skip_log_headers;
+    lg.add_dir_header = o->add_dir_header;
+    lg.also_stderr = o->alsologtostderr;
     lg.max_bytes =
-        f->log_file_max_size > UINT64_MAX / (1024 * 1024) ? 0 : f->log_file_max_size * 1024 * 1024;
+        o->log_file_max_size > UINT64_MAX / (1024 * 1024) ? 0 : o->log_file_max_size * 1024 * 1024;
     lg.stderr_only = true;
     int rc = CP_OK;
     cp_error oe;
-    bool has_file = f->log_file != NULL && f->log_file[0] != '\0';
-    bool has_dir = f->log_dir != NULL && f->log_dir[0] != '\0';
-    if (!f->logtostderr && (has_file || has_dir)) {
+    bool has_file = o->log_file != NULL && o->log_file[0] != '\0';
+    bool has_dir = o->log_dir != NULL && o->log_dir[0] != '\0';
+    if (!o->logtostderr && (has_file || has_dir)) {
         char *path;
         if (has_file) {
-            path = malloc(strlen(f->log_file) + 1);
+            path = malloc(strlen(o->log_file) + 1);
             if (path != NULL)
-                strcpy(path, f->log_file);
+                strcpy(path, o->log_file);
         } else {
             /* <dir>\csi-proxy.<yyyymmdd-hhmmss>.<pid>.log, klog-like */
             time_t now = time(NULL);
             struct tm tm;
             localtime_r(&now, &tm);
-            size_t dl = strlen(f->log_dir), cap = dl + 64;
-            const char *sep = f->log_dir[dl - 1] == '/' || f->log_dir[dl - 1] == '\\' ? ""
-                              : strchr(f->log_dir, '\\') != NULL                      ? "\\"
+            size_t dl = strlen(o->log_dir), cap = dl + 64;
+            const char *sep = o->log_dir[dl - 1] == '/' || o->log_dir[dl - 1] == '\\' ? ""
+                              : strchr(o->log_dir, '\\') != NULL                      ? "\\"
                                                                                       : "/";
             path = malloc(cap);
             if (path != NULL)
-                snprintf(path, cap, "%s%scsi-proxy.%04d%02d%02d-%02d%02d%02d.%lu.log", f->log_dir,
+                snprintf(path, cap, "%s%scsi-proxy.%04d%02d%02d-%02d%02d%02d.%lu.log", o->log_dir,
                          sep, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
                          tm.tm_sec, pid);
         }

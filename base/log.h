@@ -19,14 +19,33 @@
 #include <stdarg.h>
 #include <stdbool.h>
 
-#include "base/status.h"
-#include "service/flags.h"
+#include <stdint.h>
 
-/* Configures the logger from the klog flags and opens the log file, if
- * any. pid goes into every line. Returns CP_OK, or CP_E_IO/CP_E_NOMEM with
- * e naming the file and the cause (the logger then keeps to stderr). The
- * flags' strings are copied. */
-int cp_log_init(const cp_flags *f, unsigned long pid, cp_error *e);
+#include "base/status.h"
+
+/* klog severities, for the stderr threshold. */
+enum { CP_SEV_INFO = 0, CP_SEV_WARNING = 1, CP_SEV_ERROR = 2, CP_SEV_FATAL = 3 };
+
+/* How the logger routes lines: the meaning of klog's flags of the same
+ * names (the service fills it from its command line). */
+typedef struct cp_log_options {
+    int v;                      /* CP_LOG_V(level) logs when level <= v */
+    const char *log_file;       /* NULL or "" if none */
+    const char *log_dir;        /* NULL or "" if none */
+    bool logtostderr;           /* stderr only, no file */
+    bool alsologtostderr;       /* every line to stderr as well as the file */
+    uint64_t log_file_max_size; /* megabytes; 0 = unlimited */
+    int stderrthreshold;        /* CP_SEV_*: at/above it a line also goes to stderr */
+    bool skip_headers;          /* no "I1122 ... file:line]" prefix */
+    bool skip_log_headers;      /* no "Log file created at" header */
+    bool add_dir_header;        /* the source file's directory in the prefix */
+} cp_log_options;
+
+/* Configures the logger from o and opens the log file, if any. pid goes
+ * into every line. Returns CP_OK, or CP_E_IO/CP_E_NOMEM with e naming the
+ * file and the cause (the logger then keeps to stderr). The options'
+ * strings are copied. */
+int cp_log_init(const cp_log_options *o, unsigned long pid, cp_error *e);
 
 /* Flushes and closes the file; later lines go to stderr. */
 void cp_log_close(void);

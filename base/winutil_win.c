@@ -1,12 +1,12 @@
 /* winutil_win.c - see winutil_win.h. */
 #include "base/winutil_win.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/utf8.h"
-#include "host/iscsi_isdsc.h"
 
 wchar_t *cp_win_utf8_to_wide(const char *s)
 {
@@ -52,7 +52,7 @@ int64_t cp_win_filetime_now(void)
 /* "FormatMessageW function" with FORMAT_MESSAGE_FROM_SYSTEM: English when
  * the text is installed (log readers and tests match it), else the user's
  * language. */
-const char *cp_win_errtext(DWORD err, char *buf, size_t len)
+bool cp_win_systext(DWORD err, char *buf, size_t len)
 {
     DWORD saved = GetLastError();
     wchar_t wmsg[512];
@@ -62,12 +62,6 @@ const char *cp_win_errtext(DWORD err, char *buf, size_t len)
     if (n == 0) /* no English text installed: take the user's language */
         n = FormatMessageW(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, err, 0,
                            wmsg, sizeof(wmsg) / sizeof(wmsg[0]), NULL);
-    const cp_isdsc_code *isdsc = n == 0 ? cp_isdsc_lookup(err) : NULL;
-    if (isdsc != NULL) { /* the iSCSI initiator's codes are not in the system's table */
-        snprintf(buf, len, "%s (%s)", isdsc->text, isdsc->name);
-        SetLastError(saved);
-        return buf;
-    }
     while (n > 0 && (wmsg[n - 1] == L'\r' || wmsg[n - 1] == L'\n' || wmsg[n - 1] == L' ' ||
                      wmsg[n - 1] == L'.'))
         n--;
@@ -79,6 +73,12 @@ const char *cp_win_errtext(DWORD err, char *buf, size_t len)
     else if (len > 0)
         snprintf(buf, len, "error %lu", (unsigned long)err);
     SetLastError(saved);
+    return k > 0;
+}
+
+const char *cp_win_errtext(DWORD err, char *buf, size_t len)
+{
+    cp_win_systext(err, buf, len);
     return buf;
 }
 
@@ -137,17 +137,21 @@ int cp_win_status(DWORD err)
     case ERROR_INSUFFICIENT_BUFFER:
     case ERROR_MORE_DATA:
         return CP_E_RESOURCE_EXHAUSTED;
-    default: { /* the iSCSI initiator's ISDSC_* codes (iscsi_isdsc.c) */
-        const cp_isdsc_code *isdsc = cp_isdsc_lookup(err);
-        return isdsc != NULL ? isdsc->status : CP_E_UNKNOWN;
-    }
+    default:
+        return CP_E_UNKNOWN;
     }
 }
 
 int cp_win_error(cp_error *e, DWORD err, const char *api, const char *object)
 {
     char text[512];
-    cp_win_errtext(err, text, sizeof(text));
+    return cp_win_error_as(e, cp_win_status(err), err, cp_win_errtext(err, text, sizeof(text)), api,
+                           object);
+}
+
+int cp_win_error_as(cp_error *e, int status, DWORD err, const char *text, const char *api,
+                    const char *object)
+{
     size_t len = strlen(object);
     int head = (int)len;
     const char *dots = "", *tail = "";
@@ -159,9 +163,8 @@ int cp_win_error(cp_error *e, DWORD err, const char *api, const char *object)
         dots = "...";
         tail = object + from;
     }
-    int status = cp_error_set(e, cp_win_status(err), "%s%s%.*s%s%s: %s (error %lu)", api,
-                              len > 0 ? " " : "", head, object, dots, tail, text,
-                              (unsigned long)err);
+    status = cp_error_set(e, status, "%s%s%.*s%s%s: %s (error %lu)", api, len > 0 ? " " : "", head,
+                          object, dots, tail, text, (unsigned long)err);
     SetLastError(err);
     return status;
 }

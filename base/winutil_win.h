@@ -21,8 +21,9 @@
  *   DEADLINE_EXCEEDED    the service did not answer in time
  *   UNIMPLEMENTED        the function or request is not supported here
  *   UNKNOWN              anything else (the message keeps the number)
- * The iSCSI initiator's own ISDSC_* codes (0xEFFF....) follow the same rule
- * through the table in iscsi_isdsc.c, which also gives their text.
+ * Codes of a component's own (the iSCSI initiator's ISDSC_* codes) are
+ * mapped by that component, which then words the message through
+ * cp_win_error_as.
  */
 #ifndef CP_WINAPI_WINUTIL_H
 #define CP_WINAPI_WINUTIL_H
@@ -30,6 +31,7 @@
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,6 +62,10 @@ char *cp_win_wide_to_utf8(const wchar_t *w);
  * returns buf. Falls back to "error N". Leaves GetLastError() unchanged. */
 const char *cp_win_errtext(DWORD err, char *buf, size_t len);
 
+/* cp_win_errtext, returning true when the system has a text for err (false:
+ * buf holds "error N"). */
+bool cp_win_systext(DWORD err, char *buf, size_t len);
+
 /* The cp_status for a Win32 error code (the table above). */
 int cp_win_status(DWORD err);
 
@@ -67,5 +73,10 @@ int cp_win_status(DWORD err);
  * <n>)" (object cut as said above; "" leaves it out). Returns the status.
  * Leaves the thread's last error set to err. */
 int cp_win_error(cp_error *e, DWORD err, const char *api, const char *object);
+
+/* cp_win_error's message with a given status and text, for codes the map
+ * above does not know. Returns status. */
+int cp_win_error_as(cp_error *e, int status, DWORD err, const char *text, const char *api,
+                    const char *object);
 
 #endif

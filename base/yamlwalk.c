@@ -160,8 +160,9 @@ int cp_yw_each_item(cp_yw *w, const yaml_node_t *n, const char *key, cp_yw_item_
     if (n->type != YAML_SEQUENCE_NODE)
         return cp_yw_errf(w, n, "%s: expected a list", key);
     size_t count = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
-    if (count > CP_CONFIG_MAX_LIST)
-        return cp_yw_errf(w, n, "%s: more than %d items", key, CP_CONFIG_MAX_LIST);
+    size_t max = w->max_list != 0 ? w->max_list : CP_YW_DEFAULT_MAX_LIST;
+    if (count > max)
+        return cp_yw_errf(w, n, "%s: more than %zu items", key, max);
     for (size_t i = 0; i < count; i++) {
         const yaml_node_t *item = yaml_document_get_node(w->doc, n->data.sequence.items.start[i]);
         if (item == NULL)
@@ -206,56 +207,6 @@ int cp_yw_strings(cp_yw *w, const yaml_node_t *n, const char *key, char ***items
         return rc;
     }
     cp_yw_free_list(*items, *count);
-    *items = l.items;
-    *count = l.n;
-    return CP_OK;
-}
-
-typedef struct sidlist {
-    cp_sid *items;
-    size_t n;
-} sidlist;
-
-static int add_sid(cp_yw *w, const yaml_node_t *item, const char *key, size_t i, void *out)
-{
-    sidlist *l = out;
-    const char *s = cp_yw_scalar(w, item, key);
-    if (s == NULL)
-        return CP_E_INVALID_ARGUMENT;
-    cp_sid sid;
-    char why[256] = "";
-    if (s[0] == 'S' && s[1] == '-') {
-        if (!cp_sid_parse(s, &sid))
-            return cp_yw_errf(w, item, "%s[%zu]: \"%s\" is not a valid SID", key, i, s);
-    } else if (!cp_sid_well_known_name(s, &sid)) {
-        if (w->resolve == NULL || !w->resolve(w->resolve_ctx, s, &sid, why, sizeof(why)))
-            return cp_yw_errf(w, item,
-                              "%s[%zu]: \"%s\" is neither a SID (S-1-...) nor a known account%s%s",
-                              key, i, s, why[0] != '\0' ? ": " : "", why);
-    }
-    for (size_t k = 0; k < l->n; k++)
-        if (cp_sid_equal(&l->items[k], &sid))
-            return cp_yw_errf(w, item, "%s[%zu]: \"%s\" is listed twice", key, i, s);
-    cp_sid *grown = realloc(l->items, (l->n + 1) * sizeof(*grown));
-    if (grown == NULL)
-        return cp_error_set(w->e, CP_E_NOMEM, "%s: out of memory", w->file);
-    l->items = grown;
-    l->items[l->n++] = sid;
-    return CP_OK;
-}
-
-int cp_yw_sids(cp_yw *w, const yaml_node_t *n, const char *key, cp_sid **items, size_t *count)
-{
-    sidlist l = {NULL, 0};
-    int rc = cp_yw_each_item(w, n, key, add_sid, &l);
-    if (rc == CP_OK && l.n == 0)
-        rc =
-            cp_yw_errf(w, n, "%s: an empty list would refuse every caller; list at least one", key);
-    if (rc != CP_OK) {
-        free(l.items);
-        return rc;
-    }
-    free(*items);
     *items = l.items;
     *count = l.n;
     return CP_OK;

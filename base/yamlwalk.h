@@ -1,5 +1,6 @@
 /* yamlwalk.h - a strict walk over a libyaml document, for the config
- * loader (config.c): typed values, lists and mappings read with every
+ * loader and the simulator fixtures: typed values, lists and mappings read
+ * with every
  * problem reported as "<file>:<line>: <key path>: <why>" in a cp_error
  * (INVALID_ARGUMENT; CP_E_NOMEM when out of memory). Each function returns
  * CP_OK or that status. Portable C. */
@@ -11,17 +12,19 @@
 #include <yaml.h>
 
 #include "base/status.h"
-#include "service/config.h"
-#include "security/sid.h"
 
-/* The walk's state: the document, where errors go, and the resolver of
- * account names (may be NULL). */
+/* Items in a list when the walk sets no cap of its own. */
+#define CP_YW_DEFAULT_MAX_LIST 256
+
+/* The walk's state: the document, where errors go, the most items a list
+ * may hold (0: CP_YW_DEFAULT_MAX_LIST), and the caller's own state for its
+ * callbacks (the walker never reads it). */
 typedef struct cp_yw {
     yaml_document_t *doc;
     const char *file;
     cp_error *e;
-    cp_config_resolve_fn resolve;
-    void *resolve_ctx;
+    size_t max_list;
+    void *ctx;
 } cp_yw;
 
 /* 1-based line of a node. */
@@ -51,17 +54,13 @@ int cp_yw_uint(cp_yw *w, const yaml_node_t *n, const char *key, uint64_t lo, uin
  * 24h, in milliseconds. */
 int cp_yw_duration(cp_yw *w, const yaml_node_t *n, const char *key, int64_t *out_ms);
 
-/* Calls fn for each item of a list of at most CP_CONFIG_MAX_LIST. */
+/* Calls fn for each item of a list of at most w->max_list items. */
 typedef int (*cp_yw_item_fn)(cp_yw *w, const yaml_node_t *item, const char *key, size_t i,
                              void *out);
 int cp_yw_each_item(cp_yw *w, const yaml_node_t *n, const char *key, cp_yw_item_fn fn, void *out);
 
 /* A list of non-empty strings, replacing *items (freed). */
 int cp_yw_strings(cp_yw *w, const yaml_node_t *n, const char *key, char ***items, size_t *count);
-
-/* A non-empty list of distinct SIDs given as S-1-... strings or account
- * names (well-known, else w->resolve), replacing *items (freed). */
-int cp_yw_sids(cp_yw *w, const yaml_node_t *n, const char *key, cp_sid **items, size_t *count);
 
 /* Calls fn(key, value) for each pair of a mapping; refuses keys that are
  * not plain scalars and keys given twice. */

@@ -9,6 +9,7 @@
 #include "client/health.h"
 #include "groups/catalog.h"
 #include "host/sysfiles.h"
+#include "service/config.h"
 
 #define EXIT_DOWN 1
 #define EXIT_BAD_ARGS 3
@@ -112,7 +113,10 @@ int cp_cli_health(int argc, char **argv)
         code = 8;
         goto out;
     }
-    int n = cp_health_targets(loaded ? &c : NULL, groups, n_groups, t, &bad);
+    bool served[64];
+    if (loaded)
+        cp_config_served_set(&c, served);
+    int n = cp_health_targets(loaded ? served : NULL, groups, n_groups, t, &bad);
     if (n < 0) {
         fprintf(stderr,
                 "csi-proxy-cli: health: no group \"%s\" (want a group like smb, or smb/v1; "

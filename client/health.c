@@ -22,7 +22,16 @@ static const struct {
               {"volume", "ListVolumesOnDisk"},   {"smb", "RemoveSmbGlobalMapping"},
               {"system", "GetBIOSSerialNumber"}, {"iscsi", "ListTargetPortals"}};
 
-int cp_health_targets(const cp_config *c, char **groups, int n_groups, cp_health_target *out,
+/* True when served names some version of group. */
+static bool group_served(const bool *served, const char *group)
+{
+    for (size_t i = 0; i < cp_catalog_len; i++)
+        if (served[i] && strcmp(cp_catalog[i].group, group) == 0)
+            return true;
+    return false;
+}
+
+int cp_health_targets(const bool *served, char **groups, int n_groups, cp_health_target *out,
                       const char **bad)
 {
     int n = 0;
@@ -41,7 +50,7 @@ int cp_health_targets(const cp_config *c, char **groups, int n_groups, cp_health
     }
     for (size_t i = 0; i < cp_catalog_len; i++) {
         const cp_catalog_entry *s = &cp_catalog[i];
-        bool want = n_groups == 0 && (c == NULL || cp_config_serves(c, s->group, s->version));
+        bool want = n_groups == 0 && (served == NULL || served[i]);
         for (int g = 0; g < n_groups && !want; g++) {
             const char *slash = strchr(groups[g], '/');
             size_t glen = slash != NULL ? (size_t)(slash - groups[g]) : strlen(groups[g]);
@@ -50,8 +59,7 @@ int cp_health_targets(const cp_config *c, char **groups, int n_groups, cp_health
             if (slash != NULL)
                 want = strcmp(s->version, slash + 1) == 0;
             else /* the versions served, or all when the group is not served */
-                want = c == NULL || cp_config_serves(c, s->group, s->version) ||
-                       !cp_config_group_of(c, s->group)->served;
+                want = served == NULL || served[i] || !group_served(served, s->group);
         }
         if (want)
             out[n++] = (cp_health_target){s->group, s->version};

@@ -37,8 +37,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "service/config.h"
-
 #define CP_HEALTH_DEFAULT_DEADLINE_MS 5000
 
 typedef struct cp_health_target {
@@ -54,12 +52,14 @@ typedef struct cp_health_opts {
     bool require_serving;     /* NOT_SERVING counts as down (-serving) */
 } cp_health_opts;
 
-/* The (group, version) pairs c serves (c NULL: all of them), in catalog
- * order, limited to the groups named (n_groups 0: every group; a name is
- * "group" or "group/version"; a group c does not serve is probed anyway:
- * the caller asked for it). Fills out (room for cp_catalog_len entries).
- * Returns the count, or -1 with *bad set to an unknown name. */
-int cp_health_targets(const cp_config *c, char **groups, int n_groups, cp_health_target *out,
+/* The (group, version) pairs the service serves, in catalog order:
+ * served[i] says whether it serves cp_catalog[i] (groups/catalog.h;
+ * served NULL: all of them). Limited to the groups named (n_groups 0:
+ * every group; a name is "group" or "group/version"; a group with no
+ * version served is probed anyway, all its versions: the caller asked for
+ * it). Fills out (room for cp_catalog_len entries). Returns the count, or
+ * -1 with *bad set to an unknown name. */
+int cp_health_targets(const bool *served, char **groups, int n_groups, cp_health_target *out,
                       const char **bad);
 
 /* Probes every target, retrying the ones that do not answer yet, until

@@ -140,20 +140,21 @@ static int bind_entry(cp_groups *g, size_t i, cp_error *e)
 static int bind_system(cp_groups *g, const cp_groups_config *cfg, cp_error *e)
 {
     cp_system_group_ctx *sc = &g->system_ctx;
-    if (cfg->system.ops != NULL) {
-        sc->host = cfg->system;
+    if (cfg->system_host.ops != NULL) {
+        sc->host = cfg->system_host;
     } else {
         if (cp_system_host_open_default(&sc->host, e) != CP_OK)
             return e->status;
         g->own_system = true;
     }
-    sc->restricted = cfg->services_restricted;
-    size_t n = cfg->services_restricted ? cfg->n_allowed_services : 0, text = 3;
+    const cp_system_config *sys = &cfg->system;
+    sc->restricted = sys->services_restricted;
+    size_t n = sys->services_restricted ? sys->n_allowed_services : 0, text = 3;
     g->allowed = calloc(n + 1, sizeof(*g->allowed));
     if (g->allowed == NULL)
         return cp_error_set(e, CP_E_NOMEM, "groups: out of memory");
     for (size_t i = 0; i < n; i++) {
-        g->allowed[i] = strdup(cfg->allowed_services[i]);
+        g->allowed[i] = strdup(sys->allowed_services[i]);
         if (g->allowed[i] == NULL)
             return cp_error_set(e, CP_E_NOMEM, "groups: out of memory");
         text += strlen(g->allowed[i]) + 2;
@@ -179,8 +180,8 @@ static int bind_system(cp_groups *g, const cp_groups_config *cfg, cp_error *e)
 static int bind_smb(cp_groups *g, const cp_groups_config *cfg, cp_error *e)
 {
     cp_smb_group_ctx *sc = &g->smb_ctx;
-    if (cfg->smb.ops != NULL) {
-        sc->host = cfg->smb;
+    if (cfg->smb_host.ops != NULL) {
+        sc->host = cfg->smb_host;
     } else {
         if (cp_smb_host_open_default(&sc->host, e) != CP_OK)
             return e->status;
@@ -188,21 +189,22 @@ static int bind_smb(cp_groups *g, const cp_groups_config *cfg, cp_error *e)
     }
     sc->fs = cfg->fs;
     sc->rules = g->rules;
-    sc->require_privacy = !cfg->smb_privacy_off;
+    const cp_smb_config *smb = &cfg->smb;
+    sc->require_privacy = !smb->privacy_off;
     cp_error ne;
     if (sc->host.ops->computer_name(sc->host.ctx, g->smb_self, g->smb_self_dns, sizeof(g->smb_self),
                                     &ne) != CP_OK)
         g->smb_self[0] = g->smb_self_dns[0] = '\0';
     sc->policy.self = g->smb_self;
     sc->policy.self_dns = g->smb_self_dns;
-    size_t n = cfg->smb_servers_restricted ? cfg->n_allowed_smb_servers : 0;
+    size_t n = smb->servers_restricted ? smb->n_allowed_servers : 0;
     g->smb_allowed = calloc(n + 1, sizeof(*g->smb_allowed));
     if (g->smb_allowed == NULL)
         return cp_error_set(e, CP_E_NOMEM, "groups: out of memory");
     for (size_t i = 0; i < n; i++)
-        if ((g->smb_allowed[i] = strdup(cfg->allowed_smb_servers[i])) == NULL)
+        if ((g->smb_allowed[i] = strdup(smb->allowed_servers[i])) == NULL)
             return cp_error_set(e, CP_E_NOMEM, "groups: out of memory");
-    sc->policy.restricted = cfg->smb_servers_restricted;
+    sc->policy.restricted = smb->servers_restricted;
     sc->policy.allowed = (const char *const *)g->smb_allowed;
     sc->policy.n_allowed = n;
     return CP_OK;
@@ -214,18 +216,19 @@ static int bind_smb(cp_groups *g, const cp_groups_config *cfg, cp_error *e)
  * (allowedPortals). */
 static int bind_iscsi(cp_groups *g, const cp_groups_config *cfg, cp_error *e)
 {
-    size_t n = cfg->iscsi_portals_restricted ? cfg->n_allowed_iscsi_portals : 0;
+    const cp_iscsi_config *ic = &cfg->iscsi;
+    size_t n = ic->portals_restricted ? ic->n_allowed_portals : 0;
     g->iscsi_allowed = calloc(n + 1, sizeof(*g->iscsi_allowed));
     if (g->iscsi_allowed == NULL)
         return cp_error_set(e, CP_E_NOMEM, "groups: out of memory");
     for (size_t i = 0; i < n; i++)
-        if ((g->iscsi_allowed[i] = strdup(cfg->allowed_iscsi_portals[i])) == NULL)
+        if ((g->iscsi_allowed[i] = strdup(ic->allowed_portals[i])) == NULL)
             return cp_error_set(e, CP_E_NOMEM, "groups: out of memory");
-    g->iscsi_ctx.policy.restricted = cfg->iscsi_portals_restricted;
+    g->iscsi_ctx.policy.restricted = ic->portals_restricted;
     g->iscsi_ctx.policy.allowed = (const char *const *)g->iscsi_allowed;
     g->iscsi_ctx.policy.n_allowed = n;
-    if (cfg->iscsi.ops != NULL) {
-        g->iscsi_ctx.host = cfg->iscsi;
+    if (cfg->iscsi_host.ops != NULL) {
+        g->iscsi_ctx.host = cfg->iscsi_host;
     } else {
         if (cp_iscsi_host_open_default(&g->iscsi_ctx.host, e) != CP_OK)
             return e->status;
@@ -274,7 +277,7 @@ cp_groups *cp_groups_new(const cp_groups_config *cfg, cp_error *e)
         bind_iscsi(g, cfg, e) != CP_OK)
         goto fail;
     g->storage_ctx.smb = &g->smb_ctx.host;
-    g->storage_ctx.smb_volume_stats = !cfg->smb_volume_stats_off;
+    g->storage_ctx.smb_volume_stats = !cfg->smb.volume_stats_off;
     g->fs_ctx.smb = &g->smb_ctx.host;
 
     for (size_t i = 0; i < cp_catalog_len; i++)

@@ -16,49 +16,31 @@
 #include "host/storage.h"
 #include "host/smb_host.h"
 #include "host/system_host.h"
+#include "groups/iscsi/iscsi_config.h"
+#include "groups/smb/smb_config.h"
+#include "groups/system/system_config.h"
 
 #define CP_DEFAULT_KUBELET_PATH "C:\\var\\lib\\kubelet"
 
 typedef struct cp_groups_config {
+    /* The path rules every group applies (pathrules.h). */
     const char *kubelet_path;        /* NULL: CP_DEFAULT_KUBELET_PATH */
     const char *const *working_dirs; /* -working-dir values */
     size_t n_working_dirs;
-    cp_fs_host fs; /* borrowed: must outlive the cp_groups */
-    /* Disk and volume host (borrowed). ops NULL: the groups open this
-     * build's default host (cp_storage_host_open_default: Win32 in
-     * csi-proxy.exe, the simulator elsewhere) and release it. */
+    /* The hosts (borrowed: they must outlive the cp_groups). fs is
+     * required; for the others ops NULL means this build's default
+     * (cp_*_host_open_default: Win32 in csi-proxy.exe, the simulators
+     * elsewhere), opened and released by the groups. storage serves the
+     * disk and volume groups. */
+    cp_fs_host fs;
     cp_storage_host storage;
-    /* System group host (borrowed); ops NULL: this build's default
-     * (cp_system_host_open_default), opened and released by the groups. */
-    cp_system_host system;
-    /* groups.system.allowedServices: when services_restricted, the only
-     * services StartService/StopService may touch (copied). */
-    bool services_restricted;
-    const char *const *allowed_services;
-    size_t n_allowed_services;
-    /* SMB host (borrowed); ops NULL: this build's default
-     * (cp_smb_host_open_default), opened and released by the groups. */
-    cp_smb_host smb;
-    /* -require-privacy=false: mappings without SMB encryption (the zero
-     * value keeps upstream's default, RequirePrivacy true). */
-    bool smb_privacy_off;
-    /* groups.smb.volumeStats: false: GetVolumeIDFromTargetPath and
-     * GetVolumeStats do not answer for SMB shares (groups/volume/smbvol.h). */
-    bool smb_volume_stats_off;
-    /* groups.smb.allowedServers: when smb_servers_restricted, the only
-     * servers NewSmbGlobalMapping may map (copied). */
-    bool smb_servers_restricted;
-    const char *const *allowed_smb_servers;
-    size_t n_allowed_smb_servers;
-    /* iSCSI initiator host (borrowed); ops NULL: this build's default
-     * (cp_iscsi_host_open_default), opened and released by the groups. */
-    cp_iscsi_host iscsi;
-    /* groups.iscsi.allowedPortals: when iscsi_portals_restricted, the only
-     * portals the initiator may be sent to (copied); entries named exactly
-     * also lift the loopback, link-local and unspecified rule. */
-    bool iscsi_portals_restricted;
-    const char *const *allowed_iscsi_portals;
-    size_t n_allowed_iscsi_portals;
+    cp_system_host system_host;
+    cp_smb_host smb_host;
+    cp_iscsi_host iscsi_host;
+    /* Each group's own settings. */
+    cp_system_config system;
+    cp_smb_config smb;
+    cp_iscsi_config iscsi;
 } cp_groups_config;
 
 typedef struct cp_groups cp_groups;

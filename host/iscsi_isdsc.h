@@ -4,9 +4,8 @@
  *
  *   - the ISDSC_* status codes (iscsierr.h) the API returns besides Win32
  *     error codes: their names, Microsoft's text for each, and the
- *     cp_status each maps to. winutil_win.c's cp_win_status() and
- *     cp_win_errtext() consult this table, so the one Win32 error map also
- *     covers the initiator's codes;
+ *     cp_status each maps to. iscsidsc_win.c's cp_isdsc_error() and
+ *     cp_isdsc_status() consult this table before the Win32 error map;
  *   - the DiscoveryMechanisms strings GetIScsiTargetInformationW reports
  *     for a target ("SendTargets:*10.0.0.5 0003260 ROOT\ISCSIPRT\0000_0 "),
  *     and whether one names a given send-target portal.

@@ -221,7 +221,7 @@ static int remove_persistent(const cp_isdsc *d, const char *iqn, const char *obj
                                                   v[i].TargetName, &v[i].TargetPortal);
         if (r == ERROR_SUCCESS)
             (*removed)++;
-        else if (cp_win_status(r) != CP_E_NOT_FOUND) /* gone already: fine */
+        else if (cp_isdsc_status(r) != CP_E_NOT_FOUND) /* gone already: fine */
             rc = cp_isdsc_error(e, r, "RemoveIScsiPersistentTargetW", obj);
     }
     free(v);
@@ -281,7 +281,7 @@ static int w_remove(void *ctx, const cp_iscsi_portal *p, cp_error *e)
                                             v[i].InitiatorPortNumber, &portal);
         if (r == ERROR_SUCCESS)
             removed++;
-        else if (cp_win_status(r) != CP_E_NOT_FOUND)
+        else if (cp_isdsc_status(r) != CP_E_NOT_FOUND)
             rc = cp_isdsc_error(e, r, "RemoveIScsiSendTargetPortalW", obj);
     }
     free(v);
@@ -343,7 +343,7 @@ static int found_through(const cp_isdsc *d, WCHAR *target, const cp_iscsi_portal
             return CP_OK;
         }
         free(buf);
-        if (cp_win_status(rc) == CP_E_NOT_FOUND)
+        if (cp_isdsc_status(rc) == CP_E_NOT_FOUND)
             return CP_OK; /* the target went away meanwhile */
         if (rc != ERROR_INSUFFICIENT_BUFFER)
             return cp_isdsc_error(e, rc, "GetIScsiTargetInformationW", "");
@@ -471,7 +471,7 @@ static int w_connect(void *ctx, const cp_iscsi_portal *p, const char *iqn, cp_is
      * session and stores nothing. */
     ULONG r = d->LoginIScsiTargetW(target, FALSE, NULL, CP_ISCSI_ANY_INITIATOR_PORT, &portal, 0,
                                    NULL, &opts, 0, NULL, FALSE, &sid, &cid);
-    if (r == ERROR_SUCCESS || cp_win_status(r) == CP_E_ALREADY_EXISTS)
+    if (r == ERROR_SUCCESS || cp_isdsc_status(r) == CP_E_ALREADY_EXISTS)
         return CP_OK; /* logged in meanwhile by another caller: the same session */
     return cp_isdsc_error(e, r, "LoginIScsiTargetW", obj);
 }
@@ -502,7 +502,7 @@ static int w_disconnect(void *ctx, const cp_iscsi_portal *p, const char *iqn, cp
         ULONG r = d->LogoutIScsiTarget(&v[i].SessionId);
         if (r == ERROR_SUCCESS)
             done++;
-        else if (cp_win_status(r) != CP_E_NOT_FOUND) /* ended meanwhile: fine */
+        else if (cp_isdsc_status(r) != CP_E_NOT_FOUND) /* ended meanwhile: fine */
             rc = cp_isdsc_error(e, r, "LogoutIScsiTarget", obj);
     }
     free(v);
@@ -546,7 +546,7 @@ static int session_disks(const cp_isdsc *d, cp_iscsi_session_id *sid, const char
             return rc;
         }
         free(v);
-        if (cp_win_status(r) == CP_E_NOT_FOUND)
+        if (cp_isdsc_status(r) == CP_E_NOT_FOUND)
             return CP_OK; /* the session ended meanwhile */
         if (r != ERROR_INSUFFICIENT_BUFFER)
             return cp_isdsc_error(e, r, "GetDevicesForIScsiSessionW", obj);

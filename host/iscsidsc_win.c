@@ -1,6 +1,7 @@
 /* iscsidsc_win.c - loading the iSCSI initiator API (see iscsidsc_win.h). */
 #include "host/iscsidsc_win.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "host/iscsi_isdsc.h"
@@ -82,7 +83,20 @@ int cp_isdsc_error(cp_error *e, ULONG rc, const char *api, const char *object)
         SetLastError(rc);
         return st;
     }
-    return cp_win_error(e, rc, api, object);
+    const cp_isdsc_code *isdsc = cp_isdsc_lookup(rc);
+    if (isdsc == NULL)
+        return cp_win_error(e, rc, api, object);
+    /* The initiator's codes are not in the system's message table. */
+    char text[512];
+    if (!cp_win_systext(rc, text, sizeof(text)))
+        snprintf(text, sizeof(text), "%s (%s)", isdsc->text, isdsc->name);
+    return cp_win_error_as(e, isdsc->status, rc, text, api, object);
+}
+
+int cp_isdsc_status(ULONG rc)
+{
+    const cp_isdsc_code *isdsc = cp_isdsc_lookup(rc);
+    return isdsc != NULL ? isdsc->status : cp_win_status(rc);
 }
 
 void cp_isdsc_unload(cp_isdsc *d)

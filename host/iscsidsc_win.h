@@ -181,6 +181,10 @@ int cp_isdsc_need(const void *fn, const char *name, cp_error *e);
  * FAILED_PRECONDITION saying so. */
 int cp_isdsc_error(cp_error *e, ULONG rc, const char *api, const char *object);
 
+/* The cp_status of an ISDSC_STATUS: the ISDSC_* table (iscsi_isdsc.h),
+ * else the Win32 map (cp_win_status). */
+int cp_isdsc_status(ULONG rc);
+
 /* Frees what cp_isdsc_load loaded. */
 void cp_isdsc_unload(cp_isdsc *d);
 

@@ -47,8 +47,13 @@ DIST_FILES := $(WIN)/csi-proxy.exe $(WIN)/csi-proxy-cli.exe \
               $(sort $(wildcard config/*.example.yaml)) \
               $(sort $(wildcard scripts/node/*.cmd)) \
               test/windows/selftest.ps1 test/windows/common.ps1 \
-              scripts/dist/README-operators.txt \
+              $(GEN)/README-operators.txt \
               $(wildcard LICENSE NOTICE)
+
+# The operators' README is docs/operators/*.md as plain text.
+$(GEN)/README-operators.txt: scripts/dist/operators_txt.py $(sort $(wildcard docs/operators/*.md))
+	@mkdir -p $(@D)
+	$(PY) scripts/dist/operators_txt.py --out $@ docs/operators
 
 # Every entry is dated the commit's time (make DIST_MTIME=<epoch> to choose).
 DIST_MTIME ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 315532800)

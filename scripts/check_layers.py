@@ -34,22 +34,6 @@ RANK = {
 
 # (including file, included header): why it is still there.
 EXCEPTIONS = {
-    ("base/log.h", "service/flags.h"):
-        "the logger is configured from the klog flags (cp_flags) instead of options of its own",
-    ("base/winutil_win.c", "host/iscsi_isdsc.h"):
-        "the one Win32 error map also knows the iSCSI initiator's ISDSC_* codes",
-    ("base/yamlwalk.h", "service/config.h"):
-        "the YAML walker resolves account names through the config's resolver type",
-    ("base/yamlwalk.h", "security/sid.h"):
-        "the YAML walker parses SIDs itself",
-    ("client/health.h", "service/config.h"):
-        "the health probe derives its targets from the configuration",
-    ("security/gate_win.h", "service/config.h"):
-        "the caller gate is built from the whole configuration, not a policy of its own",
-    ("security/pipesec_win.h", "service/config.h"):
-        "pipe security is built from the whole configuration, not a policy of its own",
-    ("sim/simfixture_sim.c", "service/config.h"):
-        "the simulator fixture takes its limits from the service configuration",
 }
 INC = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 

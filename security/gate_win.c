@@ -51,7 +51,7 @@ typedef struct gate_seen {
 #define GATE_SEEN 32 /* distinct (token, group) pairs remembered */
 
 struct cp_gate {
-    gate_group g[CP_CONFIG_N_GROUPS];
+    gate_group g[CP_POLICY_MAX_GROUPS]; /* unused slots: name NULL */
     cp_audit *audit;
     /* Used by cp_gate_authorize only, under lock: the transport's loops
      * (conn_win.c, open_conn) call it from their threads. */
@@ -60,7 +60,7 @@ struct cp_gate {
     unsigned seen_next; /* the slot replaced next (round robin) */
 };
 
-cp_gate *cp_gate_new(const cp_config *c, cp_audit *audit, cp_error *e)
+cp_gate *cp_gate_new(const cp_policy *p, cp_audit *audit, cp_error *e)
 {
     cp_gate *gt = calloc(1, sizeof(*gt));
     if (gt == NULL)
@@ -69,8 +69,8 @@ cp_gate *cp_gate_new(const cp_config *c, cp_audit *audit, cp_error *e)
     InitializeSRWLock(&gt->lock);
     for (int i = 0; i < GATE_SEEN; i++)
         gt->seen[i].group = -1;
-    for (int i = 0; i < CP_CONFIG_N_GROUPS; i++) {
-        const cp_config_group *cg = &c->groups[i];
+    for (size_t i = 0; i < p->n_groups && i < CP_POLICY_MAX_GROUPS; i++) {
+        const cp_group_policy *cg = &p->groups[i];
         gate_group *g = &gt->g[i];
         g->name = cg->name;
         snprintf(g->deny, sizeof(g->deny),
@@ -101,7 +101,7 @@ void cp_gate_free(cp_gate *gt)
 {
     if (gt == NULL)
         return;
-    for (int i = 0; i < CP_CONFIG_N_GROUPS; i++) {
+    for (int i = 0; i < CP_POLICY_MAX_GROUPS; i++) {
         cp_osjudge_free(gt->g[i].os);
         for (size_t k = 0; k < gt->g[i].n; k++)
             LocalFree(gt->g[i].psids[k]);
@@ -150,7 +150,7 @@ static void seen_add(cp_gate *gt, int group, LUID id, LUID modified, const char 
 
 static const gate_group *group_of(const cp_gate *gt, const char *name)
 {
-    for (int i = 0; i < CP_CONFIG_N_GROUPS; i++)
+    for (int i = 0; i < CP_POLICY_MAX_GROUPS; i++)
         if (gt->g[i].name != NULL && strcmp(gt->g[i].name, name) == 0)
             return &gt->g[i];
     return NULL;

@@ -33,13 +33,13 @@
 #include "dispatch/method.h"
 #include "base/status.h"
 #include "security/audit.h"
-#include "service/config.h"
+#include "security/policy.h"
 
 typedef struct cp_gate cp_gate;
 
-/* Copies the groups' allowed SIDs from c. audit may be NULL. NULL with e
- * set on out-of-memory. */
-cp_gate *cp_gate_new(const cp_config *c, cp_audit *audit, cp_error *e);
+/* Copies the groups' allowed SIDs from p (the group names must outlive
+ * the gate). audit may be NULL. NULL with e set on out-of-memory. */
+cp_gate *cp_gate_new(const cp_policy *p, cp_audit *audit, cp_error *e);
 
 /* cp_authorize_fn; ctx is the cp_gate, os_handle a cp_pipe_client*. */
 const char *cp_gate_authorize(void *ctx, const cp_service *svc, uint32_t pid, void *os_handle,

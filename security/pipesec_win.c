@@ -2,6 +2,7 @@
 #include "security/pipesec_win.h"
 
 #include <sddl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,17 +10,17 @@
 #include "base/log.h"
 
 struct cp_pipesec {
-    const char *group[CP_CONFIG_N_GROUPS];
-    PSECURITY_DESCRIPTOR sd[CP_CONFIG_N_GROUPS]; /* LocalAlloc'd by the conversion */
-    SECURITY_ATTRIBUTES sa[CP_CONFIG_N_GROUPS];
+    const char *group[CP_POLICY_MAX_GROUPS];
+    PSECURITY_DESCRIPTOR sd[CP_POLICY_MAX_GROUPS]; /* LocalAlloc'd by the conversion */
+    SECURITY_ATTRIBUTES sa[CP_POLICY_MAX_GROUPS];
 };
 
 /* Where a group's SDDL came from, for messages. */
-static void origin(const cp_config *c, const cp_config_group *g, char *buf, size_t cap)
+static void origin(const cp_group_policy *g, char *buf, size_t cap)
 {
-    if (g->pipe_sddl_line > 0)
-        snprintf(buf, cap, "%s:%d: %s pipe security", c->path != NULL ? c->path : "config",
-                 g->pipe_sddl_line, g->name);
+    if (g->sddl_line > 0)
+        snprintf(buf, cap, "%s:%d: %s pipe security",
+                 g->sddl_file != NULL ? g->sddl_file : "config", g->sddl_line, g->name);
     else
         snprintf(buf, cap, "%s pipe security (derived from allowedCallers)", g->name);
 }
@@ -144,11 +145,10 @@ static int convert(const char *sddl, PSECURITY_DESCRIPTOR *sd, const char *where
     return CP_OK;
 }
 
-static int build(const cp_config *c, const cp_config_group *g, me_token *me,
-                 PSECURITY_DESCRIPTOR *out, cp_error *e)
+static int build(const cp_group_policy *g, me_token *me, PSECURITY_DESCRIPTOR *out, cp_error *e)
 {
     char where[300];
-    origin(c, g, where, sizeof(where));
+    origin(g, where, sizeof(where));
     PSECURITY_DESCRIPTOR sd = NULL;
     int rc = convert(g->pipe_sddl, &sd, where, e);
     if (rc != CP_OK)
@@ -176,7 +176,7 @@ static int build(const cp_config *c, const cp_config_group *g, me_token *me,
         char sid[CP_SID_STR_MAX];
         my_sid(sid, sizeof(sid));
         LocalFree(sd);
-        if (g->pipe_sddl_line > 0 || sid[0] == '\0')
+        if (g->sddl_line > 0 || sid[0] == '\0')
             return cp_error_set(e, CP_E_INVALID_ARGUMENT,
                                 "%s: \"%s\" does not give this process's account (%s) read, "
                                 "write and FILE_CREATE_PIPE_INSTANCE access: it could create "
@@ -201,7 +201,7 @@ static int build(const cp_config *c, const cp_config_group *g, me_token *me,
     return CP_OK;
 }
 
-cp_pipesec *cp_pipesec_new(const cp_config *c, cp_error *e)
+cp_pipesec *cp_pipesec_new(const cp_policy *p, cp_error *e)
 {
     cp_pipesec *ps = calloc(1, sizeof(*ps));
     if (ps == NULL) {
@@ -220,10 +220,10 @@ cp_pipesec *cp_pipesec_new(const cp_config *c, cp_error *e)
         CloseHandle(tok);
     }
     int rc = CP_OK;
-    for (int i = 0; i < CP_CONFIG_N_GROUPS && rc == CP_OK; i++) {
-        const cp_config_group *g = &c->groups[i];
+    for (size_t i = 0; i < p->n_groups && i < CP_POLICY_MAX_GROUPS && rc == CP_OK; i++) {
+        const cp_group_policy *g = &p->groups[i];
         ps->group[i] = g->name;
-        rc = build(c, g, &me, &ps->sd[i], e);
+        rc = build(g, &me, &ps->sd[i], e);
         ps->sa[i].nLength = sizeof(ps->sa[i]);
         ps->sa[i].lpSecurityDescriptor = ps->sd[i];
         ps->sa[i].bInheritHandle = FALSE;
@@ -241,7 +241,7 @@ cp_pipesec *cp_pipesec_new(const cp_config *c, cp_error *e)
 
 const SECURITY_ATTRIBUTES *cp_pipesec_attrs(const cp_pipesec *ps, const char *group)
 {
-    for (int i = 0; i < CP_CONFIG_N_GROUPS; i++)
+    for (int i = 0; i < CP_POLICY_MAX_GROUPS; i++)
         if (ps->group[i] != NULL && strcmp(ps->group[i], group) == 0)
             return &ps->sa[i];
     return NULL;
@@ -251,7 +251,7 @@ void cp_pipesec_free(cp_pipesec *ps)
 {
     if (ps == NULL)
         return;
-    for (int i = 0; i < CP_CONFIG_N_GROUPS; i++)
+    for (int i = 0; i < CP_POLICY_MAX_GROUPS; i++)
         if (ps->sd[i] != NULL)
             LocalFree(ps->sd[i]);
     free(ps);

@@ -14,6 +14,7 @@
 #include "host/fs.h"
 #include "host/sysfiles.h"
 #include "service/app_win.h"
+#include "service/cfgpolicy.h"
 #include "security/audit.h"
 #include "service/eventlog_win.h"
 #include "security/gate_win.h"
@@ -116,11 +117,11 @@ static void log_security(const cp_config *c)
                         "its members can make csi-proxy act as SYSTEM",
                         g->name, which);
     }
-    if (c->allowed_services_given) {
+    if (c->system.services_restricted) {
         char list[512] = "";
-        for (size_t k = 0; k < c->n_allowed_services; k++)
+        for (size_t k = 0; k < c->system.n_allowed_services; k++)
             snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", k > 0 ? " " : "",
-                     c->allowed_services[k]);
+                     c->system.allowed_services[k]);
         CP_LOG_INFO("group system: StartService/StopService limited to allowedServices [%s]", list);
     } else {
         CP_LOG_INFO("group system: StartService/StopService may touch any service "
@@ -199,18 +200,11 @@ int cp_app_start(void *ctx, cp_error *e)
         .working_dirs = (const char *const *)f->working_dirs,
         .n_working_dirs = f->n_working_dirs,
         .fs = cp_fs_host_win32(),
-        .services_restricted = c->allowed_services_given,
-        .allowed_services = (const char *const *)c->allowed_services,
-        .n_allowed_services = c->n_allowed_services,
-        .smb_privacy_off = !f->require_privacy,
-        .smb_volume_stats_off = c->smb_volume_stats_off,
-        .smb_servers_restricted = c->allowed_smb_servers_given,
-        .allowed_smb_servers = (const char *const *)c->allowed_smb_servers,
-        .n_allowed_smb_servers = c->n_allowed_smb_servers,
-        .iscsi_portals_restricted = c->allowed_iscsi_portals_given,
-        .allowed_iscsi_portals = (const char *const *)c->allowed_iscsi_portals,
-        .n_allowed_iscsi_portals = c->n_allowed_iscsi_portals,
+        .system = c->system,
+        .smb = c->smb,
+        .iscsi = c->iscsi,
     };
+    gc.smb.privacy_off = !f->require_privacy;
     a->groups = cp_groups_new(&gc, e);
     if (a->groups == NULL)
         return e->status != CP_OK ? e->status : CP_E_INTERNAL;
@@ -222,10 +216,12 @@ int cp_app_start(void *ctx, cp_error *e)
     a->audit = cp_audit_new(cp_eventlog_report, a->eventlog);
     if (a->eventlog == NULL || a->audit == NULL)
         return cp_error_set(e, CP_E_NOMEM, "out of memory");
-    a->pipesec = cp_pipesec_new(c, e);
+    cp_policy policy;
+    cp_config_policy(c, &policy);
+    a->pipesec = cp_pipesec_new(&policy, e);
     if (a->pipesec == NULL)
         return e->status;
-    a->gate = cp_gate_new(c, a->audit, e);
+    a->gate = cp_gate_new(&policy, a->audit, e);
     if (a->gate == NULL)
         return e->status;
     int mrc = setup_metrics(a, e);

@@ -16,6 +16,8 @@
 #include "base/regfile.h"
 #include "security/sddl.h"
 #include "base/yamlwalk.h"
+#include "service/cfggroupkeys.h"
+#include "service/cfgsids.h"
 #include "service/cfgfile.h"
 #include "base/yamldepth.h"
 
@@ -60,7 +62,7 @@ static int security_pair(cp_yw *w, const char *key, const yaml_node_t *k, const 
     sec *s = ls->s;
     if (strcmp(key, "allowedCallers") == 0) {
         s->allowed_line = cp_yw_line(v);
-        return cp_yw_sids(w, v, "security.allowedCallers", &s->allowed, &s->n_allowed);
+        return cp_cfg_sids(w, v, "security.allowedCallers", &s->allowed, &s->n_allowed);
     }
     if (strcmp(key, "pipeSecurity") == 0)
         return get_sddl(w, v, "security.pipeSecurity", s);
@@ -98,40 +100,6 @@ static int check_version(cp_yw *w, const yaml_node_t *item, const char *key, siz
     return CP_OK;
 }
 
-/* groups.smb.allowedServers entries: a host name or address (letters,
- * digits, '-', '_', '.', ':'), or "*." followed by one (a whole domain). */
-static bool server_pattern_ok(const char *p)
-{
-    if (strncmp(p, "*.", 2) == 0)
-        p += 2;
-    if (*p == '\0' || *p == '.' || strlen(p) > 253)
-        return false;
-    for (; *p != '\0'; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-              *p == '-' || *p == '_' || *p == '.' || *p == ':'))
-            return false;
-    return true;
-}
-
-/* groups.iscsi.allowedPortals entries: what server_pattern_ok takes, and
- * an IPv6 address in brackets. */
-static bool portal_pattern_ok(const char *p)
-{
-    size_t n = strlen(p);
-    if (n > 2 && p[0] == '[' && p[n - 1] == ']') {
-        char inner[256];
-        if (n - 2 >= sizeof(inner) || memchr(p + 1, '[', n - 2) || memchr(p + 1, ']', n - 2))
-            return false;
-        memcpy(inner, p + 1, n - 2);
-        inner[n - 2] = '\0';
-        return strchr(inner, ':') != NULL && server_pattern_ok(inner);
-    }
-    const char *colon = strchr(p, ':'); /* an IPv6 address has two; "host:port" one */
-    if (colon != NULL && strchr(colon + 1, ':') == NULL)
-        return false;
-    return server_pattern_ok(p);
-}
-
 static int group_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yaml_node_t *v,
                       void *ctx)
 {
@@ -149,59 +117,11 @@ static int group_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yam
     }
     if (strcmp(key, "allowedCallers") == 0) {
         gc->s->allowed_line = cp_yw_line(v);
-        return cp_yw_sids(w, v, where, &gc->s->allowed, &gc->s->n_allowed);
+        return cp_cfg_sids(w, v, where, &gc->s->allowed, &gc->s->n_allowed);
     }
     if (strcmp(key, "pipeSecurity") == 0)
         return get_sddl(w, v, where, gc->s);
-    if (strcmp(key, "allowedServices") == 0) {
-        if (strcmp(g->name, "system") != 0)
-            return cp_yw_errf(w, k, "%s: only the system group starts and stops services", where);
-        gc->c->allowed_services_given = true;
-        return cp_yw_strings(w, v, where, &gc->c->allowed_services, &gc->c->n_allowed_services);
-    }
-    if (strcmp(key, "allowedServers") == 0) {
-        if (strcmp(g->name, "smb") != 0)
-            return cp_yw_errf(w, k, "%s: only the smb group maps servers", where);
-        gc->c->allowed_smb_servers_given = true;
-        int rc =
-            cp_yw_strings(w, v, where, &gc->c->allowed_smb_servers, &gc->c->n_allowed_smb_servers);
-        for (size_t i = 0; rc == CP_OK && i < gc->c->n_allowed_smb_servers; i++)
-            if (!server_pattern_ok(gc->c->allowed_smb_servers[i]))
-                rc = cp_yw_errf(w, v,
-                                "%s: \"%s\" is not a host name, an address or "
-                                "\"*.\" followed by a domain",
-                                where, gc->c->allowed_smb_servers[i]);
-        return rc;
-    }
-    if (strcmp(key, "volumeStats") == 0) {
-        if (strcmp(g->name, "smb") != 0)
-            return cp_yw_errf(w, k, "%s: only the smb group has SMB volume stats", where);
-        int b = 1;
-        int rc = cp_yw_bool(w, v, where, &b);
-        gc->c->smb_volume_stats_off = b == 0;
-        return rc;
-    }
-    if (strcmp(key, "allowedPortals") == 0) {
-        if (strcmp(g->name, "iscsi") != 0)
-            return cp_yw_errf(w, k, "%s: only the iscsi group has target portals", where);
-        gc->c->allowed_iscsi_portals_given = true;
-        int rc = cp_yw_strings(w, v, where, &gc->c->allowed_iscsi_portals,
-                               &gc->c->n_allowed_iscsi_portals);
-        for (size_t i = 0; rc == CP_OK && i < gc->c->n_allowed_iscsi_portals; i++)
-            if (!portal_pattern_ok(gc->c->allowed_iscsi_portals[i]))
-                rc = cp_yw_errf(w, v,
-                                "%s: \"%s\" is not a host name, an address or \"*.\" followed "
-                                "by a domain (no port: any port of an allowed portal is allowed)",
-                                where, gc->c->allowed_iscsi_portals[i]);
-        return rc;
-    }
-    return cp_yw_unknown_key(
-        w, k, where, key,
-        strcmp(g->name, "system") == 0 ? "versions, allowedCallers, pipeSecurity, allowedServices"
-        : strcmp(g->name, "smb") == 0
-            ? "versions, allowedCallers, pipeSecurity, allowedServers, volumeStats"
-        : strcmp(g->name, "iscsi") == 0 ? "versions, allowedCallers, pipeSecurity, allowedPortals"
-                                        : "versions, allowedCallers, pipeSecurity");
+    return cp_cfg_group_key(w, gc->c, g->name, key, k, v, where);
 }
 
 typedef struct load_ctx {
@@ -529,7 +449,8 @@ int cp_config_load_string(cp_config *c, const char *name, const char *yaml, size
     }
     yaml_parser_delete(&parser);
 
-    cp_yw w = {&doc, name, e, resolve, ctx};
+    cp_cfg_resolver resolver = {resolve, ctx};
+    cp_yw w = {.doc = &doc, .file = name, .e = e, .max_list = CP_CONFIG_MAX_LIST, .ctx = &resolver};
     load_ctx lc = {.c = c};
     int rc = CP_OK;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
@@ -602,9 +523,9 @@ void cp_config_free(cp_config *c)
         free(c->groups[i].allowed);
         free(c->groups[i].pipe_sddl);
     }
-    cp_yw_free_list(c->allowed_services, c->n_allowed_services);
-    cp_yw_free_list(c->allowed_smb_servers, c->n_allowed_smb_servers);
-    cp_yw_free_list(c->allowed_iscsi_portals, c->n_allowed_iscsi_portals);
+    cp_yw_free_list((char **)c->system.allowed_services, c->system.n_allowed_services);
+    cp_yw_free_list((char **)c->smb.allowed_servers, c->smb.n_allowed_servers);
+    cp_yw_free_list((char **)c->iscsi.allowed_portals, c->iscsi.n_allowed_portals);
     free(c->log.file);
     free(c->log.dir);
     cp_yw_free_list(c->log.redact_fields, c->log.n_redact_fields);
@@ -630,6 +551,12 @@ bool cp_config_serves(const cp_config *c, const char *group, const char *version
         if (strcmp(g->versions[i], version) == 0)
             return true;
     return false;
+}
+
+void cp_config_served_set(const cp_config *c, bool *out)
+{
+    for (size_t i = 0; i < cp_catalog_len; i++)
+        out[i] = cp_config_serves(c, cp_catalog[i].group, cp_catalog[i].version);
 }
 
 int cp_config_fill_flags(const cp_config *c, cp_flags *f)

@@ -36,6 +36,9 @@
 #include <stdint.h>
 
 #include "base/status.h"
+#include "groups/iscsi/iscsi_config.h"
+#include "groups/smb/smb_config.h"
+#include "groups/system/system_config.h"
 #include "service/flags.h"
 #include "security/sid.h"
 
@@ -96,17 +99,13 @@ typedef struct cp_config {
     size_t n_working_dirs;
     bool working_dirs_given;
     cp_config_group groups[CP_CONFIG_N_GROUPS];
-    char **allowed_services; /* system group: services it may start/stop */
-    size_t n_allowed_services;
-    bool allowed_services_given; /* the key was there (even as []): enforce the list */
-    char **allowed_smb_servers;  /* smb group: servers it may map ("name" or "*.suffix") */
-    size_t n_allowed_smb_servers;
-    bool allowed_smb_servers_given; /* the key was there (even as []): enforce the list */
-    bool smb_volume_stats_off;      /* groups.smb.volumeStats: false (groups/volume/smbvol.h) */
-    char **allowed_iscsi_portals; /* iscsi group: portals it may use ("addr", "name", "*.suffix") */
-    size_t n_allowed_iscsi_portals;
-    bool allowed_iscsi_portals_given; /* the key was there (even as []): enforce the list */
-    bool allow_broad_callers;         /* security.allowBroadCallers: broad groups admitted */
+    /* The groups' own keys, in each group's settings (groups/<g>/
+     * <g>_config.h; the lists are owned by the config). smb.privacy_off
+     * is not a key: the service sets it from -require-privacy. */
+    cp_system_config system;
+    cp_smb_config smb;
+    cp_iscsi_config iscsi;
+    bool allow_broad_callers; /* security.allowBroadCallers: broad groups admitted */
     cp_config_limits limits;
     cp_config_log log;
 } cp_config;
@@ -153,6 +152,10 @@ bool cp_config_group_broad(const cp_config_group *g, char *which, size_t cap);
 
 /* Whether (group, version) is served. */
 bool cp_config_serves(const cp_config *c, const char *group, const char *version);
+
+/* out[i] = whether cp_catalog[i] (groups/catalog.h) is served; out has
+ * room for cp_catalog_len entries. */
+void cp_config_served_set(const cp_config *c, bool *out);
 
 /* Copies into f the settings the command line did not give (per
  * cp_flags_given): kubelet path, working dirs, log settings. Strings point

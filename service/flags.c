@@ -94,6 +94,22 @@ void cp_flags_init(cp_flags *f)
     f->stderrthreshold = CP_SEV_ERROR;
 }
 
+void cp_flags_log_options(const cp_flags *f, cp_log_options *o)
+{
+    *o = (cp_log_options){
+        .v = f->v,
+        .log_file = f->log_file,
+        .log_dir = f->log_dir,
+        .logtostderr = f->logtostderr,
+        .alsologtostderr = f->alsologtostderr,
+        .log_file_max_size = f->log_file_max_size,
+        .stderrthreshold = f->stderrthreshold,
+        .skip_headers = f->skip_headers,
+        .skip_log_headers = f->skip_log_headers,
+        .add_dir_header = f->add_dir_header,
+    };
+}
+
 void cp_flags_free(cp_flags *f)
 {
     for (size_t i = 0; i < f->n_working_dirs; i++)

@@ -19,12 +19,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/log.h"
 #include "base/status.h"
 
 #define CP_FLAGS_DEFAULT_KUBELET_PATH "C:\\var\\lib\\kubelet"
-
-/* klog severities, for -stderrthreshold. */
-enum { CP_SEV_INFO = 0, CP_SEV_WARNING = 1, CP_SEV_ERROR = 2, CP_SEV_FATAL = 3 };
 
 typedef struct cp_flags {
     /* upstream */
@@ -81,6 +79,10 @@ int cp_flags_parse(cp_flags *f, int argc, char **argv, cp_error *e)
 /* True when the command line gave flag name ("log_file", "v", ...):
  * the config file does not override those. */
 bool cp_flags_given(const cp_flags *f, const char *name);
+
+/* The logger's options (base/log.h) from klog's flags in f; the strings
+ * point into f. */
+void cp_flags_log_options(const cp_flags *f, cp_log_options *o);
 
 /* Releases what parse allocated; f is left initialised. */
 void cp_flags_free(cp_flags *f);

@@ -126,9 +126,9 @@ int main(int argc, char **argv)
         .n_working_dirs = f.n_working_dirs,
         .fs = fs,
         .storage = storage,
-        .iscsi = iscsi,
-        .smb = smb,
-        .smb_privacy_off = !f.require_privacy,
+        .iscsi_host = iscsi,
+        .smb_host = smb,
+        .smb = {.privacy_off = !f.require_privacy},
     };
     groups = cp_groups_new(&gc, &e);
     if (groups == NULL)

@@ -298,7 +298,9 @@ int wmain(int argc, wchar_t **wargv)
         code = 1;
         goto out;
     }
-    if (cp_log_init(&svc.flags, GetCurrentProcessId(), &e) != CP_OK) {
+    cp_log_options lo;
+    cp_flags_log_options(&svc.flags, &lo);
+    if (cp_log_init(&lo, GetCurrentProcessId(), &e) != CP_OK) {
         fprintf(stderr, "csi-proxy: %s\n", e.msg);
         code = 1;
         goto out;

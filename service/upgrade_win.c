@@ -221,7 +221,10 @@ static bool start_healthy(SC_HANDLE svc, int argc, char **argv, upgrade *u)
             cp_config_free(&c);
         cp_health_target t[64];
         const char *bad = NULL;
-        int n = cp_health_targets(have_config ? &c : NULL, NULL, 0, t, &bad);
+        bool served[64]; /* as t: the catalog has fewer entries */
+        if (have_config)
+            cp_config_served_set(&c, served);
+        int n = cp_health_targets(have_config ? served : NULL, NULL, 0, t, &bad);
         cp_health_opts o = {.deadline_ms = (int64_t)(until - GetTickCount64()),
                             .failures_only = true};
         if (cp_flags_given(&f, "kubelet-path"))

@@ -1,8 +1,6 @@
 /* simfixture_sim.c - see simfixture_sim.h. */
 #include "sim/simfixture_sim.h"
 
-#include "service/config.h"
-
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,7 +43,7 @@ int cp_simfx_load(const char *who, const char *path, const char *text, const cha
                               (unsigned long)parser.problem_mark.line + 1,
                               parser.problem != NULL ? parser.problem : "YAML error");
         } else {
-            cp_yw w = {.doc = &doc, .file = file, .e = e};
+            cp_yw w = {.doc = &doc, .file = file, .e = e, .max_list = CP_SIMFX_MAX_LIST};
             const yaml_node_t *root = yaml_document_get_root_node(&doc);
             section_ctx c = {section, fn, ctx};
             if (root != NULL)
@@ -193,8 +191,8 @@ int cp_simfx_list(cp_yw *w, const yaml_node_t *m, const char *where, const char 
     if ((*list)->type != YAML_SEQUENCE_NODE)
         return cp_yw_errf(w, *list, "%s.%s: expected a list", where, key);
     *n = (size_t)((*list)->data.sequence.items.top - (*list)->data.sequence.items.start);
-    if (*n > CP_CONFIG_MAX_LIST)
-        return cp_yw_errf(w, *list, "%s.%s: more than %d items", where, key, CP_CONFIG_MAX_LIST);
+    if (*n > CP_SIMFX_MAX_LIST)
+        return cp_yw_errf(w, *list, "%s.%s: more than %d items", where, key, CP_SIMFX_MAX_LIST);
     return CP_OK;
 }
 

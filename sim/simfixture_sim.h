@@ -13,6 +13,9 @@
 
 #include "base/yamlwalk.h"
 
+/* Items in any list of a fixture. */
+#define CP_SIMFX_MAX_LIST 256
+
 /* Reads the YAML document of file `path`, or of `text` when path is NULL,
  * and calls fn with the node of its top-level `section` (not at all when
  * the document has no such key). who names the simulator in messages.
@@ -25,7 +28,7 @@ int cp_simfx_load(const char *who, const char *path, const char *text, const cha
 /* The value of `key` in mapping n, or NULL. */
 const yaml_node_t *cp_simfx_get(cp_yw *w, const yaml_node_t *n, const char *key);
 
-/* A list at key `key` of mapping m, at most CP_CONFIG_MAX_LIST items
+/* A list at key `key` of mapping m, at most CP_SIMFX_MAX_LIST items
  * (absent: *list NULL, *n 0), and its item i. */
 int cp_simfx_list(cp_yw *w, const yaml_node_t *m, const char *where, const char *key,
                   const yaml_node_t **list, size_t *n);

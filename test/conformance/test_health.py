@@ -90,3 +90,18 @@ def test_not_serving_is_named_and_down_with_serving(tmp_path):
         assert re.search(r"^disk v1 ok \d+ ms$", out, re.M), out
     finally:
         s.stop()
+
+
+def test_config_limits_the_targets(srv, tmp_path):
+    # Only what the configuration serves is probed; a group named on the
+    # command line that it does not serve is probed anyway, every version.
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text("groups:\n  filesystem:\n    versions: [v1]\n")
+    rc, out = health(srv.sock, "-config", str(cfg))
+    assert rc == 0, out
+    assert re.findall(r"^(\S+ \S+) ok", out, re.M) == ["filesystem v1"], out
+    rc, out = health(srv.sock, "-config", str(cfg), "disk", "filesystem")
+    assert rc == 0, out
+    assert re.findall(r"^(\S+ \S+) ok", out, re.M) == [
+        "filesystem v1", "disk v1alpha1", "disk v1beta1", "disk v1beta2", "disk v1beta3",
+        "disk v1"], out

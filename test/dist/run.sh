@@ -85,7 +85,7 @@ for e in csi-proxy.exe csi-proxy-cli.exe; do
     cmp -s "$T/x/$e" "build/win/$e"
     check "$e in the archive is build/win/$e" $?
 done
-for f in config/*.example.yaml scripts/node/*.cmd scripts/dist/README-operators.txt \
+for f in config/*.example.yaml scripts/node/*.cmd build/gen/README-operators.txt \
     test/windows/selftest.ps1 test/windows/common.ps1; do
     [ -f "$f" ] || continue
     cmp -s "$T/x/$(basename "$f")" "$f"
@@ -110,8 +110,27 @@ deps=$(grep -oE "Join-Path \\\$PSScriptRoot '[^']+'" "$T/x/selftest.ps1" | sed "
 missing=$(for d in $deps; do [ -f "$T/x/$d" ] || echo "$d"; done)
 check "selftest.ps1 finds what it loads from beside it ($(echo $deps))" "$([ -n "$deps" ] && [ -z "$missing" ]; echo $?)" \
     "not in the archive: $missing"
-grep -q 'selftest.ps1' "$T/x/README-operators.txt" && grep -qi 'after install and after upgrade' "$T/x/README-operators.txt"
+# (the text is wrapped: a phrase may span lines, so it is read as one line)
+flat=$(tr -s ' \n' '  ' <"$T/x/README-operators.txt")
+grep -q 'selftest.ps1' <<<"$flat" && grep -qi 'after install and after upgrade' <<<"$flat"
 check "README-operators.txt says to run selftest.ps1 after install and after upgrade" $?
+
+# The operators' README is made from docs/operators/*.md: every page's
+# title is in it, in plain text (no Markdown link or code marks), it names
+# the install and self-test steps, and making it again gives the same bytes.
+R=$T/x/README-operators.txt
+titles=$(for p in docs/operators/*.md; do sed -n '1s/^# //p' "$p"; done)
+missing=$(while IFS= read -r t; do grep -qxF "$t" "$R" || echo "$t"; done <<<"$titles")
+check "README-operators.txt holds every docs/operators page ($(wc -l <<<"$titles") titles)" \
+    "$([ -n "$titles" ] && [ -z "$missing" ]; echo $?)" "missing: $missing"
+marks=$(grep -nE '\]\(|`' "$R" | head -3)
+check "README-operators.txt is plain text (no Markdown links or code marks)" "$([ -z "$marks" ]; echo $?)" "$marks"
+grep -q 'install.cmd' <<<"$flat" && grep -q 'upgrade.cmd' <<<"$flat" && grep -q 'Get-FileHash' <<<"$flat" &&
+    grep -q 'csi-proxy-cli.exe health' <<<"$flat"
+check "README-operators.txt names install.cmd, upgrade.cmd, checking the archive and the health check" $?
+$PY scripts/dist/operators_txt.py --out "$T/again.txt" docs/operators
+cmp -s "$T/again.txt" "$R"
+check "README-operators.txt is made again byte for byte" $?
 
 # --- no build time ------------------------------------------------------------
 for e in csi-proxy.exe csi-proxy-cli.exe; do

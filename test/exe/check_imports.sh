@@ -21,8 +21,13 @@
 #      an import-table check cannot see;
 #   4. strings: no process-creation function name appears in the image as
 #      ASCII or UTF-16 text, the name GetProcAddress would need;
-#   5. test code: the link map names no object of test/ (the storage device
-#      model of test/model/ is csi-proxy-model.exe's only).
+#   5. test code: the link map names no object of sim/ (the simulators:
+#      csi-proxy-sim.exe's and the native build's only) nor of test/ (the
+#      storage device model of test/model/ is csi-proxy-model.exe's only),
+#      linked by path or as an archive member (archives keep only the
+#      object's base name, so a member named as a sim/ or test/ source and
+#      as no product source is one). Checked first on a made-up map that
+#      names one of each, which must be refused.
 #
 # Usage: test/exe/check_imports.sh [EXE...]    (default: both products)
 # Prints "ok - ..." / "not ok - ..." and "N passed, N failed".
@@ -45,6 +50,22 @@ FORBIDDEN+='|(Nt|Zw)CreateUserProcess|(Nt|Zw)CreateProcess(Ex)?|RtlCreateUserPro
 FORBIDDEN_TEXT='_w?system|_?w?popen|_w?spawn[lv]p?e?|_w?exec[lv]p?e?|CreateProcess|ShellExecute|WinExec'
 FORBIDDEN_TEXT+='|CreateUserProcess|NtCreateProcess|ZwCreateProcess'
 
+# Object names (x.o) only sim/ and test/ sources give.
+LAYER_DIRS='base rpc transport dispatch metrics groups host security service client cli'
+# shellcheck disable=SC2086 # the folders are words
+FOREIGN_OBJS=$(LC_ALL=C comm -23 \
+    <(find sim test -name '*.c' -printf '%f\n' | sed 's/\.c$/.o/' | LC_ALL=C sort -u) \
+    <(find $LAYER_DIRS -name '*.c' -printf '%f\n' | sed 's/\.c$/.o/' | LC_ALL=C sort -u))
+
+# Prints the sim/ and test/ objects link map $1 names, one a line.
+foreign_objects() {
+    {
+        grep -oE 'obj/(sim|test)/[^ ()]*\.o' "$1"
+        grep -oE '\.a\([^()]*\.o\)' "$1" | sed 's/^\.a(//; s/)$//' | LC_ALL=C sort -u |
+            grep -Fx -f <(printf '%s\n' "$FOREIGN_OBJS") | sed 's/^/archive member /'
+    } | LC_ALL=C sort -u
+}
+
 pass=0
 fail=0
 ok() { pass=$((pass + 1)); echo "ok - $1"; }
@@ -53,6 +74,19 @@ bad() {
     echo "not ok - $1"
     [ -n "${2:-}" ] && printf '%s\n' "$2" | head -20 | sed 's/^/    /'
 }
+
+# 5 on a made-up map: one sim/ object by path, one test/ object as an
+# archive member, one product member; the first two must be found.
+sample=$(mktemp)
+trap 'rm -f "$sample"' EXIT
+printf '%s\n' ' .text 0x1 0x2 build/win/obj/sim/storage_sim.o' \
+    'build/win/libmodel.a(model_state.o)' 'build/win/libcore.a(storage_win.o)' >"$sample"
+found=$(foreign_objects "$sample" | tr '\n' ' ')
+if [ "$found" = "archive member model_state.o obj/sim/storage_sim.o " ]; then
+    ok "the link-map check finds a sim/ object and a test/ archive member, not a product one"
+else
+    bad "the link-map check finds a sim/ object and a test/ archive member, not a product one" "found: $found"
+fi
 
 [ $# -gt 0 ] || set -- build/win/csi-proxy.exe build/win/csi-proxy-cli.exe
 for exe in "$@"; do
@@ -120,14 +154,13 @@ for exe in "$@"; do
         fi
     fi
 
-    # 5. no test code linked in: the device model (test/model/, issue 13)
-    # and every other test object belong to test builds only
+    # 5. no simulator or test code linked in
     if [ -f "$map" ]; then
-        hits=$(grep -o 'obj/test/[^ ]*\.o' "$map" | sort -u | head -5)
+        hits=$(foreign_objects "$map" | head -5)
         if [ -z "$hits" ]; then
-            ok "$name links no test code (no test/ object, no device model)"
+            ok "$name links no simulator or test code (no sim/ or test/ object)"
         else
-            bad "$name links no test code" "$hits"
+            bad "$name links no simulator or test code" "$hits"
         fi
     fi
 

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "service/cfgpolicy.h"
 #include "service/config.h"
 #include "base/log.h"
 #include "security/sddl.h"
@@ -378,12 +379,12 @@ static void test_example_file(void **state)
     const cp_config_group *fs = cp_config_group_of(&c, "filesystem");
     assert_string_equal(fs->pipe_sddl, "D:P(A;;GA;;;SY)(A;;FRFW;;;BA)");
     assert_true(fs->pipe_sddl_line > 0);
-    assert_int_equal(c.n_allowed_services, 1);
-    assert_string_equal(c.allowed_services[0], "w32time");
-    assert_true(c.allowed_smb_servers_given);
-    assert_int_equal(c.n_allowed_smb_servers, 2);
-    assert_string_equal(c.allowed_smb_servers[0], "*.fsx.example.com");
-    assert_string_equal(c.allowed_smb_servers[1], "files.corp.example.com");
+    assert_int_equal(c.system.n_allowed_services, 1);
+    assert_string_equal(c.system.allowed_services[0], "w32time");
+    assert_true(c.smb.servers_restricted);
+    assert_int_equal(c.smb.n_allowed_servers, 2);
+    assert_string_equal(c.smb.allowed_servers[0], "*.fsx.example.com");
+    assert_string_equal(c.smb.allowed_servers[1], "files.corp.example.com");
     assert_int_equal(c.limits.drain_timeout_ms, 10000);
     assert_int_equal(c.log.v, 2);
     assert_int_equal(c.log.to_stderr, 0);
@@ -399,14 +400,14 @@ static void test_smb_volume_stats_key(void **state)
     cp_config c;
     cp_error e;
     assert_int_equal(load(&c, "groups:\n  smb: {}\n", &e), CP_OK);
-    assert_false(c.smb_volume_stats_off);
+    assert_false(c.smb.volume_stats_off);
     cp_config_free(&c);
     assert_int_equal(load(&c, "groups:\n  volume: {}\n  smb:\n    volumeStats: false\n", &e),
                      CP_OK);
-    assert_true(c.smb_volume_stats_off);
+    assert_true(c.smb.volume_stats_off);
     cp_config_free(&c);
     assert_int_equal(load(&c, "groups:\n  smb:\n    volumeStats: true\n", &e), CP_OK);
-    assert_false(c.smb_volume_stats_off);
+    assert_false(c.smb.volume_stats_off);
     cp_config_free(&c);
     expect_error("groups:\n  smb:\n    volumeStats: no\n", 3, "groups.smb.volumeStats");
     expect_error("groups:\n  volume:\n    volumeStats: false\n", 3,
@@ -485,6 +486,21 @@ static void test_security_precedence(void **state)
     assert_int_equal(iscsi->n_allowed, 2); /* security:'s callers */
     assert_string_equal(iscsi->pipe_sddl, "D:P(A;;GA;;;SY)");
     assert_int_equal(iscsi->pipe_sddl_line, 9);
+
+    /* The policy the gate and the pipes' security are built from. */
+    cp_policy p;
+    cp_config_policy(&c, &p);
+    assert_int_equal(p.n_groups, CP_CONFIG_N_GROUPS);
+    for (size_t i = 0; i < p.n_groups; i++) {
+        const cp_group_policy *g = &p.groups[i];
+        const cp_config_group *cg = cp_config_group_of(&c, g->name);
+        assert_non_null(cg);
+        assert_ptr_equal(g->allowed, cg->allowed);
+        assert_int_equal(g->n_allowed, cg->n_allowed);
+        assert_string_equal(g->pipe_sddl, cg->pipe_sddl);
+        assert_int_equal(g->sddl_line, cg->pipe_sddl_line);
+        assert_string_equal(g->sddl_file, "t.yaml");
+    }
     cp_config_free(&c);
 }
 
@@ -604,6 +620,15 @@ static void test_errors(void **state)
                  "v1beta1, v1beta2, v1beta3, v1)");
     expect_error("groups:\n  disk:\n    versions: []\n", 3, "empty");
     expect_error("groups:\n  disk:\n    colour: blue\n", 3, "groups.disk.colour: unknown key");
+    /* an unknown key lists the group's own keys and no other group's */
+    expect_error("groups:\n  disk:\n    colour: blue\n", 3,
+                 "(known: versions, allowedCallers, pipeSecurity)");
+    expect_error("groups:\n  smb:\n    colour: blue\n", 3,
+                 "(known: versions, allowedCallers, pipeSecurity, allowedServers)");
+    expect_error("groups:\n  system:\n    colour: blue\n", 3,
+                 "(known: versions, allowedCallers, pipeSecurity, allowedServices)");
+    expect_error("groups:\n  iscsi:\n    colour: blue\n", 3,
+                 "(known: versions, allowedCallers, pipeSecurity, allowedPortals)");
     expect_error("groups:\n  smb:\n    allowedServices: [w32time]\n", 3,
                  "only the system group starts and stops services");
     expect_error("groups:\n  system:\n    allowedServers: [fs1]\n", 3,
@@ -707,10 +732,7 @@ static void test_config_file_must_be_regular(void **state)
     assert_false(cp_config_serves(&c, "disk", "v1"));
     cp_config_free(&c);
     /* The same rule for every file opened by name: the log file. */
-    cp_flags f;
-    cp_flags_init(&f);
-    f.logtostderr = false;
-    f.log_file = "/dev/null";
+    cp_log_options f = {.logtostderr = false, .log_file = "/dev/null"};
     assert_int_equal(cp_log_init(&f, 1, &e), CP_E_FAILED_PRECONDITION);
     assert_string_equal(e.msg, "open log file /dev/null: not a regular file: a character device");
     f.log_file = fifo;

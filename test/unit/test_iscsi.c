@@ -113,7 +113,7 @@ static int setup(void **state)
         print_error("%s\n", e.msg);
         return -1;
     }
-    cp_groups_config cfg = {.fs = t->fs, .iscsi = t->iscsi};
+    cp_groups_config cfg = {.fs = t->fs, .iscsi_host = t->iscsi};
     t->groups = cp_groups_new(&cfg, &e);
     if (t->groups == NULL) {
         print_error("%s\n", e.msg);

@@ -228,21 +228,21 @@ static void test_config_allowed_portals(void **state)
                              "    allowedPortals: [10.0.0.5, '*.san.example.com', '[fe80::7]', "
                              "'2001:db8::1', 127.0.0.1]\n";
     assert_int_equal(cp_config_load_string(&c, "t.yaml", ok, strlen(ok), NULL, NULL, &e), CP_OK);
-    assert_true(c.allowed_iscsi_portals_given);
-    assert_int_equal(c.n_allowed_iscsi_portals, 5);
-    assert_string_equal(c.allowed_iscsi_portals[1], "*.san.example.com");
-    assert_string_equal(c.allowed_iscsi_portals[2], "[fe80::7]");
+    assert_true(c.iscsi.portals_restricted);
+    assert_int_equal(c.iscsi.n_allowed_portals, 5);
+    assert_string_equal(c.iscsi.allowed_portals[1], "*.san.example.com");
+    assert_string_equal(c.iscsi.allowed_portals[2], "[fe80::7]");
     cp_config_free(&c);
     static const char empty[] = "groups:\n  iscsi: {allowedPortals: []}\n";
     assert_int_equal(cp_config_load_string(&c, "t.yaml", empty, strlen(empty), NULL, NULL, &e),
                      CP_OK);
-    assert_true(c.allowed_iscsi_portals_given);
-    assert_int_equal(c.n_allowed_iscsi_portals, 0);
+    assert_true(c.iscsi.portals_restricted);
+    assert_int_equal(c.iscsi.n_allowed_portals, 0);
     cp_config_free(&c);
     static const char none[] = "groups:\n  iscsi: {}\n";
     assert_int_equal(cp_config_load_string(&c, "t.yaml", none, strlen(none), NULL, NULL, &e),
                      CP_OK);
-    assert_false(c.allowed_iscsi_portals_given);
+    assert_false(c.iscsi.portals_restricted);
     cp_config_free(&c);
     static const struct {
         const char *yaml;
@@ -300,10 +300,10 @@ static env *open_env(const char *const *allowed, size_t n, bool restricted)
     if (cp_iscsi_sim_new_from_string(fixture, &t->iscsi, &e) != CP_OK)
         fail_msg("%s", e.msg);
     cp_groups_config cfg = {.fs = t->fs,
-                            .iscsi = t->iscsi,
-                            .iscsi_portals_restricted = restricted,
-                            .allowed_iscsi_portals = allowed,
-                            .n_allowed_iscsi_portals = n};
+                            .iscsi_host = t->iscsi,
+                            .iscsi = {.portals_restricted = restricted,
+                                      .allowed_portals = allowed,
+                                      .n_allowed_portals = n}};
     t->groups = cp_groups_new(&cfg, &e);
     if (t->groups == NULL)
         fail_msg("%s", e.msg);

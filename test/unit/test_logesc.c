@@ -149,7 +149,9 @@ static void test_mkdir_crlf_cannot_forge_a_line(void **state)
     const char *argv[] = {"csi-proxy", "-logtostderr=false", "-log_file", logpath};
     cp_flags f;
     assert_int_equal(cp_flags_parse(&f, 4, (char **)argv, &e), CP_OK);
-    assert_int_equal(cp_log_init(&f, 1234, &e), CP_OK);
+    cp_log_options lo;
+    cp_flags_log_options(&f, &lo);
+    assert_int_equal(cp_log_init(&lo, 1234, &e), CP_OK);
 
     cp_audit *a = cp_audit_new(sink, NULL);
     cp_conn_opts o = {.peer_pid = 77, .audit = cp_audit_call, .audit_ctx = a};

@@ -103,6 +103,27 @@ static void test_bad_iscsi_fixtures(void **state)
     }
 }
 
+/* The fixture's own cap on any list: 257 items are refused before the
+ * list is read (the sections' tighter caps come after it). */
+static void test_fixture_list_cap(void **state)
+{
+    (void)state;
+    size_t cap = 64 + 257 * 40;
+    char *yaml = malloc(cap);
+    assert_non_null(yaml);
+    size_t len = (size_t)snprintf(yaml, cap, "iscsi:\n  portals:\n");
+    for (int i = 0; i < 257; i++)
+        len += (size_t)snprintf(yaml + len, cap - len, "    - {address: 10.0.%d.%d}\n", i / 250,
+                                i % 250 + 1);
+    cp_iscsi_host h;
+    cp_error e = {0};
+    int rc = cp_iscsi_sim_new_from_string(yaml, &h, &e);
+    free(yaml);
+    assert_int_equal(rc, CP_E_INVALID_ARGUMENT);
+    assert_string_equal(e.msg, "iscsi simulator: fixture (string):3: iscsi.portals: more than 256 "
+                               "items");
+}
+
 static void test_bad_smb_fixtures(void **state)
 {
     (void)state;
@@ -460,6 +481,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_iscsi_fixtures),
+        cmocka_unit_test(test_fixture_list_cap),
         cmocka_unit_test(test_bad_smb_fixtures),
         cmocka_unit_test(test_repository_fixture_loads),
         cmocka_unit_test_setup_teardown(test_login_adds_disks_logout_removes_them, setup, teardown),

@@ -362,7 +362,7 @@ static int setup(void **state)
     snprintf(p, sizeof(p), "%s/C/var/lib/kubelet/plugins", t->dir);
     if (mkdir_p(p) != 0 || cp_fs_host_posix_new(t->dir, &t->fs, &e) != CP_OK)
         return -1;
-    cp_groups_config cfg = {.fs = t->fs, .smb = {&spy_ops, &t->spy}};
+    cp_groups_config cfg = {.fs = t->fs, .smb_host = {&spy_ops, &t->spy}};
     t->groups = cp_groups_new(&cfg, &e);
     if (t->groups == NULL) {
         print_error("%s\n", e.msg);
@@ -554,7 +554,7 @@ static void test_new_link_is_a_directory_link(void **state)
     cp_fs_ops ops = *t->fs.ops;
     ops.symlink = kind_symlink;
     cp_error e;
-    cp_groups_config cfg = {.fs = {&ops, t->fs.ctx}, .smb = {&spy_ops, &t->spy}};
+    cp_groups_config cfg = {.fs = {&ops, t->fs.ctx}, .smb_host = {&spy_ops, &t->spy}};
     cp_groups *g = cp_groups_new(&cfg, &e);
     assert_non_null(g);
     cp_groups *saved = t->groups;

@@ -92,7 +92,7 @@ static int make_env(void **state, bool stats_off)
         return -1;
     }
     cp_groups_config cfg = {
-        .fs = t->fs, .storage = t->storage, .smb = t->smb, .smb_volume_stats_off = stats_off};
+        .fs = t->fs, .storage = t->storage, .smb_host = t->smb, .smb = {.volume_stats_off = stats_off}};
     t->groups = cp_groups_new(&cfg, &e);
     if (t->groups == NULL) {
         print_error("%s\n", e.msg);

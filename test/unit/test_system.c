@@ -99,9 +99,9 @@ static int make_env(void **state, bool restricted, const char *const *allowed, s
     if (t == NULL || cp_fs_host_posix_new("/tmp", &t->fs, &e) != CP_OK)
         return -1;
     cp_groups_config cfg = {.fs = t->fs,
-                            .services_restricted = restricted,
-                            .allowed_services = allowed,
-                            .n_allowed_services = n};
+                            .system = {.services_restricted = restricted,
+                                       .allowed_services = allowed,
+                                       .n_allowed_services = n}};
     t->groups = cp_groups_new(&cfg, &e);
     if (t->groups == NULL) {
         print_error("%s\n", e.msg);
