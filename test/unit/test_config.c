@@ -624,7 +624,7 @@ static void test_errors(void **state)
     expect_error("groups:\n  disk:\n    colour: blue\n", 3,
                  "(known: versions, allowedCallers, pipeSecurity)");
     expect_error("groups:\n  smb:\n    colour: blue\n", 3,
-                 "(known: versions, allowedCallers, pipeSecurity, allowedServers)");
+                 "(known: versions, allowedCallers, pipeSecurity, allowedServers, volumeStats)");
     expect_error("groups:\n  system:\n    colour: blue\n", 3,
                  "(known: versions, allowedCallers, pipeSecurity, allowedServices)");
     expect_error("groups:\n  iscsi:\n    colour: blue\n", 3,
