@@ -56,6 +56,10 @@ typedef struct cp_groups_config {
     bool iscsi_portals_restricted;
     const char *const *allowed_iscsi_portals;
     size_t n_allowed_iscsi_portals;
+    /* groups.volume.formatForeignFilesystems: FormatVolume formats a volume
+     * whose first bytes carry a file system or container Windows does not
+     * mount (host/fssig.h); the zero value refuses it. */
+    bool format_foreign_filesystems;
 } cp_groups_config;
 
 typedef struct cp_groups cp_groups;

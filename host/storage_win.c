@@ -351,6 +351,7 @@ static int describe_disk(HANDLE h, uint32_t number, uint64_t boot_mask, uint32_t
     o->online = !w32s_sc->DeviceIoControl(h, IOCTL_DISK_GET_DISK_ATTRIBUTES, NULL, 0, &attrs,
                                           sizeof(attrs), &n, NULL) ||
                 (attrs.Attributes & DISK_ATTRIBUTE_OFFLINE) == 0;
+    w32s_read_only(h, &o->read_only, &o->write_protected); /* storage_attrs_win.c */
 
     DRIVE_LAYOUT_INFORMATION_EX *l = w32s_get_layout(h, obj, e);
     if (l == NULL)
@@ -505,7 +506,15 @@ static int wait_basic_volumes(HANDLE h, uint32_t number, const char *obj, cp_err
  * ("Online method of the MSFT_Disk class"; Disk Management and diskpart
  * "online disk" replace the duplicate signature/GUIDs), so a disk still
  * offline is brought online that way, then checked again. Then the call
- * waits for the volumes of its basic partitions. */
+ * waits for the volumes of its basic partitions.
+ *
+ * Online also clears DISK_ATTRIBUTE_READ_ONLY in the same SET_DISK_
+ * ATTRIBUTES (AttributesMask: "Indicates which attributes are being
+ * changed"): a disk reattached or restored from a snapshot may come back
+ * read-only, and would then mount and fail every write. Media
+ * write-protected at the hardware stays so: the set may fail with
+ * ERROR_WRITE_PROTECT, or IOCTL_DISK_IS_WRITABLE says it after
+ * (storage_attrs_win.c); either is FAILED_PRECONDITION naming the disk. */
 static int w32_set_disk_online(void *ctx, uint32_t number, bool online, cp_error *e)
 {
     w32 *w = ctx;
@@ -519,8 +528,16 @@ static int w32_set_disk_online(void *ctx, uint32_t number, bool online, cp_error
     s.Version = sizeof(s);
     s.Persist = TRUE;
     s.Attributes = online ? 0 : DISK_ATTRIBUTE_OFFLINE;
-    s.AttributesMask = DISK_ATTRIBUTE_OFFLINE;
-    int rc = IOCTL(h, IOCTL_DISK_SET_DISK_ATTRIBUTES, &s, sizeof(s), NULL, 0, NULL, obj, e);
+    s.AttributesMask = DISK_ATTRIBUTE_OFFLINE | (online ? DISK_ATTRIBUTE_READ_ONLY : 0);
+    int rc = CP_OK;
+    DWORD n;
+    if (!w32s_sc->DeviceIoControl(h, IOCTL_DISK_SET_DISK_ATTRIBUTES, &s, sizeof(s), NULL, 0, &n,
+                                  NULL)) {
+        DWORD err = GetLastError();
+        rc = online && err == ERROR_WRITE_PROTECT
+                 ? w32s_write_protected_error(number, e)
+                 : cp_win_error(e, err, "IOCTL_DISK_SET_DISK_ATTRIBUTES", obj);
+    }
     if (rc == CP_OK)
         rc = IOCTL(h, IOCTL_DISK_UPDATE_PROPERTIES, NULL, 0, NULL, 0, NULL, obj, e);
     if (rc == CP_OK && online && offline_attr(h)) {
@@ -533,6 +550,8 @@ static int w32_set_disk_online(void *ctx, uint32_t number, bool online, cp_error
                               "OfflineReason: Get-Disk -Number %u)",
                               (unsigned)number, (unsigned)number);
     }
+    if (rc == CP_OK && online)
+        rc = w32s_need_writable_media(h, number, e);
     if (rc == CP_OK && online)
         rc = wait_basic_volumes(h, number, obj, e);
     w32s_sc->CloseHandle(h);
@@ -565,6 +584,7 @@ static const cp_storage_ops w32_ops = {
     .list_disks = w32_list_disks,
     .get_disk = w32_get_disk,
     .set_disk_online = w32_set_disk_online,
+    .make_disk_writable = w32_make_disk_writable,
     .rescan = w32_rescan,
     .init_gpt = w32_init_gpt,
     .list_partitions = w32_list_partitions,
@@ -572,6 +592,7 @@ static const cp_storage_ops w32_ops = {
     .list_volumes = w32_list_volumes,
     .get_volume = w32_get_volume,
     .volume_use = w32_volume_use,
+    .read_volume_head = w32_read_volume_head,
     .format_volume = w32_format_volume,
     .grow_volume = w32_grow_volume,
     .flush_volume = w32_flush_volume,

@@ -204,6 +204,7 @@ int cp_app_start(void *ctx, cp_error *e)
         .n_allowed_services = c->n_allowed_services,
         .smb_privacy_off = !f->require_privacy,
         .smb_servers_restricted = c->allowed_smb_servers_given,
+        .format_foreign_filesystems = c->format_foreign_filesystems,
         .allowed_smb_servers = (const char *const *)c->allowed_smb_servers,
         .n_allowed_smb_servers = c->n_allowed_smb_servers,
         .iscsi_portals_restricted = c->allowed_iscsi_portals_given,

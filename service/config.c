@@ -187,12 +187,22 @@ static int group_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yam
                                 where, gc->c->allowed_iscsi_portals[i]);
         return rc;
     }
+    if (strcmp(key, "formatForeignFilesystems") == 0) {
+        if (strcmp(g->name, "volume") != 0)
+            return cp_yw_errf(w, k, "%s: only the volume group formats volumes", where);
+        int b = 0;
+        int rc = cp_yw_bool(w, v, where, &b);
+        gc->c->format_foreign_filesystems = b != 0;
+        return rc;
+    }
     return cp_yw_unknown_key(
         w, k, where, key,
-        strcmp(g->name, "system") == 0  ? "versions, allowedCallers, pipeSecurity, allowedServices"
-        : strcmp(g->name, "smb") == 0   ? "versions, allowedCallers, pipeSecurity, allowedServers"
-        : strcmp(g->name, "iscsi") == 0 ? "versions, allowedCallers, pipeSecurity, allowedPortals"
-                                        : "versions, allowedCallers, pipeSecurity");
+        strcmp(g->name, "volume") == 0
+            ? "versions, allowedCallers, pipeSecurity, formatForeignFilesystems"
+        : strcmp(g->name, "system") == 0 ? "versions, allowedCallers, pipeSecurity, allowedServices"
+        : strcmp(g->name, "smb") == 0    ? "versions, allowedCallers, pipeSecurity, allowedServers"
+        : strcmp(g->name, "iscsi") == 0  ? "versions, allowedCallers, pipeSecurity, allowedPortals"
+                                         : "versions, allowedCallers, pipeSecurity");
 }
 
 typedef struct load_ctx {

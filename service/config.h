@@ -106,6 +106,9 @@ typedef struct cp_config {
     size_t n_allowed_iscsi_portals;
     bool allowed_iscsi_portals_given; /* the key was there (even as []): enforce the list */
     bool allow_broad_callers;         /* security.allowBroadCallers: broad groups admitted */
+    /* groups.volume.formatForeignFilesystems: FormatVolume may format over
+     * a file system Windows does not mount (default false: refused) */
+    bool format_foreign_filesystems;
     cp_config_limits limits;
     cp_config_log log;
 } cp_config;
