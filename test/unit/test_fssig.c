@@ -81,7 +81,7 @@ static void ext4_superblock(void)
     le32(1024 + 32, 32768); /* s_blocks_per_group */
     vol[1080] = 0x53;       /* s_magic 0xEF53 */
     vol[1081] = 0xEF;
-    vol[1082] = 1; /* s_state: clean */
+    vol[1082] = 1;      /* s_state: clean */
     le32(1024 + 76, 1); /* s_rev_level: dynamic */
 }
 
@@ -145,7 +145,7 @@ static void test_lvm2(void **state)
 {
     (void)state;
     put(512, "LABELONE", 8);
-    le64(512 + 8, 1);  /* sector_xl */
+    le64(512 + 8, 1);   /* sector_xl */
     le32(512 + 20, 32); /* offset_xl */
     put(512 + 24, "LVM2 001", 8);
     found("LVM2");

@@ -68,8 +68,10 @@ static int make_env(void **state, bool foreign)
     if (t == NULL)
         return -1;
     snprintf(t->root, sizeof(t->root), "/tmp/cp-guards-XXXXXX");
-    if (mkdtemp(t->root) == NULL)
+    if (mkdtemp(t->root) == NULL) {
+        free(t);
         return -1;
+    }
     cp_error e;
     if (cp_fs_host_posix_new(t->root, &t->fs, &e) != CP_OK ||
         cp_storage_sim_new_from_string(fixture, &t->storage, &e) != CP_OK) {
