@@ -33,16 +33,35 @@ static bool media_write_protected(HANDLE h)
 
 /* "GET_DISK_ATTRIBUTES structure": DISK_ATTRIBUTE_READ_ONLY 0x2, "The disk
  * is read-only". Whether IOCTL_DISK_IS_WRITABLE also fails for that
- * attribute is not documented: the media is judged only while the
- * attribute is clear. */
-void w32s_read_only(HANDLE h, bool *read_only, bool *write_protected)
+ * attribute, or for an offline disk, is not documented: the media is
+ * judged only on an online disk whose attribute is clear (an offline
+ * one is judged when it is brought online, and put back offline when
+ * its media is protected). */
+void w32s_read_only(HANDLE h, bool online, bool *read_only, bool *write_protected)
 {
     cp_get_disk_attributes attrs = {.Version = sizeof(attrs)};
     DWORD n;
     *read_only = w32s_sc->DeviceIoControl(h, IOCTL_DISK_GET_DISK_ATTRIBUTES, NULL, 0, &attrs,
                                           sizeof(attrs), &n, NULL) &&
                  (attrs.Attributes & DISK_ATTRIBUTE_READ_ONLY) != 0;
-    *write_protected = !*read_only && media_write_protected(h);
+    *write_protected = online && !*read_only && media_write_protected(h);
+}
+
+/* Puts back DISK_ATTRIBUTE_OFFLINE (persisted) on a disk brought online
+ * whose media turned out write-protected, so that the refused call
+ * changes nothing. Best effort: the refusal is what the caller gets. */
+void w32s_offline_again(HANDLE h)
+{
+    cp_set_disk_attributes s;
+    memset(&s, 0, sizeof(s));
+    s.Version = sizeof(s);
+    s.Persist = TRUE;
+    s.Attributes = DISK_ATTRIBUTE_OFFLINE;
+    s.AttributesMask = DISK_ATTRIBUTE_OFFLINE;
+    DWORD n;
+    if (w32s_sc->DeviceIoControl(h, IOCTL_DISK_SET_DISK_ATTRIBUTES, &s, sizeof(s), NULL, 0, &n,
+                                 NULL))
+        w32s_sc->DeviceIoControl(h, IOCTL_DISK_UPDATE_PROPERTIES, NULL, 0, NULL, 0, &n, NULL);
 }
 
 int w32s_write_protected_error(uint32_t number, cp_error *e)

@@ -351,7 +351,7 @@ static int describe_disk(HANDLE h, uint32_t number, uint64_t boot_mask, uint32_t
     o->online = !w32s_sc->DeviceIoControl(h, IOCTL_DISK_GET_DISK_ATTRIBUTES, NULL, 0, &attrs,
                                           sizeof(attrs), &n, NULL) ||
                 (attrs.Attributes & DISK_ATTRIBUTE_OFFLINE) == 0;
-    w32s_read_only(h, &o->read_only, &o->write_protected); /* storage_attrs_win.c */
+    w32s_read_only(h, o->online, &o->read_only, &o->write_protected); /* storage_attrs_win.c */
 
     DRIVE_LAYOUT_INFORMATION_EX *l = w32s_get_layout(h, obj, e);
     if (l == NULL)
@@ -514,7 +514,8 @@ static int wait_basic_volumes(HANDLE h, uint32_t number, const char *obj, cp_err
  * read-only, and would then mount and fail every write. Media
  * write-protected at the hardware stays so: the set may fail with
  * ERROR_WRITE_PROTECT, or IOCTL_DISK_IS_WRITABLE says it after
- * (storage_attrs_win.c); either is FAILED_PRECONDITION naming the disk. */
+ * (storage_attrs_win.c); either is FAILED_PRECONDITION naming the disk,
+ * and a disk that was offline is put back offline. */
 static int w32_set_disk_online(void *ctx, uint32_t number, bool online, cp_error *e)
 {
     w32 *w = ctx;
@@ -523,6 +524,7 @@ static int w32_set_disk_online(void *ctx, uint32_t number, bool online, cp_error
     HANDLE h = w32s_open_disk(number, GENERIC_READ | GENERIC_WRITE, e);
     if (h == INVALID_HANDLE_VALUE)
         return e->status;
+    bool was_offline = offline_attr(h);
     cp_set_disk_attributes s;
     memset(&s, 0, sizeof(s));
     s.Version = sizeof(s);
@@ -550,8 +552,11 @@ static int w32_set_disk_online(void *ctx, uint32_t number, bool online, cp_error
                               "OfflineReason: Get-Disk -Number %u)",
                               (unsigned)number, (unsigned)number);
     }
-    if (rc == CP_OK && online)
+    if (rc == CP_OK && online) {
         rc = w32s_need_writable_media(h, number, e);
+        if (rc != CP_OK && was_offline)
+            w32s_offline_again(h); /* refused: left as it was */
+    }
     if (rc == CP_OK && online)
         rc = wait_basic_volumes(h, number, obj, e);
     w32s_sc->CloseHandle(h);

@@ -141,8 +141,11 @@ int w32_drive_volume(void *ctx, char letter, char *id, size_t idlen, cp_error *e
 /* storage_attrs_win.c: the read-only attribute, write-protected media,
  * a volume's first bytes */
 /* DISK_ATTRIBUTE_READ_ONLY, and media write-protected at the hardware
- * (known only while the attribute is clear), of an open disk. */
-void w32s_read_only(HANDLE h, bool *read_only, bool *write_protected);
+ * (judged only on an online disk whose attribute is clear), of an open
+ * disk. */
+void w32s_read_only(HANDLE h, bool online, bool *read_only, bool *write_protected);
+/* DISK_ATTRIBUTE_OFFLINE set again (persisted), errors ignored. */
+void w32s_offline_again(HANDLE h);
 /* FAILED_PRECONDITION naming the disk when its media is write-protected
  * (IOCTL_DISK_IS_WRITABLE: ERROR_WRITE_PROTECT); CP_OK otherwise. */
 int w32s_need_writable_media(HANDLE h, uint32_t number, cp_error *e);

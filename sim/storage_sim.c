@@ -215,7 +215,7 @@ static void fill_disk(const sim_disk *d, cp_disk_info *o, const uint8_t *id, con
     o->is_boot = d->boot;
     o->is_system = d->system;
     o->read_only = d->read_only;
-    o->write_protected = d->write_protected && !d->read_only;
+    o->write_protected = d->write_protected && !d->read_only && d->online;
     o->style = d->style;
     o->id_desc = d->id_desc_len > 0 ? id : NULL;
     o->id_desc_len = d->id_desc_len;
@@ -317,15 +317,19 @@ static int sim_set_disk_online(void *ctx, uint32_t number, bool online, cp_error
         return rc;
     /* Coming online, its volumes arrive arrival_ms later (Windows' volume
      * arrival is asynchronous: SetDiskState returns before them). */
+    /* Online clears DISK_ATTRIBUTE_READ_ONLY too, as the Win32 host does
+     * (one IOCTL_DISK_SET_DISK_ATTRIBUTES). Write-protected media is
+     * refused and the disk left as it was (the Win32 host puts it back
+     * offline). */
+    if (online && d->write_protected) {
+        finish(s, d);
+        return write_protected(e, number);
+    }
     if (online && !d->online && s->arrival_ms > 0)
         d->volumes_at = cp_now_ms() + s->arrival_ms;
     d->online = online;
-    /* Online clears DISK_ATTRIBUTE_READ_ONLY too, as the Win32 host does
-     * (one IOCTL_DISK_SET_DISK_ATTRIBUTES); the media's protection stays. */
     if (online)
         d->read_only = false;
-    if (online && d->write_protected)
-        rc = write_protected(e, number);
     finish(s, d);
     return rc;
 }
@@ -377,6 +381,10 @@ static int sim_init_gpt(void *ctx, uint32_t number, cp_error *e)
         return rc;
     /* A RAW disk is brought online first, as the Win32 host does: it has
      * no volume to expose, and drivers partition before SetDiskState. */
+    if (d->style == CP_PART_STYLE_RAW && !d->online && d->write_protected) {
+        finish(s, d); /* judged once online, then put back offline */
+        return write_protected(e, number);
+    }
     if (d->style == CP_PART_STYLE_RAW)
         d->online = true;
     rc = need_online(d, e);
