@@ -22,6 +22,7 @@ cp_call *cp_call_new(void *ctx, const char *path, uint32_t peer_pid)
     call->peer_pid = peer_pid;
     call->waiter = NULL;
     call->req_msg = NULL;
+    call->note = NULL;
     cp_error_clear(&call->err);
     return call;
 }
@@ -60,6 +61,27 @@ int cp_call_fail(cp_call *call, int status, const char *fmt, ...)
     vsnprintf(call->err.msg, sizeof(call->err.msg), fmt, ap);
     va_end(ap);
     return status;
+}
+
+void cp_call_note(cp_call *call, const char *fmt, ...)
+{
+    char add[256], all[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(add, sizeof(add), fmt, ap);
+    va_end(ap);
+    if (call->note != NULL)
+        snprintf(all, sizeof(all), "%s; %s", call->note, add);
+    else
+        snprintf(all, sizeof(all), "%s", add);
+    char *n = cp_arena_strdup(call->arena, all);
+    if (n != NULL)
+        call->note = n;
+}
+
+const char *cp_call_noted(const cp_call *call)
+{
+    return call->note != NULL ? call->note : "";
 }
 
 int cp_call_fail_error(cp_call *call, const cp_error *e)

@@ -20,6 +20,7 @@ struct cp_call {
      * for the audit record; NULL before. */
     const void *req_msg;
     cp_error err;
+    char *note; /* cp_call_note: what else the call changed; NULL none */
 };
 
 /* Returns NULL when out of memory. path is copied. Free with cp_call_free. */
@@ -28,5 +29,8 @@ void cp_call_free(cp_call *call);
 
 /* The error recorded by cp_call_fail (status CP_OK when none). */
 const cp_error *cp_call_error(const cp_call *call);
+
+/* What cp_call_note recorded ("" when nothing). */
+const char *cp_call_noted(const cp_call *call);
 
 #endif

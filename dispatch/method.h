@@ -96,6 +96,11 @@ int cp_call_fail(cp_call *call, int status, const char *fmt, ...) CP_PRINTF(3, 4
 /* Copies a cp_error into the call; returns its status. */
 int cp_call_fail_error(cp_call *call, const cp_error *e);
 
+/* Records a change the call made that its request does not name (a disk's
+ * read-only attribute cleared on the way to bringing it online), for the
+ * call's audit record; several are joined with "; ". */
+void cp_call_note(cp_call *call, const char *fmt, ...) CP_PRINTF(2, 3);
+
 /* Process id of the caller, 0 when unknown. */
 uint32_t cp_call_peer_pid(const cp_call *call);
 

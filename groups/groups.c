@@ -273,6 +273,7 @@ cp_groups *cp_groups_new(const cp_groups_config *cfg, cp_error *e)
         goto nomem;
     g->storage_ctx.fs = cfg->fs;
     g->storage_ctx.rules = g->rules;
+    g->storage_ctx.format_foreign = cfg->volume.format_foreign_filesystems;
     if (bind_system(g, cfg, e) != CP_OK || bind_smb(g, cfg, e) != CP_OK ||
         bind_iscsi(g, cfg, e) != CP_OK)
         goto fail;

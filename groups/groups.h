@@ -19,6 +19,7 @@
 #include "groups/iscsi/iscsi_config.h"
 #include "groups/smb/smb_config.h"
 #include "groups/system/system_config.h"
+#include "groups/volume/volume_config.h"
 
 #define CP_DEFAULT_KUBELET_PATH "C:\\var\\lib\\kubelet"
 
@@ -41,6 +42,7 @@ typedef struct cp_groups_config {
     cp_system_config system;
     cp_smb_config smb;
     cp_iscsi_config iscsi;
+    cp_volume_config volume;
 } cp_groups_config;
 
 typedef struct cp_groups cp_groups;

@@ -62,6 +62,14 @@ typedef struct cp_disk_info {
     bool online;    /* NOT MSFT_Disk.IsOffline */
     bool is_boot;   /* holds the running Windows (MSFT_Disk.IsBoot) */
     bool is_system; /* holds the system (EFI/active) partition (IsSystem) */
+    /* DISK_ATTRIBUTE_READ_ONLY: Windows refuses writes until it is
+     * cleared (a disk reattached or restored from a snapshot may come
+     * back with it: MSFT_Disk.IsReadOnly). */
+    bool read_only;
+    /* The media itself is write-protected (IOCTL_DISK_IS_WRITABLE:
+     * ERROR_WRITE_PROTECT while the attribute is clear): no attribute
+     * makes it writable. */
+    bool write_protected;
     cp_part_style style;
     /* Identity as the device reports it (IOCTL_STORAGE_QUERY_PROPERTY).
      * NULL/0 when the device gave none. */
@@ -134,8 +142,13 @@ typedef struct cp_storage_ops {
     int (*get_disk)(void *ctx, uint32_t number, const cp_storage_alloc *a, cp_disk_info *out,
                     cp_error *e);
     /* Brings the disk online or takes it offline (persistently). No-op when
-     * already there. */
+     * already there. Online also clears DISK_ATTRIBUTE_READ_ONLY (in the
+     * same change); FAILED_PRECONDITION naming the disk when the media is
+     * write-protected. */
     int (*set_disk_online)(void *ctx, uint32_t number, bool online, cp_error *e);
+    /* Clears DISK_ATTRIBUTE_READ_ONLY (persistently); FAILED_PRECONDITION
+     * naming the disk when the media is write-protected. */
+    int (*make_disk_writable)(void *ctx, uint32_t number, cp_error *e);
     /* Rescans buses and refreshes the storage cache (disks, partitions,
      * volumes, sizes). */
     int (*rescan)(void *ctx, cp_error *e);
@@ -159,6 +172,10 @@ typedef struct cp_storage_ops {
      * volume: one). Read-only. Fails (never guesses "none") when the host
      * cannot tell: callers refuse the change then. */
     int (*volume_use)(void *ctx, const char *volume_id, cp_volume_use *out, cp_error *e);
+    /* Reads the volume's first bytes (the raw volume, not a file of it)
+     * into buf: *got is len, or less when the volume is smaller. */
+    int (*read_volume_head)(void *ctx, const char *volume_id, uint8_t *buf, size_t len, size_t *got,
+                            cp_error *e);
     /* Quick format as NTFS, empty label, forced (MSFT_Volume.Format). */
     int (*format_volume)(void *ctx, const char *volume_id, cp_error *e);
     /* Grows the partition to exactly partition_size bytes and extends the

@@ -9,6 +9,7 @@ const cp_storage_calls cp_storage_calls_win32 = {
     .CreateFileW = CreateFileW,
     .DeviceIoControl = DeviceIoControl,
     .FlushFileBuffers = FlushFileBuffers,
+    .ReadFile = ReadFile,
     .CloseHandle = CloseHandle,
     .QueryDosDeviceW = QueryDosDeviceW,
     .FindFirstVolumeW = FindFirstVolumeW,

@@ -42,6 +42,7 @@ typedef struct cp_storage_calls {
     BOOL(WINAPI *DeviceIoControl)
     (HANDLE, DWORD, LPVOID, DWORD, LPVOID, DWORD, LPDWORD, LPOVERLAPPED);
     BOOL(WINAPI *FlushFileBuffers)(HANDLE);
+    BOOL(WINAPI *ReadFile)(HANDLE, LPVOID, DWORD, LPDWORD, LPOVERLAPPED);
     BOOL(WINAPI *CloseHandle)(HANDLE);
     /* names */
     DWORD(WINAPI *QueryDosDeviceW)(LPCWSTR, LPWSTR, DWORD);

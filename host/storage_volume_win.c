@@ -75,6 +75,9 @@ int w32_init_gpt(void *ctx, uint32_t number, cp_error *e)
             rc = IOCTL(h, IOCTL_DISK_UPDATE_PROPERTIES, NULL, 0, NULL, 0, NULL, obj, e);
         if (rc == CP_OK)
             rc = w32s_need_online(h, number, e);
+        /* Write-protected media (storage_attrs_win.c): refused, offline again. */
+        if (rc == CP_OK && (rc = w32s_need_writable_media(h, number, e)) != CP_OK)
+            w32s_offline_again(h);
     }
     CREATE_DISK cd;
     memset(&cd, 0, sizeof(cd));

@@ -351,6 +351,7 @@ static int describe_disk(HANDLE h, uint32_t number, uint64_t boot_mask, uint32_t
     o->online = !w32s_sc->DeviceIoControl(h, IOCTL_DISK_GET_DISK_ATTRIBUTES, NULL, 0, &attrs,
                                           sizeof(attrs), &n, NULL) ||
                 (attrs.Attributes & DISK_ATTRIBUTE_OFFLINE) == 0;
+    w32s_read_only(h, o->online, &o->read_only, &o->write_protected); /* storage_attrs_win.c */
 
     DRIVE_LAYOUT_INFORMATION_EX *l = w32s_get_layout(h, obj, e);
     if (l == NULL)
@@ -505,7 +506,16 @@ static int wait_basic_volumes(HANDLE h, uint32_t number, const char *obj, cp_err
  * ("Online method of the MSFT_Disk class"; Disk Management and diskpart
  * "online disk" replace the duplicate signature/GUIDs), so a disk still
  * offline is brought online that way, then checked again. Then the call
- * waits for the volumes of its basic partitions. */
+ * waits for the volumes of its basic partitions.
+ *
+ * Online also clears DISK_ATTRIBUTE_READ_ONLY in the same SET_DISK_
+ * ATTRIBUTES (AttributesMask: "Indicates which attributes are being
+ * changed"): a disk reattached or restored from a snapshot may come back
+ * read-only, and would then mount and fail every write. Media
+ * write-protected at the hardware stays so: the set may fail with
+ * ERROR_WRITE_PROTECT, or IOCTL_DISK_IS_WRITABLE says it after
+ * (storage_attrs_win.c); either is FAILED_PRECONDITION naming the disk,
+ * and a disk that was offline is put back offline. */
 static int w32_set_disk_online(void *ctx, uint32_t number, bool online, cp_error *e)
 {
     w32 *w = ctx;
@@ -514,13 +524,22 @@ static int w32_set_disk_online(void *ctx, uint32_t number, bool online, cp_error
     HANDLE h = w32s_open_disk(number, GENERIC_READ | GENERIC_WRITE, e);
     if (h == INVALID_HANDLE_VALUE)
         return e->status;
+    bool was_offline = offline_attr(h);
     cp_set_disk_attributes s;
     memset(&s, 0, sizeof(s));
     s.Version = sizeof(s);
     s.Persist = TRUE;
     s.Attributes = online ? 0 : DISK_ATTRIBUTE_OFFLINE;
-    s.AttributesMask = DISK_ATTRIBUTE_OFFLINE;
-    int rc = IOCTL(h, IOCTL_DISK_SET_DISK_ATTRIBUTES, &s, sizeof(s), NULL, 0, NULL, obj, e);
+    s.AttributesMask = DISK_ATTRIBUTE_OFFLINE | (online ? DISK_ATTRIBUTE_READ_ONLY : 0);
+    int rc = CP_OK;
+    DWORD n;
+    if (!w32s_sc->DeviceIoControl(h, IOCTL_DISK_SET_DISK_ATTRIBUTES, &s, sizeof(s), NULL, 0, &n,
+                                  NULL)) {
+        DWORD err = GetLastError();
+        rc = online && err == ERROR_WRITE_PROTECT
+                 ? w32s_write_protected_error(number, e)
+                 : cp_win_error(e, err, "IOCTL_DISK_SET_DISK_ATTRIBUTES", obj);
+    }
     if (rc == CP_OK)
         rc = IOCTL(h, IOCTL_DISK_UPDATE_PROPERTIES, NULL, 0, NULL, 0, NULL, obj, e);
     if (rc == CP_OK && online && offline_attr(h)) {
@@ -532,6 +551,11 @@ static int w32_set_disk_online(void *ctx, uint32_t number, bool online, cp_error
                               "disk %u is still offline after MSFT_Disk.Online (see its "
                               "OfflineReason: Get-Disk -Number %u)",
                               (unsigned)number, (unsigned)number);
+    }
+    if (rc == CP_OK && online) {
+        rc = w32s_need_writable_media(h, number, e);
+        if (rc != CP_OK && was_offline)
+            w32s_offline_again(h); /* refused: left as it was */
     }
     if (rc == CP_OK && online)
         rc = wait_basic_volumes(h, number, obj, e);
@@ -565,6 +589,7 @@ static const cp_storage_ops w32_ops = {
     .list_disks = w32_list_disks,
     .get_disk = w32_get_disk,
     .set_disk_online = w32_set_disk_online,
+    .make_disk_writable = w32_make_disk_writable,
     .rescan = w32_rescan,
     .init_gpt = w32_init_gpt,
     .list_partitions = w32_list_partitions,
@@ -572,6 +597,7 @@ static const cp_storage_ops w32_ops = {
     .list_volumes = w32_list_volumes,
     .get_volume = w32_get_volume,
     .volume_use = w32_volume_use,
+    .read_volume_head = w32_read_volume_head,
     .format_volume = w32_format_volume,
     .grow_volume = w32_grow_volume,
     .flush_volume = w32_flush_volume,

@@ -43,6 +43,9 @@
 #ifndef DISK_ATTRIBUTE_OFFLINE
 #define DISK_ATTRIBUTE_OFFLINE 0x0000000000000001ULL
 #endif
+#ifndef DISK_ATTRIBUTE_READ_ONLY
+#define DISK_ATTRIBUTE_READ_ONLY 0x0000000000000002ULL
+#endif
 
 typedef struct cp_get_disk_attributes {
     DWORD Version; /* sizeof(cp_get_disk_attributes) */
@@ -134,6 +137,22 @@ int w32_add_mount_point(void *ctx, const char *id, const char *dir, cp_error *e)
 int w32_remove_mount_point(void *ctx, const char *dir, cp_error *e);
 int w32_volume_at(void *ctx, const char *dir, char *id, size_t idlen, cp_error *e);
 int w32_drive_volume(void *ctx, char letter, char *id, size_t idlen, cp_error *e);
+
+/* storage_attrs_win.c: the read-only attribute, write-protected media,
+ * a volume's first bytes */
+/* DISK_ATTRIBUTE_READ_ONLY, and media write-protected at the hardware
+ * (judged only on an online disk whose attribute is clear), of an open
+ * disk. */
+void w32s_read_only(HANDLE h, bool online, bool *read_only, bool *write_protected);
+/* DISK_ATTRIBUTE_OFFLINE set again (persisted), errors ignored. */
+void w32s_offline_again(HANDLE h);
+/* FAILED_PRECONDITION naming the disk when its media is write-protected
+ * (IOCTL_DISK_IS_WRITABLE: ERROR_WRITE_PROTECT); CP_OK otherwise. */
+int w32s_need_writable_media(HANDLE h, uint32_t number, cp_error *e);
+int w32s_write_protected_error(uint32_t number, cp_error *e);
+int w32_make_disk_writable(void *ctx, uint32_t number, cp_error *e);
+int w32_read_volume_head(void *ctx, const char *id, uint8_t *buf, size_t len, size_t *got,
+                         cp_error *e);
 
 /* storage_roles_win.c */
 int w32_volume_use(void *ctx, const char *id, cp_volume_use *o, cp_error *e);

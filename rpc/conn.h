@@ -55,6 +55,8 @@ typedef struct cp_call_record {
     /* req as the call decoded it (a ProtobufCMessage of method->req_desc,
      * valid during the audit hook), or NULL: the hook decodes req. */
     const void *req_msg;
+    /* What else the call changed (cp_call_note), "" or NULL when nothing. */
+    const char *note;
 } cp_call_record;
 
 typedef void (*cp_audit_fn)(void *ctx, const cp_call_record *r);

@@ -91,6 +91,7 @@ static cp_task_result job_run(cp_task *t)
                             job->peer_pid,    job->peer_id, job->req,
                             job->req_len,     rc,           rc != CP_OK ? ce->msg : "",
                             cp_now_ms() - t0, call->req_msg};
+        r.note = cp_call_noted(call);
         job->audit(job->audit_ctx, &r);
     }
     if (rc != CP_OK) {

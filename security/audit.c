@@ -65,14 +65,19 @@ const char *cp_audit_format_call(const cp_call_record *r, char *line, size_t cap
     else
         snprintf(args, sizeof(args), "<%zu bytes, not decodable>", r->req_len);
     const char *caller = r->peer_id != NULL && r->peer_id[0] != '\0' ? r->peer_id : "unknown";
+    /* What the call changed that its arguments do not say. */
+    char changed[600] = "";
+    if (r->note != NULL && r->note[0] != '\0')
+        snprintf(changed, sizeof(changed), " changed=[%s]", r->note);
     if (r->status == 0)
-        snprintf(line, cap, "audit: call %s caller=%s pid=%lu args=%s result=OK duration=%lldms",
-                 r->path, caller, (unsigned long)r->peer_pid, args, (long long)r->duration_ms);
+        snprintf(line, cap, "audit: call %s caller=%s pid=%lu args=%s result=OK%s duration=%lldms",
+                 r->path, caller, (unsigned long)r->peer_pid, args, changed,
+                 (long long)r->duration_ms);
     else
         snprintf(line, cap,
-                 "audit: call %s caller=%s pid=%lu args=%s result=%s (%s) duration=%lldms", r->path,
-                 caller, (unsigned long)r->peer_pid, args, cp_status_name(r->status),
-                 r->message != NULL ? r->message : "", (long long)r->duration_ms);
+                 "audit: call %s caller=%s pid=%lu args=%s result=%s (%s)%s duration=%lldms",
+                 r->path, caller, (unsigned long)r->peer_pid, args, cp_status_name(r->status),
+                 r->message != NULL ? r->message : "", changed, (long long)r->duration_ms);
     /* The rendering hid the secret fields; this hides their values anywhere
      * else (an error message, a secret pasted into a non-secret field). */
     if (req != NULL)

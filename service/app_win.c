@@ -203,6 +203,7 @@ int cp_app_start(void *ctx, cp_error *e)
         .system = c->system,
         .smb = c->smb,
         .iscsi = c->iscsi,
+        .volume = c->volume,
     };
     gc.smb.privacy_off = !f->require_privacy;
     a->groups = cp_groups_new(&gc, e);

@@ -83,6 +83,14 @@ static int get_volume_stats(cp_yw *w, const yaml_node_t *v, const char *where, c
     return rc;
 }
 
+static int get_format_foreign(cp_yw *w, const yaml_node_t *v, const char *where, cp_config *c)
+{
+    int b = 0;
+    int rc = cp_yw_bool(w, v, where, &b);
+    c->volume.format_foreign_filesystems = b != 0;
+    return rc;
+}
+
 static int get_allowed_portals(cp_yw *w, const yaml_node_t *v, const char *where, cp_config *c)
 {
     cp_iscsi_config *ic = &c->iscsi;
@@ -109,6 +117,8 @@ static const struct group_key {
      "only the system group starts and stops services"},
     {"smb", "allowedServers", get_allowed_servers, "only the smb group maps servers"},
     {"smb", "volumeStats", get_volume_stats, "only the smb group has SMB volume stats"},
+    {"volume", "formatForeignFilesystems", get_format_foreign,
+     "only the volume group formats volumes"},
     {"iscsi", "allowedPortals", get_allowed_portals, "only the iscsi group has target portals"},
 };
 #define N_GROUP_KEYS (sizeof(group_keys) / sizeof(group_keys[0]))

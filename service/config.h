@@ -39,6 +39,7 @@
 #include "groups/iscsi/iscsi_config.h"
 #include "groups/smb/smb_config.h"
 #include "groups/system/system_config.h"
+#include "groups/volume/volume_config.h"
 #include "service/flags.h"
 #include "security/sid.h"
 
@@ -105,6 +106,7 @@ typedef struct cp_config {
     cp_system_config system;
     cp_smb_config smb;
     cp_iscsi_config iscsi;
+    cp_volume_config volume;
     bool allow_broad_callers; /* security.allowBroadCallers: broad groups admitted */
     cp_config_limits limits;
     cp_config_log log;

@@ -323,9 +323,48 @@ static int load_roles(loader *l, const yaml_node_t *list, unsigned *roles)
     return CP_OK;
 }
 
+static int hexval(int c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* volume bytes: ["OFFSET:HEX", ...]: bytes the volume holds from OFFSET
+ * (decimal) on, e.g. an ext4 superblock's magic "1080:53ef". Within the
+ * first 256 KiB. */
+static int load_bytes(loader *l, const yaml_node_t *list, sim_part *p)
+{
+    const size_t cap = 256u * 1024u;
+    if (list->type != YAML_SEQUENCE_NODE)
+        return bad(l, list, "bytes must be a list of \"OFFSET:HEX\"", "");
+    for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top;
+         it++) {
+        yaml_node_t *n = yaml_document_get_node(l->doc, *it);
+        const char *t = n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : "";
+        char *end;
+        unsigned long long at = strtoull(t, &end, 10);
+        if (end == t || *end != ':' || end[1] == '\0' || strlen(end + 1) % 2 != 0 ||
+            at + strlen(end + 1) / 2 > cap)
+            return bad(l, n, "bytes: not \"OFFSET:HEX\" within 256 KiB: ", t);
+        if (p->head == NULL && (p->head = calloc(1, cap)) == NULL)
+            return nomem(l->e);
+        p->head_len = cap;
+        for (const char *h = end + 1; *h != '\0'; h += 2, at++) {
+            int hi = hexval((unsigned char)h[0]), lo = hexval((unsigned char)h[1]);
+            if (hi < 0 || lo < 0)
+                return bad(l, n, "bytes: not hex: ", t);
+            p->head[at] = (uint8_t)(hi << 4 | lo);
+        }
+    }
+    return CP_OK;
+}
+
 static int load_volume(loader *l, const yaml_node_t *v, sim_disk *d, sim_part *p)
 {
-    static const char *const keys[] = {"guid", "fs", "used", "size", "drive", "roles", NULL};
+    static const char *const keys[] = {"guid",  "fs",    "used",  "size",
+                                       "drive", "roles", "bytes", NULL};
     int rc = only_keys(l, v, keys);
     if (rc != CP_OK)
         return rc;
@@ -349,6 +388,9 @@ static int load_volume(loader *l, const yaml_node_t *v, sim_disk *d, sim_part *p
         p->drive = (char)toupper((unsigned char)drive[0]);
     }
     (void)d;
+    yaml_node_t *bytes = map_get(l, v, "bytes");
+    if (bytes != NULL && (rc = load_bytes(l, bytes, p)) != CP_OK)
+        return rc;
     return load_roles(l, map_get(l, v, "roles"), &p->roles);
 }
 
@@ -383,10 +425,14 @@ static int load_partitions(loader *l, const yaml_node_t *list, sim_disk *d)
         if (p.size == 0 || p.offset + p.size > d->size)
             return bad(l, n, "a partition needs a size that fits on its disk", "");
         yaml_node_t *v = map_get(l, n, "volume");
-        if (v != NULL && (rc = load_volume(l, v, d, &p)) != CP_OK)
+        if (v != NULL && (rc = load_volume(l, v, d, &p)) != CP_OK) {
+            free(p.head);
             return rc;
-        if (cp_sim_add_part(d, &p) != CP_OK)
+        }
+        if (cp_sim_add_part(d, &p) != CP_OK) {
+            free(p.head);
             return nomem(l->e);
+        }
         next = (p.offset + p.size + MIB - 1) / MIB * MIB;
     }
     return CP_OK;
@@ -394,10 +440,10 @@ static int load_partitions(loader *l, const yaml_node_t *list, sim_disk *d)
 
 static int load_disk(loader *l, const yaml_node_t *n, sim_disk *d)
 {
-    static const char *const keys[] = {"number",    "size",   "grow_to", "online",   "boot",
-                                       "system",    "style",  "vendor",  "product",  "serial",
-                                       "bus_type",  "page83", "scsi",    "location", "partitions",
-                                       "not_ready", NULL};
+    static const char *const keys[] = {
+        "number",     "size",      "grow_to",   "online",          "boot",   "system", "style",
+        "vendor",     "product",   "serial",    "bus_type",        "page83", "scsi",   "location",
+        "partitions", "not_ready", "read_only", "write_protected", NULL};
     static const char *const styles[] = {"raw", "mbr", "gpt", NULL};
     static const uint32_t style_vals[] = {CP_PART_STYLE_RAW, CP_PART_STYLE_MBR, CP_PART_STYLE_GPT};
     int rc = only_keys(l, n, keys);
@@ -414,6 +460,8 @@ static int load_disk(loader *l, const yaml_node_t *n, sim_disk *d)
         (rc = get_bool(l, n, "boot", &d->boot)) != CP_OK ||
         (rc = get_bool(l, n, "system", &d->system)) != CP_OK ||
         (rc = get_bool(l, n, "not_ready", &d->not_ready)) != CP_OK ||
+        (rc = get_bool(l, n, "read_only", &d->read_only)) != CP_OK ||
+        (rc = get_bool(l, n, "write_protected", &d->write_protected)) != CP_OK ||
         (rc = lookup(l, n, "style", styles, style_vals, &style)) != CP_OK)
         return rc;
     d->style = (cp_part_style)style;

@@ -225,6 +225,8 @@ static void fill_disk(const sim_disk *d, cp_disk_info *o, const uint8_t *id, con
     o->online = d->online;
     o->is_boot = d->boot;
     o->is_system = d->system;
+    o->read_only = d->read_only;
+    o->write_protected = d->write_protected && !d->read_only && d->online;
     o->style = d->style;
     o->id_desc = d->id_desc_len > 0 ? id : NULL;
     o->id_desc_len = d->id_desc_len;
@@ -300,6 +302,23 @@ static int sim_get_disk(void *ctx, uint32_t number, const cp_storage_alloc *a, c
     return rc;
 }
 
+static int write_protected(cp_error *e, uint32_t number)
+{
+    return cp_error_set(e, CP_E_FAILED_PRECONDITION,
+                        "disk %u is write-protected at the hardware (the media is write "
+                        "protected): it cannot be made writable",
+                        (unsigned)number);
+}
+
+/* A write to a read-only disk fails as Windows' does (ERROR_WRITE_PROTECT). */
+static int need_writable(const sim_disk *d, const char *what, cp_error *e)
+{
+    if (d->read_only || d->write_protected)
+        return cp_error_set(e, CP_E_PERMISSION_DENIED, "%s disk %u: The media is write protected.",
+                            what, (unsigned)d->number);
+    return CP_OK;
+}
+
 static int sim_set_disk_online(void *ctx, uint32_t number, bool online, cp_error *e)
 {
     sim *s = ctx;
@@ -309,11 +328,35 @@ static int sim_set_disk_online(void *ctx, uint32_t number, bool online, cp_error
         return rc;
     /* Coming online, its volumes arrive arrival_ms later (Windows' volume
      * arrival is asynchronous: SetDiskState returns before them). */
+    /* Online clears DISK_ATTRIBUTE_READ_ONLY too, as the Win32 host does
+     * (one IOCTL_DISK_SET_DISK_ATTRIBUTES). Write-protected media is
+     * refused and the disk left as it was (the Win32 host puts it back
+     * offline). */
+    if (online && d->write_protected) {
+        finish(s, d);
+        return write_protected(e, number);
+    }
     if (online && !d->online && s->arrival_ms > 0)
         d->volumes_at = cp_now_ms() + s->arrival_ms;
     d->online = online;
+    if (online)
+        d->read_only = false;
     finish(s, d);
-    return CP_OK;
+    return rc;
+}
+
+static int sim_make_disk_writable(void *ctx, uint32_t number, cp_error *e)
+{
+    sim *s = ctx;
+    sim_disk *d;
+    int rc = begin_disk(s, number, &d, e);
+    if (rc != CP_OK)
+        return rc;
+    d->read_only = false;
+    if (d->write_protected)
+        rc = write_protected(e, number);
+    finish(s, d);
+    return rc;
 }
 
 static int sim_rescan(void *ctx, cp_error *e)
@@ -349,9 +392,15 @@ static int sim_init_gpt(void *ctx, uint32_t number, cp_error *e)
         return rc;
     /* A RAW disk is brought online first, as the Win32 host does: it has
      * no volume to expose, and drivers partition before SetDiskState. */
+    if (d->style == CP_PART_STYLE_RAW && !d->online && d->write_protected) {
+        finish(s, d); /* judged once online, then put back offline */
+        return write_protected(e, number);
+    }
     if (d->style == CP_PART_STYLE_RAW)
         d->online = true;
     rc = need_online(d, e);
+    if (rc == CP_OK)
+        rc = need_writable(d, "IOCTL_DISK_CREATE_DISK", e);
     if (rc == CP_OK && d->style != CP_PART_STYLE_RAW)
         rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "disk %u is already initialized (%s)",
                           (unsigned)number, d->style == CP_PART_STYLE_GPT ? "GPT" : "MBR");
@@ -415,6 +464,8 @@ static int sim_create_basic_partition(void *ctx, uint32_t number, cp_error *e)
     if (rc != CP_OK)
         return rc;
     rc = need_online(d, e);
+    if (rc == CP_OK)
+        rc = need_writable(d, "IOCTL_DISK_SET_DRIVE_LAYOUT_EX", e);
     if (rc == CP_OK && d->style == CP_PART_STYLE_RAW)
         rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "disk %u is not initialized",
                           (unsigned)number);
@@ -525,11 +576,37 @@ static int sim_format_volume(void *ctx, const char *id, cp_error *e)
     int rc = begin_volume_for(s, id, s->format_ms, &d, &p, e);
     if (rc != CP_OK)
         return rc;
-    snprintf(p->fs, sizeof(p->fs), "NTFS");
-    p->vol_size = p->size;
-    p->used = p->size / 128;
+    rc = need_writable(d, "MSFT_Volume.Format of volume on", e);
+    if (rc == CP_OK) {
+        snprintf(p->fs, sizeof(p->fs), "NTFS");
+        p->vol_size = p->size;
+        p->used = p->size / 128;
+        free(p->head); /* the new file system's boot sector replaces what was there */
+        p->head = NULL;
+        p->head_len = 0;
+    }
     finish(s, d);
-    return CP_OK;
+    return rc;
+}
+
+/* The volume's bytes: the fixture's, zeros elsewhere. */
+static int sim_read_volume_head(void *ctx, const char *id, uint8_t *buf, size_t len, size_t *got,
+                                cp_error *e)
+{
+    sim *s = ctx;
+    cp_mutex_lock(s->mu);
+    sim_disk *d = NULL;
+    const sim_part *p = find_volume(s, id, &d);
+    int rc = p == NULL ? not_found_volume(e, id) : CP_OK;
+    if (rc == CP_OK) {
+        size_t n = p->size < len ? (size_t)p->size : len;
+        memset(buf, 0, n);
+        if (p->head != NULL)
+            memcpy(buf, p->head, p->head_len < n ? p->head_len : n);
+        *got = n;
+    }
+    cp_mutex_unlock(s->mu);
+    return rc;
 }
 
 static int sim_grow_volume(void *ctx, const char *id, uint64_t size, cp_error *e)
@@ -541,7 +618,8 @@ static int sim_grow_volume(void *ctx, const char *id, uint64_t size, cp_error *e
     if (rc != CP_OK)
         return rc;
     uint64_t max = part_max(d, p);
-    if (size < p->size || size > max)
+    rc = need_writable(d, "IOCTL_DISK_GROW_PARTITION", e);
+    if (rc == CP_OK && (size < p->size || size > max))
         rc = cp_error_set(e, CP_E_OUT_OF_RANGE,
                           "cannot resize the partition of volume %s to %llu bytes (it has %llu, "
                           "at most %llu)",
@@ -687,6 +765,8 @@ static int mp_drop(void *ctx, const char *dir, char *id, size_t idlen)
 
 void cp_sim_disk_free(sim_disk *d)
 {
+    for (size_t i = 0; d != NULL && i < d->n_parts; i++)
+        free(d->parts[i].head);
     if (d != NULL)
         free(d->parts);
     free(d);
@@ -728,6 +808,7 @@ static const cp_storage_ops sim_ops = {
     .list_disks = sim_list_disks,
     .get_disk = sim_get_disk,
     .set_disk_online = sim_set_disk_online,
+    .make_disk_writable = sim_make_disk_writable,
     .rescan = sim_rescan,
     .init_gpt = sim_init_gpt,
     .list_partitions = sim_list_partitions,
@@ -735,6 +816,7 @@ static const cp_storage_ops sim_ops = {
     .list_volumes = sim_list_volumes,
     .get_volume = sim_get_volume,
     .volume_use = sim_volume_use,
+    .read_volume_head = sim_read_volume_head,
     .format_volume = sim_format_volume,
     .grow_volume = sim_grow_volume,
     .flush_volume = sim_flush_volume,

@@ -29,6 +29,8 @@ typedef struct sim_part {
     uint64_t used;
     char drive;     /* 0 or 'A'..'Z' */
     unsigned roles; /* CP_VOLUME_ROLE_* (fixture: volume roles) */
+    uint8_t *head;  /* the volume's first bytes (fixture: volume bytes); NULL: zeros */
+    size_t head_len;
 } sim_part;
 
 typedef struct sim_disk {
@@ -36,8 +38,10 @@ typedef struct sim_disk {
     uint64_t size;
     uint64_t grow_to; /* size after the next rescan; 0 = none */
     bool online, boot, system;
-    bool not_ready; /* answers nothing: ERROR_NOT_READY (an empty virtual-media
+    bool not_ready;       /* answers nothing: ERROR_NOT_READY (an empty virtual-media
                        drive, a disk vanishing mid-detach) */
+    bool read_only;       /* DISK_ATTRIBUTE_READ_ONLY */
+    bool write_protected; /* the media: no attribute makes it writable */
     cp_part_style style;
     uint8_t id_desc[DESC_MAX];
     size_t id_desc_len;

@@ -2,7 +2,10 @@
 #include "groups/common/storagegroup.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "host/fssig.h"
 
 const char *cp_sg_method(cp_call *call)
 {
@@ -91,5 +94,22 @@ int cp_sg_refuse_needed_volumes(const cp_storage_host *h, uint32_t disk, const c
         if (rc == CP_OK)
             rc = cp_sg_refuse_volume(ids[i], &u, NULL, what, e);
     }
+    return rc;
+}
+
+int cp_sg_refuse_foreign(const cp_storage_host *h, const char *id, cp_error *e)
+{
+    uint8_t *head = malloc(CP_FSSIG_HEAD_BYTES);
+    if (head == NULL)
+        return cp_error_set(e, CP_E_NOMEM, "out of memory reading volume %s", id);
+    size_t got = 0;
+    int rc = h->ops->read_volume_head(h->ctx, id, head, CP_FSSIG_HEAD_BYTES, &got, e);
+    const char *sig = rc == CP_OK ? cp_fssig_foreign(head, got) : NULL;
+    if (sig != NULL)
+        rc = cp_error_set(e, CP_E_FAILED_PRECONDITION,
+                          "volume %s holds %s, which Windows does not mount: refusing to format "
+                          "over it (groups.volume.formatForeignFilesystems: true allows it)",
+                          id, sig);
+    free(head);
     return rc;
 }

@@ -26,6 +26,7 @@ typedef struct cp_storage_group_ctx {
     const cp_pathrules *rules;
     const cp_smb_host *smb; /* the smb group's host: SMB shares in the volume group */
     bool smb_volume_stats;  /* groups.smb.volumeStats (groups/volume/smbvol.h) */
+    bool format_foreign; /* groups.volume.formatForeignFilesystems */
 } cp_storage_group_ctx;
 
 static inline const cp_storage_group_ctx *cp_sg_ctx(cp_call *call)
@@ -56,6 +57,13 @@ int cp_sg_refuse_boot(const cp_disk_info *d, const char *what, cp_error *e);
  * not). */
 int cp_sg_refuse_volume(const char *id, const cp_volume_use *u, const cp_disk_info *disks,
                         const char *what, cp_error *e);
+
+/* FAILED_PRECONDITION when the first bytes of volume id (RAW to Windows)
+ * carry a file system or container Windows does not mount
+ * (host/fssig.h): "volume \\?\Volume{...}\ holds ext2/3/4 (superblock
+ * magic 0xEF53 at byte 1080): refusing to format over it". The host's
+ * error when it cannot read them. CP_OK otherwise. */
+int cp_sg_refuse_foreign(const cp_storage_host *h, const char *id, cp_error *e);
 
 /* FAILED_PRECONDITION when disk holds a volume Windows needs wherever it
  * lives (system, boot, page file, crash dump: "volume \\?\Volume{...}\

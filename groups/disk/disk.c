@@ -115,6 +115,28 @@ int cp_disk_handle_list_locations(cp_call *call, const void *req, void *resp)
     return CP_OK;
 }
 
+/* A disk that would stay read-only is made writable before it is used:
+ * a disk reattached or restored from a snapshot may come back with
+ * DISK_ATTRIBUTE_READ_ONLY set, and then it partitions, formats and mounts
+ * but every write fails. Media write-protected at the hardware cannot be
+ * helped: FAILED_PRECONDITION naming the disk, nothing changed. */
+static int refuse_write_protected(const cp_disk_info *d, cp_error *e)
+{
+    if (d->write_protected)
+        return cp_error_set(e, CP_E_FAILED_PRECONDITION,
+                            "disk %u is write-protected at the hardware (the media is write "
+                            "protected): it cannot be made writable",
+                            (unsigned)d->number);
+    return CP_OK;
+}
+
+/* The audit record says what was cleared beyond the request. */
+static void note_writable(cp_call *call, const cp_disk_info *d)
+{
+    cp_call_note(call, "cleared the read-only attribute (DISK_ATTRIBUTE_READ_ONLY) of disk %u",
+                 (unsigned)d->number);
+}
+
 static int partition(cp_call *call, const cp_disk_request *q)
 {
     const cp_storage_host *h = host(call);
@@ -139,6 +161,16 @@ static int partition(cp_call *call, const cp_disk_request *q)
      * is, and PartitionDisk succeeds as on any other such disk. */
     if (rc == CP_OK && (raw || !basic))
         rc = cp_sg_refuse_boot(&d, "partition it", &e);
+    /* Before partitioning (or finding it partitioned): writable, as
+     * SetDiskState(online) leaves it. A boot or system disk is not changed. */
+    bool clear = rc == CP_OK && d.read_only && !d.is_boot && !d.is_system;
+    if (rc == CP_OK && !d.is_boot && !d.is_system)
+        rc = refuse_write_protected(&d, &e);
+    if (clear && rc == CP_OK) {
+        rc = h->ops->make_disk_writable(h->ctx, q->disk_number, &e);
+        if (rc == CP_OK)
+            note_writable(call, &d);
+    }
     if (rc == CP_OK && raw)
         rc = h->ops->init_gpt(h->ctx, q->disk_number, &e);
     if (rc == CP_OK && !basic)
@@ -285,8 +317,14 @@ int cp_disk_handle_set_state(cp_call *call, const void *req, void *resp)
         rc = cp_sg_refuse_boot(&d, "take it offline", &e);
     if (rc == CP_OK && !q->is_online && d.online)
         rc = refuse_needed_volumes(call, &d, &e);
-    if (rc == CP_OK && d.online != q->is_online) /* already there: nothing to do */
+    if (rc == CP_OK && q->is_online)
+        rc = refuse_write_protected(&d, &e);
+    /* Online and writable: the host clears the read-only attribute in the
+     * same change that clears offline. Already there: nothing to do. */
+    if (rc == CP_OK && (d.online != q->is_online || (q->is_online && d.read_only)))
         rc = h->ops->set_disk_online(h->ctx, q->disk_number, q->is_online, &e);
+    if (rc == CP_OK && q->is_online && d.read_only)
+        note_writable(call, &d);
     unlock_disk(call, q->disk_number);
     return rc == CP_OK ? CP_OK : cp_sg_fail(call, &e);
 }

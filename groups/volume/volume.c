@@ -336,7 +336,13 @@ static int format(cp_call *call, const cp_volume_request *q)
     cp_error e;
     if (lock_disk(call, v.disk_number) != CP_OK)
         return CP_PARKED;
-    rc = h->ops->format_volume(h->ctx, id, &e);
+    /* A volume Windows reads as RAW may hold a file system it does not
+     * mount (ext4, XFS, LUKS, ...): never formatted over unless the
+     * operator allows it. One Windows mounts is not foreign. */
+    if (!v.formatted && !cp_sg_ctx(call)->format_foreign)
+        rc = cp_sg_refuse_foreign(h, id, &e);
+    if (rc == CP_OK)
+        rc = h->ops->format_volume(h->ctx, id, &e);
     unlock_disk(call, v.disk_number);
     return rc == CP_OK ? CP_OK : efail(call, &e);
 }

@@ -71,6 +71,8 @@ typedef struct m_vol {
     uint64_t used;
     char drive;           /* 'A'..'Z' or 0 */
     ULONGLONG appears_at; /* GetTickCount64() from which it is there */
+    uint8_t *head;        /* its first bytes (fixture bytes); NULL: zeros */
+    size_t head_len;
 } m_vol;
 
 typedef struct m_part {
@@ -86,7 +88,9 @@ typedef struct m_disk {
     uint64_t grow_to; /* media after the next storage rescan; 0 none */
     uint32_t sector;
     bool offline, read_only, not_ready, collision;
-    DWORD style; /* PARTITION_STYLE_* */
+    bool write_protected; /* the media: IOCTL_DISK_IS_WRITABLE fails */
+    bool wmi_fails;       /* every WMI operation on it or its volumes fails */
+    DWORD style;          /* PARTITION_STYLE_* */
     GUID disk_id;
     DWORD signature;
     uint64_t usable_start, usable_len; /* GPT */
@@ -130,6 +134,7 @@ typedef struct m_handle {
     DWORD access;    /* CreateFileW dwDesiredAccess */
     wchar_t **names; /* FINDVOL */
     size_t n_names, pos;
+    uint64_t off; /* VOLUME: the file pointer ReadFile reads at */
 } m_handle;
 HANDLE m_handle_new(const m_handle *h);
 m_handle *m_handle_get(HANDLE h); /* NULL: not the model's */
@@ -152,6 +157,7 @@ uint64_t m_fs_size(uint64_t bytes);
 
 /* --- the table members (model_ioctl.c, model_names.c, model_state.c) --- */
 BOOL WINAPI m_DeviceIoControl(HANDLE, DWORD, LPVOID, DWORD, LPVOID, DWORD, LPDWORD, LPOVERLAPPED);
+BOOL WINAPI m_ReadFile(HANDLE, LPVOID, DWORD, LPDWORD, LPOVERLAPPED);
 int m_update_host_storage_cache(struct cp_wmi_conn *c, cp_error *e);
 int m_format_volume(struct cp_wmi_conn *c, const char *id, cp_error *e);
 int m_disk_online(struct cp_wmi_conn *c, uint32_t number, cp_error *e);

@@ -230,9 +230,45 @@ static const GUID g_msr = {
 static const GUID g_rec = {
     0xde94bba4, 0x06d1, 0x4d40, {0xa1, 0x6a, 0xbf, 0xd5, 0x01, 0x79, 0xd6, 0xac}};
 
+static int hexval(int c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* bytes: ["OFFSET:HEX", ...]: what the volume holds from OFFSET (decimal)
+ * on, within its first 256 KiB (a foreign file system's signature). */
+static int head_bytes(ld *l, const yaml_node_t *list, m_vol *v)
+{
+    const size_t cap = 256u * 1024u;
+    if (list->type != YAML_SEQUENCE_NODE)
+        return bad(l, list, "bytes must be a list of \"OFFSET:HEX\"", "");
+    for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top;
+         it++) {
+        const char *t = scalar(yaml_document_get_node(&l->doc, *it));
+        char *end;
+        unsigned long long at = t != NULL ? strtoull(t, &end, 10) : 0;
+        if (t == NULL || end == t || *end != ':' || end[1] == '\0' || strlen(end + 1) % 2 != 0 ||
+            at + strlen(end + 1) / 2 > cap)
+            return bad(l, list, "bytes: not \"OFFSET:HEX\" within 256 KiB: ", t != NULL ? t : "");
+        if (v->head == NULL && (v->head = calloc(1, cap)) == NULL)
+            return bad(l, list, "out of memory", "");
+        v->head_len = cap;
+        for (const char *h = end + 1; *h != '\0'; h += 2, at++) {
+            int hi = hexval((unsigned char)h[0]), lo = hexval((unsigned char)h[1]);
+            if (hi < 0 || lo < 0)
+                return bad(l, list, "bytes: not hex: ", t);
+            v->head[at] = (uint8_t)(hi << 4 | lo);
+        }
+    }
+    return CP_OK;
+}
+
 static int volume(ld *l, const yaml_node_t *n, m_disk *d, m_part *p)
 {
-    static const char *const k[] = {"guid", "fs", "used", "drive", NULL};
+    static const char *const k[] = {"guid", "fs", "used", "drive", "bytes", NULL};
     int rc = keys(l, n, k);
     if (rc == CP_OK)
         rc = guid(l, n, "guid", &p->vol.guid);
@@ -249,7 +285,8 @@ static int volume(ld *l, const yaml_node_t *n, m_disk *d, m_part *p)
     if (drive != NULL)
         p->vol.drive = (char)toupper((unsigned char)drive[0]);
     (void)d;
-    return CP_OK;
+    yaml_node_t *b = get(l, n, "bytes");
+    return b != NULL ? head_bytes(l, b, &p->vol) : CP_OK;
 }
 
 static int partitions(ld *l, const yaml_node_t *list, m_disk *d)
@@ -305,10 +342,10 @@ static int partitions(ld *l, const yaml_node_t *list, m_disk *d)
 
 static int disk(ld *l, const yaml_node_t *n, m_disk *d, bool cdrom)
 {
-    static const char *const k[] = {"number",    "size",      "sector",    "style",   "offline",
-                                    "read_only", "not_ready", "collision", "grow_to", "vendor",
-                                    "product",   "serial",    "page83",    "scsi",    "partitions",
-                                    "volume",    "nvme",      NULL};
+    static const char *const k[] = {"number",    "size",      "sector",     "style",           "offline",
+                                    "read_only", "not_ready", "collision",  "grow_to",         "vendor",
+                                    "product",   "serial",    "page83",     "scsi",            "partitions",
+                                    "volume",    "nvme",      "write_protected", "wmi_fails", NULL};
     memset(d, 0, sizeof(*d));
     d->cdrom = cdrom;
     d->sector = cdrom ? 2048 : 512;
@@ -332,6 +369,9 @@ static int disk(ld *l, const yaml_node_t *n, m_disk *d, bool cdrom)
         rc = flag(l, n, "collision", &d->collision);
     if (rc == CP_OK)
         rc = flag(l, n, "nvme", &d->nvme);
+        rc = flag(l, n, "write_protected", &d->write_protected);
+    if (rc == CP_OK)
+        rc = flag(l, n, "wmi_fails", &d->wmi_fails);
     if (rc != CP_OK)
         return rc;
     if (num > 999 || d->media == 0 || (sector != 512 && sector != 4096 && sector != 2048))

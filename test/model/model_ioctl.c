@@ -328,6 +328,9 @@ static BOOL set_attributes(m_disk *d, const void *in, DWORD inlen)
     if (in == NULL || inlen < sizeof(*s) ||
         (s->Version != sizeof(*s) && s->Version != sizeof(m_get_attrs)))
         return fail(ERROR_INVALID_PARAMETER);
+    /* Undocumented: what clearing DISK_ATTRIBUTE_READ_ONLY does on media
+     * write-protected at the hardware (the model: the attribute clears,
+     * the media stays protected: IOCTL_DISK_IS_WRITABLE still fails). */
     if (s->AttributesMask & M_ATTR_OFFLINE) {
         bool off = (s->Attributes & M_ATTR_OFFLINE) != 0;
         if (off)
@@ -350,7 +353,7 @@ static BOOL disk_ioctl(m_disk *d, DWORD code, LPVOID in, DWORD inlen, LPVOID out
 {
     bool writes = code == IOCTL_DISK_SET_DRIVE_LAYOUT_EX || code == IOCTL_DISK_CREATE_DISK ||
                   code == IOCTL_DISK_GROW_PARTITION;
-    if (writes && (d->offline || d->read_only))
+    if (writes && (d->offline || d->read_only || d->write_protected))
         return fail(ERROR_WRITE_PROTECT);
     switch (code) {
     case IOCTL_STORAGE_GET_DEVICE_NUMBER: {
@@ -389,6 +392,16 @@ static BOOL disk_ioctl(m_disk *d, DWORD code, LPVOID in, DWORD inlen, LPVOID out
     }
     case IOCTL_DISK_SET_DISK_ATTRIBUTES:
         return set_attributes(d, in, inlen);
+    case IOCTL_DISK_IS_WRITABLE:
+        /* "IOCTL_DISK_IS_WRITABLE IOCTL (ntdddisk.h)": no buffers; Status
+         * STATUS_SUCCESS or "STATUS_MEDIA_WRITE_PROTECTED"
+         * (ERROR_WRITE_PROTECT). Undocumented: whether the
+         * DISK_ATTRIBUTE_READ_ONLY attribute also makes it fail (the
+         * model: it does, so the host judges the media only while the
+         * attribute is clear). */
+        if (d->write_protected || d->read_only)
+            return fail(ERROR_WRITE_PROTECT);
+        return TRUE;
     case IOCTL_DISK_UPDATE_PROPERTIES:
         /* "IOCTL_DISK_UPDATE_PROPERTIES IOCTL": "Invalidates the cached
          * partition table and re-enumerates the device". */
@@ -523,4 +536,55 @@ BOOL WINAPI m_DeviceIoControl(HANDLE h, DWORD code, LPVOID in, DWORD inlen, LPVO
             ok ? "ok" : "error", (unsigned long)err);
     SetLastError(err);
     return ok;
+}
+
+/* "ReadFile function" on a volume handle (\\?\Volume{GUID}): the raw
+ * volume from the handle's file pointer, which starts at 0 and moves by
+ * what was read. "File Buffering": a volume handle may be noncached, and
+ * then a read's size must be a whole number of sectors (the model
+ * enforces it: ERROR_INVALID_PARAMETER; Undocumented which error Windows
+ * gives). "When a synchronous read operation reaches the end of a file,
+ * ReadFile returns TRUE and sets *lpNumberOfBytesRead to zero". The
+ * handle needs GENERIC_READ (Doc: "CreateFileW function"; else
+ * ERROR_ACCESS_DENIED). The bytes are the fixture's, zeros elsewhere; a
+ * volume formatted since has none left of them (model_state.c). */
+BOOL WINAPI m_ReadFile(HANDLE h, LPVOID buf, DWORD n, LPDWORD got, LPOVERLAPPED ov)
+{
+    m_handle *mh = m_handle_get(h);
+    if (mh == NULL)
+        return ReadFile(h, buf, n, got, ov);
+    if (got != NULL)
+        *got = 0;
+    if (mh->kind != M_H_VOLUME || ov != NULL)
+        return fail(ERROR_INVALID_HANDLE);
+    if (!(mh->access & (GENERIC_READ | GENERIC_ALL)))
+        return fail(ERROR_ACCESS_DENIED);
+    M_LOCK();
+    m_disk *d = mh->disk;
+    BOOL ok = TRUE;
+    DWORD err = 0;
+    if (d->not_ready) {
+        ok = FALSE, err = ERROR_NOT_READY;
+    } else if (!m_vol_present(d, mh->part)) {
+        ok = FALSE, err = ERROR_NO_SUCH_DEVICE;
+    } else if (n % d->sector != 0) {
+        ok = FALSE, err = ERROR_INVALID_PARAMETER;
+    } else {
+        const m_part *p = &d->parts[mh->part];
+        uint64_t size = (uint64_t)p->pi.PartitionLength.QuadPart;
+        uint64_t take = mh->off >= size ? 0 : size - mh->off < n ? size - mh->off : n;
+        memset(buf, 0, (size_t)take);
+        for (uint64_t i = 0; i < take; i++)
+            if (p->vol.head != NULL && mh->off + i < p->vol.head_len)
+                ((uint8_t *)buf)[i] = p->vol.head[mh->off + i];
+        mh->off += take;
+        if (got != NULL)
+            *got = (DWORD)take;
+    }
+    M_UNLOCK();
+    m_trace("ReadFile volume of disk %u: %lu bytes -> %s %lu", d->number, (unsigned long)n,
+            ok ? "ok" : "error", (unsigned long)err);
+    if (!ok)
+        return fail(err);
+    return TRUE;
 }

@@ -532,6 +532,7 @@ static const cp_storage_calls model_calls = {
     .CreateFileW = m_CreateFileW,
     .DeviceIoControl = m_DeviceIoControl,
     .FlushFileBuffers = m_FlushFileBuffers,
+    .ReadFile = m_ReadFile,
     .CloseHandle = m_CloseHandle,
     .QueryDosDeviceW = m_QueryDosDeviceW,
     .FindFirstVolumeW = m_FindFirstVolumeW,

@@ -238,6 +238,17 @@ int m_update_host_storage_cache(struct cp_wmi_conn *c, cp_error *e)
     return CP_OK;
 }
 
+/* A disk whose WMI operations fail (fixture wmi_fails): the Storage
+ * Management provider cannot serve it, as when the services behind it
+ * (the defragmentation service behind MSFT_Partition.GetSupportedSize
+ * and Resize) are disabled. Doc: "WMI Error Constants": WBEM_E_FAILED
+ * 0x80041001. */
+static int wmi_down(cp_error *e, const char *what, const char *object)
+{
+    return cp_error_set(e, CP_E_UNAVAILABLE, "WMI: %s %s: HRESULT 0x80041001 (WBEM_E_FAILED)", what,
+                        object);
+}
+
 /* MSFT_Volume.Format (NTFS, quick, forced). Doc: "Format method of the
  * MSFT_Volume class": ReturnValue 0 success. A volume that is not there
  * is not found by the query on UniqueId (the real operation says so after
@@ -262,7 +273,9 @@ int m_format_volume(struct cp_wmi_conn *c, const char *id, cp_error *e)
                           "volume %s not found (MSFT_Volume, after updating the host storage "
                           "cache)",
                           id);
-    } else if (d->read_only) {
+    } else if (d->wmi_fails) {
+        rc = wmi_down(e, "MSFT_Volume.Format", id);
+    } else if (d->read_only || d->write_protected) {
         /* Doc: "Format method of the MSFT_Volume class" return values:
          * Success (0), Not Supported (1), Unspecified Error (2), Timeout
          * (3), Failed (4), Invalid Parameter (5), Access denied (40001),
@@ -274,6 +287,8 @@ int m_format_volume(struct cp_wmi_conn *c, const char *id, cp_error *e)
         snprintf(v->fs, sizeof(v->fs), "NTFS");
         v->fs_size = m_fs_size((uint64_t)d->parts[p].pi.PartitionLength.QuadPart);
         v->used = v->fs_size / 100 < 64 * M_MIB ? v->fs_size / 100 : 64 * M_MIB;
+        v->head = NULL; /* NTFS's boot sector and metadata replace what was there */
+        v->head_len = 0;
         m_trace("format: %s NTFS %llu bytes", id, (unsigned long long)v->fs_size);
     }
     M_UNLOCK();
@@ -294,6 +309,10 @@ int m_disk_online(struct cp_wmi_conn *c, uint32_t number, cp_error *e)
     m_disk *d = m_disk_by_number(number, false);
     if (d == NULL) {
         rc = cp_error_set(e, CP_E_NOT_FOUND, "disk %u not found (MSFT_Disk)", (unsigned)number);
+    } else if (d->wmi_fails) {
+        char obj[32];
+        snprintf(obj, sizeof(obj), "disk %u", (unsigned)number);
+        rc = wmi_down(e, "MSFT_Disk.Online", obj);
     } else if (d->offline) {
         if (d->collision) {
             d->collision = false;

@@ -179,6 +179,21 @@ static void test_format_call(void **state)
     assert_non_null(strstr(line, "caller=unknown"));
     assert_non_null(strstr(line, "result=OK duration=17ms"));
 
+    /* what the call changed beyond its arguments (cp_call_note) */
+    r.note = "cleared the read-only attribute (DISK_ATTRIBUTE_READ_ONLY) of disk 21";
+    cp_audit_format_call(&r, line, sizeof(line));
+    assert_non_null(strstr(line, "result=OK changed=[cleared the read-only attribute "
+                                 "(DISK_ATTRIBUTE_READ_ONLY) of disk 21] duration=17ms"));
+    r.status = CP_E_FAILED_PRECONDITION;
+    r.message = "later step failed";
+    cp_audit_format_call(&r, line, sizeof(line));
+    assert_non_null(strstr(line, "(later step failed) changed=[cleared the read-only"));
+    r.status = CP_OK;
+    r.message = "";
+    r.note = "";
+    cp_audit_format_call(&r, line, sizeof(line));
+    assert_null(strstr(line, "changed="));
+
     /* undecodable bytes: say so, print none of them */
     uint8_t junk[] = {0xff, 0xff, 0xff, 0xff};
     r.req = junk;

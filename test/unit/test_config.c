@@ -451,6 +451,11 @@ static void test_groups_and_versions(void **state)
     /* groups: {} serves nothing - an explicit choice */
     assert_int_equal(load(&c, "groups: {}\n", &e), CP_OK);
     assert_false(cp_config_serves(&c, "filesystem", "v1"));
+    assert_false(c.volume.format_foreign_filesystems); /* the default: refused */
+    cp_config_free(&c);
+    assert_int_equal(load(&c, "groups:\n  volume: {formatForeignFilesystems: true}\n", &e), CP_OK);
+    assert_true(c.volume.format_foreign_filesystems);
+    assert_true(cp_config_serves(&c, "volume", "v1"));
     cp_config_free(&c);
 }
 
@@ -633,6 +638,10 @@ static void test_errors(void **state)
                  "only the system group starts and stops services");
     expect_error("groups:\n  system:\n    allowedServers: [fs1]\n", 3,
                  "only the smb group maps servers");
+    expect_error("groups:\n  disk:\n    formatForeignFilesystems: true\n", 3,
+                 "only the volume group formats volumes");
+    expect_error("groups:\n  volume:\n    formatForeignFilesystems: maybe\n", 3,
+                 "groups.volume.formatForeignFilesystems");
     expect_error("groups:\n  smb:\n    allowedServers: ['\\\\fs1\\share']\n", 3,
                  "is not a host name, an address or \"*.\" followed by a domain");
     /* the key once, as the other keys' messages name it */

@@ -41,6 +41,8 @@ static void test_example_loads(void **state)
     (void)state;
     cp_config c;
     load(&c, "config/csi-proxy.example.yaml");
+    /* the key is shown at its default: foreign file systems are refused */
+    assert_false(c.volume.format_foreign_filesystems);
     cp_config_free(&c);
 }
 

@@ -55,7 +55,8 @@ Register-ScheduledTask Get-NetFirewallRule Mount-DiskImage Get-DiskImage Invoke-
 Set-ItemProperty Get-FileHash Expand-Archive Rename-Item Move-Item Get-Location Set-Location
 Compare-Object Unregister-IscsiSession Start-Job Wait-Job Receive-Job Add-PartitionAccessPath
 Remove-NetFirewallRule New-NetFirewallRule Invoke-RestMethod New-SelfSignedCertificate Set-WSManQuickConfig
-Set-Item Restart-Service Stop-Job Remove-Job
+Set-Item Restart-Service Stop-Job Remove-Job Initialize-Disk New-Partition Format-Volume
+Get-PartitionSupportedSize
 '''.split()}
 
 

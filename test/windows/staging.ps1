@@ -82,6 +82,31 @@ public static class Page83 {
 }
 '@
 
+# Writes bytes at the start of a RAW volume, as a Linux mkfs would: the
+# volume handle, FSCTL_LOCK_VOLUME, WriteFile, FSCTL_DISMOUNT_VOLUME.
+Add-Type -TypeDefinition @'
+using System;
+using System.Runtime.InteropServices;
+using Microsoft.Win32.SafeHandles;
+public static class RawVolume {
+    [DllImport("kernel32.dll", SetLastError = true, CharSet = CharSet.Unicode)]
+    static extern SafeFileHandle CreateFile(string name, uint access, uint share, IntPtr sa, uint disp, uint flags, IntPtr tmpl);
+    [DllImport("kernel32.dll", SetLastError = true)]
+    static extern bool DeviceIoControl(SafeFileHandle h, uint code, IntPtr inb, int inl, IntPtr outb, int outl, out int ret, IntPtr ov);
+    [DllImport("kernel32.dll", SetLastError = true)]
+    static extern bool WriteFile(SafeFileHandle h, byte[] b, int n, out int done, IntPtr ov);
+    public static void WriteHead(string volume, byte[] data) {
+        using (var h = CreateFile(volume, 0xC0000000, 3, IntPtr.Zero, 3, 0, IntPtr.Zero)) {
+            if (h.IsInvalid) throw new Exception("open " + volume + ": " + Marshal.GetLastWin32Error());
+            int r;
+            if (!DeviceIoControl(h, 0x00090018, IntPtr.Zero, 0, IntPtr.Zero, 0, out r, IntPtr.Zero)) throw new Exception("FSCTL_LOCK_VOLUME: " + Marshal.GetLastWin32Error());
+            if (!WriteFile(h, data, data.Length, out r, IntPtr.Zero) || r != data.Length) throw new Exception("WriteFile: " + Marshal.GetLastWin32Error());
+            DeviceIoControl(h, 0x00090020, IntPtr.Zero, 0, IntPtr.Zero, 0, out r, IntPtr.Zero);
+        }
+    }
+}
+'@
+
 # Upstream's ListDiskLocations parse of MSFT_Disk.Location.
 function Parse-Location([string] $loc) {
     $s = $loc -split ':'
@@ -349,6 +374,106 @@ try {
     try { Diskpart @("select vdisk file=`"$vhd3`"", 'detach vdisk') } catch {}
     Remove-Item -Force $vhd3 -ErrorAction SilentlyContinue
     Expect-Code (Rpc disk v1 GetDiskStats @{ disk_number = 4000 }) 5 'disk 4000 not found' 'unknown disk: NOT_FOUND'
+
+    # --- read-only disks --------------------------------------------------------------------
+    Claim 'README "Behaviour compared with upstream", read-only disks: SetDiskState(online) and PartitionDisk clear DISK_ATTRIBUTE_READ_ONLY, audited; write-protected media is refused'
+    # A disk reattached or restored from a snapshot may come back read-only
+    # (Set-Disk -IsReadOnly $true makes one); SetDiskState(online) must
+    # clear it in the same IOCTL_DISK_SET_DISK_ATTRIBUTES that clears
+    # offline, and the audit record (Event Log, source csi-proxy) must say so.
+    $vhd4 = Join-Path $WorkDir 'csi-proxy-ro.vhdx'
+    if (Test-Path $vhd4) { Remove-Item -Force $vhd4 }
+    Diskpart @("create vdisk file=`"$vhd4`" maximum=256 type=expandable", "select vdisk file=`"$vhd4`"", 'attach vdisk')
+    Start-Sleep -Seconds 2
+    $ro = Get-Disk | Where-Object { $_.Location -like '*csi-proxy-ro.vhdx' } | Select-Object -First 1
+    $rn = [int] $ro.Number
+    Set-Disk -Number $rn -IsOffline $true
+    Set-Disk -Number $rn -IsReadOnly $true
+    Check ((Get-Disk -Number $rn).IsReadOnly) "disk $rn is read-only and offline (the set-up)"
+    $since = Get-Date
+    Expect-Ok (Rpc disk v1 SetDiskState @{ disk_number = $rn; is_online = $true }) 'SetDiskState(online) of a read-only disk' | Out-Null
+    $rd = Get-Disk -Number $rn
+    Check ((-not $rd.IsOffline) -and (-not $rd.IsReadOnly)) "Get-Disk: disk $rn is online and not read-only" "IsOffline $($rd.IsOffline), IsReadOnly $($rd.IsReadOnly)"
+    Start-Sleep -Seconds 1
+    $rec = @(Get-WinEvent -FilterHashtable @{ LogName = 'Application'; ProviderName = 'csi-proxy'; StartTime = $since } -ErrorAction SilentlyContinue |
+            Where-Object { $_.Message -like "*SetDiskState*changed=``[cleared the read-only attribute (DISK_ATTRIBUTE_READ_ONLY) of disk $rn``]*" })
+    Check ($rec.Count -ge 1) 'the audit record in the Event Log says the read-only attribute was cleared'
+    Set-Disk -Number $rn -IsReadOnly $true
+    Expect-Ok (Rpc disk v1 PartitionDisk @{ disk_number = $rn }) 'PartitionDisk of a read-only RAW disk' | Out-Null
+    $rd = Get-Disk -Number $rn
+    Check ((-not $rd.IsReadOnly) -and ($rd.PartitionStyle -eq 'GPT')) "Get-Disk: disk $rn is writable and GPT" "IsReadOnly $($rd.IsReadOnly), $($rd.PartitionStyle)"
+    $rv = @((Rpc volume v1 ListVolumesOnDisk @{ disk_number = $rn }).Json.volume_ids)[0]
+    Expect-Ok (Rpc volume v1 FormatVolume @{ volume_id = $rv }) 'FormatVolume on the disk made writable' | Out-Null
+    # Attached read-only, the VHDX is write-protected below the disk
+    # attributes: IOCTL_DISK_IS_WRITABLE answers ERROR_WRITE_PROTECT. To
+    # confirm on a node: that Windows reports it so, and not as the attribute.
+    Diskpart @("select vdisk file=`"$vhd4`"", 'detach vdisk')
+    Diskpart @("select vdisk file=`"$vhd4`"", 'attach vdisk readonly')
+    Start-Sleep -Seconds 2
+    $wp = Get-Disk | Where-Object { $_.Location -like '*csi-proxy-ro.vhdx' } | Select-Object -First 1
+    Write-Output "# read-only attached VHDX: disk $($wp.Number), IsReadOnly $($wp.IsReadOnly), IsOffline $($wp.IsOffline)"
+    if ($wp.IsOffline) {
+        Expect-Code (Rpc disk v1 SetDiskState @{ disk_number = [int] $wp.Number; is_online = $true }) 9 `
+            "disk $($wp.Number) is write-protected at the hardware" 'SetDiskState(online) of write-protected media: FAILED_PRECONDITION naming the disk'
+    }
+    Expect-Code (Rpc disk v1 PartitionDisk @{ disk_number = [int] $wp.Number }) 9 `
+        "disk $($wp.Number) is write-protected at the hardware" 'PartitionDisk of write-protected media: FAILED_PRECONDITION naming the disk'
+    try { Diskpart @("select vdisk file=`"$vhd4`"", 'detach vdisk') } catch {}
+    Remove-Item -Force $vhd4 -ErrorAction SilentlyContinue
+
+    # --- a foreign file system is not formatted over --------------------------------------
+    Claim 'README "Behaviour compared with upstream", foreign file systems: FormatVolume refuses a volume holding ext4 (RAW to Windows), IsVolumeFormatted stays false'
+    $vhd5 = Join-Path $WorkDir 'csi-proxy-ext4.vhdx'
+    if (Test-Path $vhd5) { Remove-Item -Force $vhd5 }
+    Diskpart @("create vdisk file=`"$vhd5`" maximum=256 type=expandable", "select vdisk file=`"$vhd5`"", 'attach vdisk')
+    Start-Sleep -Seconds 2
+    $fx = Get-Disk | Where-Object { $_.Location -like '*csi-proxy-ext4.vhdx' } | Select-Object -First 1
+    Initialize-Disk -Number $fx.Number -PartitionStyle GPT
+    $fp = New-Partition -DiskNumber $fx.Number -Size 128MB
+    Start-Sleep -Seconds 2
+    $fv = ($fp | Get-Volume).UniqueId
+    # mkfs.ext4's superblock at 1024: s_log_block_size 2 (4 KiB), s_magic 0xEF53.
+    $sb = New-Object byte[] 4096
+    [BitConverter]::GetBytes([uint32] 65536).CopyTo($sb, 1024)
+    [BitConverter]::GetBytes([uint32] 2).CopyTo($sb, 1048)
+    $sb[1080] = 0x53; $sb[1081] = 0xEF; $sb[1082] = 1
+    [RawVolume]::WriteHead($fv.TrimEnd('\'), $sb)
+    Check (-not [bool] (Prop (Rpc volume v1 IsVolumeFormatted @{ volume_id = $fv }).Json 'formatted')) 'IsVolumeFormatted: false (upstream''s answer)'
+    Expect-Code (Rpc volume v1 FormatVolume @{ volume_id = $fv }) 9 'holds ext2/3/4 (superblock magic 0xEF53 at byte 1080)' 'FormatVolume refuses the ext4 volume, naming it'
+    Check ("$((Get-Volume -UniqueId $fv).FileSystem)" -eq '') 'the volume is still RAW (not formatted)'
+    try { Diskpart @("select vdisk file=`"$vhd5`"", 'detach vdisk') } catch {}
+    Remove-Item -Force $vhd5 -ErrorAction SilentlyContinue
+
+    # --- resize with the defragmentation service disabled ---------------------------------
+    Claim 'README "Behaviour compared with upstream", resize without the defragmentation service: ResizeVolume grows a volume while defragsvc is stopped and disabled'
+    $vhd6 = Join-Path $WorkDir 'csi-proxy-nodefrag.vhdx'
+    if (Test-Path $vhd6) { Remove-Item -Force $vhd6 }
+    Diskpart @("create vdisk file=`"$vhd6`" maximum=512 type=expandable", "select vdisk file=`"$vhd6`"", 'attach vdisk')
+    Start-Sleep -Seconds 2
+    $gx = Get-Disk | Where-Object { $_.Location -like '*csi-proxy-nodefrag.vhdx' } | Select-Object -First 1
+    Initialize-Disk -Number $gx.Number -PartitionStyle GPT
+    $gp = New-Partition -DiskNumber $gx.Number -Size 200MB
+    $gp | Format-Volume -FileSystem NTFS -Confirm:$false | Out-Null
+    $gv = ($gp | Get-Volume).UniqueId
+    $defrag = Get-Service defragsvc
+    $startType = $defrag.StartType
+    try {
+        Stop-Service defragsvc -Force -ErrorAction SilentlyContinue
+        Set-Service defragsvc -StartupType Disabled
+        try {
+            Get-PartitionSupportedSize -DiskNumber $gx.Number -PartitionNumber $gp.PartitionNumber -ErrorAction Stop | Out-Null
+            Write-Output '# Get-PartitionSupportedSize (upstream''s path) answered with defragsvc disabled'
+        } catch { Write-Output "# Get-PartitionSupportedSize (upstream's path) fails with defragsvc disabled: $_" }
+        $b = [int64] (Prop (Rpc volume v1 GetVolumeStats @{ volume_id = $gv }).Json 'total_bytes')
+        Expect-Ok (Rpc volume v1 ResizeVolume @{ volume_id = $gv; size_bytes = 0 }) 'ResizeVolume 0 with defragsvc stopped and disabled' | Out-Null
+        $a = [int64] (Prop (Rpc volume v1 GetVolumeStats @{ volume_id = $gv }).Json 'total_bytes')
+        Check ($a -gt $b + 250MB) "the volume grew without defragsvc: $b -> $a bytes"
+        Check ((Get-Service defragsvc).Status -ne 'Running') 'defragsvc was not started for it'
+    } finally {
+        Set-Service defragsvc -StartupType $startType
+        try { Diskpart @("select vdisk file=`"$vhd6`"", 'detach vdisk') } catch {}
+        Remove-Item -Force $vhd6 -ErrorAction SilentlyContinue
+    }
 } finally {
     if (-not $Keep) {
         try { Diskpart @("select vdisk file=`"$vhd`"", 'detach vdisk') } catch { Write-Output "# detach: $_" }

@@ -16,7 +16,11 @@
 #      regression tests: an unreadable disk skipped, a CD-ROM volume, a
 #      disk brought online then listed, a collision, resize after growth,
 #      format right after partitioning, a RAW disk kept offline, a
-#      read-only disk, the boot, page-file and EFI volumes refused.
+#      read-only disk, the boot, page-file and EFI volumes refused;
+#   5. the guards (model_guards.sh): a reattached read-only disk made
+#      writable by SetDiskState(online), audited; write-protected media
+#      refused; FormatVolume over a foreign file system refused, naming it;
+#      ResizeVolume with every WMI operation of its disk failing.
 # The Wine registry of the prefix holds the page-file and crash-dump
 # values the host reads (Wine has none of its own).
 # Prints "ok - ..." / "not ok - ..." and "N passed, N failed"; exit 0 only
@@ -88,6 +92,7 @@ BOOTC=$(vol 0a6f7c10-1111-4a2b-9c3d-000000000003)
 STAGED=$(vol 9a9a9a9a-0009-4000-8000-000000000001)
 
 . test/wine/model_findings.sh
+. test/wine/model_guards.sh
 
 # --- 3. the staging flow, once per version ------------------------------------------
 # flow VOLUME-VERSION DISK SERIAL NAME: as a CSI node plugin of that API

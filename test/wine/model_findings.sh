@@ -14,11 +14,11 @@ else
 fi
 expect "item 7: ListDiskLocations answers for the others" 0 '"1":{"Adapter":"1","Target":"0","LUNID":"1"}' \
     disk v1 ListDiskLocations
-# NVMe namespaces 1 and 2 of one controller (disks 22, 23) share a SCSI
+# NVMe namespaces 1 and 2 of one controller (disks 26, 27) share a SCSI
 # address: they answer LUN = NSID - 1, so a driver picking by LUN finds each.
-expect "NVMe namespace 1 of adapter 5 answers LUN 0" 0 '"22":{"Adapter":"5","Target":"0","LUNID":"0"}' \
+expect "NVMe namespace 1 of adapter 5 answers LUN 0" 0 '"26":{"Adapter":"5","Target":"0","LUNID":"0"}' \
     disk v1 ListDiskLocations
-if [[ "$(json)" == *'"23":{"Adapter":"5","Target":"0","LUNID":"1"}'* ]]; then
+if [[ "$(json)" == *'"27":{"Adapter":"5","Target":"0","LUNID":"1"}'* ]]; then
     ok "NVMe namespace 2 of adapter 5 answers LUN 1"
 else
     bad "NVMe namespace 2 of adapter 5 answers LUN 1" "$(json | head -c 400)"
@@ -78,9 +78,12 @@ expect "item 12: ResizeVolume to the maximum on disk 9" 0 'status: OK' \
 expect "item 12: GetVolumeStats shows it" 0 '"total_bytes":"8588865536"' \
     volume v1 GetVolumeStats "{\"volume_id\":\"$STAGED\"}"
 
-# a read-only disk refuses writes (DISK_ATTRIBUTE_READ_ONLY)
-expect "read-only disk 21: PartitionDisk fails naming the IOCTL and the cause" 7 \
-    'IOCTL_DISK_CREATE_DISK disk 21: Write protected (error 19)' disk v1 PartitionDisk '{"disk_number":21}'
+# a read-only disk (DISK_ATTRIBUTE_READ_ONLY) is made writable before
+# PartitionDisk writes to it (model_guards.sh: the same for SetDiskState)
+expect "read-only disk 21: PartitionDisk clears the attribute and partitions it" 0 'status: OK' \
+    disk v1 PartitionDisk '{"disk_number":21}'
+expect "read-only disk 21: ... and it has its volume" 0 'Volume{5157d15c-0015-4000-8000-' \
+    volume v1 ListVolumesOnDisk '{"disk_number":21}'
 
 # item 2: what Windows needs, from the host's own sources
 mkdir -p "$C/var/lib/kubelet/plugins/needed"
