@@ -38,6 +38,7 @@ struct cp_app {
     cp_metrics *metrics;   /* NULL: -metrics-bind-address not given */
     cp_metrics_http *http; /* serves metrics once the pipes are up */
     cp_pipealarm *alarm;   /* foreign instances of the pipes (pipealarm.h) */
+    volatile LONG loop_failures; /* the transport's loops whose wait failed */
     SRWLOCK lock;          /* transport vs. stop_requested, across threads */
     bool stop_requested;
     int64_t stop_drain_ms;
@@ -59,6 +60,14 @@ int64_t cp_app_drain_ms(const cp_app *a)
     return a->config->limits.drain_timeout_ms;
 }
 
+#define LOOP_FAILURES_METRIC "csi_proxy_transport_loop_failures_total"
+
+static void loop_failures_collect(void *ctx, cp_metrics_emit_fn emit, void *emit_ctx)
+{
+    cp_app *a = ctx;
+    emit(emit_ctx, NULL, (double)InterlockedCompareExchange(&a->loop_failures, 0, 0));
+}
+
 /* The registry, when -metrics-bind-address asks for one: every service,
  * the groups' families and the audit's (metrics.h). Served later. */
 static int setup_metrics(cp_app *a, cp_error *e)
@@ -71,7 +80,11 @@ static int setup_metrics(cp_app *a, cp_error *e)
         cp_metrics_add_collector(a->metrics, CP_AUDIT_METRIC,
                                  "Audit records written, by kind: call (a state-changing call) "
                                  "or denied (a refused caller).",
-                                 CP_METRICS_COUNTER, "kind", cp_audit_collect, a->audit) != 0)
+                                 CP_METRICS_COUNTER, "kind", cp_audit_collect, a->audit) != 0 ||
+        cp_metrics_add_collector(a->metrics, LOOP_FAILURES_METRIC,
+                                 "Pipe transport loops whose wait for I/O failed: each closed "
+                                 "the connections it served; the others serve on.",
+                                 CP_METRICS_COUNTER, NULL, loop_failures_collect, a) != 0)
         return cp_error_set(e, CP_E_NOMEM, "-metrics-bind-address: out of memory");
     return CP_OK;
 }
@@ -135,6 +148,15 @@ static void log_security(const cp_config *c)
 static void listen_error(void *ctx, const char *msg)
 {
     (void)ctx;
+    CP_LOG_ERROR("%s", msg);
+}
+
+/* The transport's loop_failed: one loop stopped serving; the others serve
+ * on. An error an operator must see, and a count for alerting. */
+static void loop_failed(void *ctx, const char *msg)
+{
+    cp_app *a = ctx;
+    InterlockedIncrement(&a->loop_failures);
     CP_LOG_ERROR("%s", msg);
 }
 
@@ -273,6 +295,8 @@ int cp_app_start(void *ctx, cp_error *e)
         .listen_error = listen_error,
         .foreign_instance = cp_pipealarm_report,
         .foreign_instance_ctx = a->alarm,
+        .loop_failed = loop_failed,
+        .loop_failed_ctx = a,
     };
     cp_transport *t = cp_transport_new(&to, specs, n, e);
     if (t == NULL) {

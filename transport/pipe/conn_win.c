@@ -212,10 +212,23 @@ static cp_task_result check_run(cp_task *task)
     }
     ck->process = client.process;
     /* Back to the loop, whatever the loop is doing: "PostQueuedCompletionStatus
-     * function (ioapiset.h)", Microsoft Learn. A loop whose wait failed
-     * never takes it: pc is then never freed (no use after free). */
+     * function (ioapiset.h)", Microsoft Learn. Under the loop's lock, so
+     * that a loop whose wait failed (and takes no packet any more) is seen
+     * here: the connection is then closed here. */
+    pipe_loop *lp = pc->lp;
+    AcquireSRWLockExclusive(&lp->lock);
     memset(&ck->ov, 0, sizeof(ck->ov));
-    PostQueuedCompletionStatus(pc->lp->port, ck->n, (ULONG_PTR)pc, &ck->ov);
+    pc->check_done = true;
+    if (InterlockedCompareExchange(&lp->failed, 0, 0) ||
+        !PostQueuedCompletionStatus(lp->port, ck->n, (ULONG_PTR)pc, &ck->ov)) {
+        pc->checking = false;
+        pc->check_done = false;
+        if (ck->process != NULL)
+            CloseHandle(ck->process);
+        ck->process = NULL;
+        cp_pc_close(pc);
+    }
+    ReleaseSRWLockExclusive(&lp->lock);
     return CP_TASK_DONE;
 }
 
@@ -271,8 +284,13 @@ void cp_pc_on_check(pipe_conn *pc, int64_t now)
 {
     pipe_check *ck = pc->chk;
     pc->checking = false;
+    pc->check_done = false;
     pc->opener = ck->process;
     ck->process = NULL;
+    if (pc->h == INVALID_HANDLE_VALUE) { /* closed meanwhile (loop_free) */
+        cp_pc_maybe_free(pc);
+        return;
+    }
     if (pc->closing || pc->lp->phase != RUNNING || !make_conn(pc, ck->deny, ck->pid, ck->peer_id)) {
         pc->closing = false;
         cp_pc_close(pc);

@@ -53,7 +53,7 @@ void cp_pc_maybe_free(pipe_conn *pc)
  * system has finished every operation it had. pc may be freed on return. */
 void cp_pc_close(pipe_conn *pc)
 {
-    if (pc->checking) { /* the check uses the handle: closed when it answers */
+    if (pc->checking && !pc->check_done) { /* the check uses the handle: closed when it answers */
         pc->closing = true;
         return;
     }

@@ -421,8 +421,7 @@ static bool loop_free(pipe_loop *lp, int64_t until)
     lp->phase = CLOSING;
     for (pipe_conn *pc = lp->all, *next; pc != NULL; pc = next) {
         next = pc->next;
-        pc->checking = false; /* the pool is gone: no check answers any more */
-        cp_pc_close(pc);
+        cp_pc_close(pc); /* one whose check never ran stays: leaked */
     }
     OVERLAPPED_ENTRY e[BATCH];
     while (lp->all != NULL && lp->port != NULL) {

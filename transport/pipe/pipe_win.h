@@ -93,6 +93,7 @@ struct pipe_conn {
     pipe_op wr;    /* WriteFile */
     pipe_check *chk; /* the caller check while it is out (checking) */
     bool checking;   /* chk is on the pool or its packet not yet taken */
+    bool check_done; /* the check is done with the handle: its packet is queued */
     bool writing;  /* a WriteFile started and not finished (wr.out once pending) */
     bool dirty;    /* on lp->dirty: answers a later worker writes (post_job) */
     pipe_conn *dirty_next;
