@@ -218,7 +218,14 @@ function Test-Ratio([string]$Build, [string]$What, [double]$With, [double]$Witho
 function Invoke-ScaleRows([string]$Build, [string]$Exe) {
     $tmp = Join-Path $env:TEMP "csi-proxy-scale-$Build"
     New-Item -ItemType Directory -Force -Path $tmp | Out-Null
-    $cfg = Join-Path $tmp 'transport.yaml'
+    # The config in a folder only SYSTEM and Administrators may change:
+    # csi-proxy refuses a configuration file (or folder) anyone else could write.
+    $cfgDir = Join-Path $env:ProgramData 'csi-proxy-bench'
+    New-Item -ItemType Directory -Force -Path $cfgDir | Out-Null
+    $acl = New-Object System.Security.AccessControl.DirectorySecurity
+    $acl.SetSecurityDescriptorSddlForm('D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)')
+    Set-Acl -Path $cfgDir -AclObject $acl
+    $cfg = Join-Path $cfgDir 'transport.yaml'
     Set-Content -Encoding ASCII -Path $cfg -Value @(
         'groups:', '  filesystem: {}', '  disk: {}', '  volume: {}', '  smb: {}', '  system:',
         '    allowedCallers: [SYSTEM]', "    pipeSecurity: 'D:P(A;;GA;;;SY)(A;;FRFW;;;BA)'", '  iscsi: {}',

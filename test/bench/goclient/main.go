@@ -137,7 +137,7 @@ func churnOne(r *result, timed, withClose bool) {
 }
 
 // runUntil makes at least min sequential timed calls, and more until the
-// file named by -until exists (looked for every 2 ms by another goroutine).
+// file named by -until exists (looked for every 10 ms by another goroutine).
 func runUntil(c fsv1.FilesystemClient, min int, r *result) {
 	var done int32
 	stop := make(chan struct{})
@@ -150,7 +150,7 @@ func runUntil(c fsv1.FilesystemClient, min int, r *result) {
 			select {
 			case <-stop:
 				return
-			case <-time.After(2 * time.Millisecond):
+			case <-time.After(10 * time.Millisecond):
 			}
 		}
 	}()
