@@ -31,7 +31,10 @@
 # limits.maxConnections above IDLE. Knobs: IDLE (2000), REFUSED (1000),
 # BURST_THREADS (2), BOUND (2), OPEN_SECS (300: the most the idle
 # connections may take to open), IDLE_SECS (5), IDLE_CPU_MS (50),
-# CSI_PROXY_EXE (another build), ONLY (idle or refused: one half).
+# CSI_PROXY_EXE (another build), ONLY (idle or refused: one half),
+# BURST_PIPE (csi-proxy-system-v1alpha1; csi-proxy-filesystem-v1 makes the
+# burst's connects allowed ones, a control: the refusal checks then fail,
+# and the ratio shows what the connection churn alone costs).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 IDLE=${IDLE:-2000}
@@ -42,6 +45,7 @@ OPEN_SECS=${OPEN_SECS:-300}
 IDLE_SECS=${IDLE_SECS:-5}
 IDLE_CPU_MS=${IDLE_CPU_MS:-50}
 ONLY=${ONLY:-}
+BURST_PIPE=${BURST_PIPE:-csi-proxy-system-v1alpha1}
 EXE=${CSI_PROXY_EXE:-build/win/csi-proxy.exe}
 make -s build/win/bench-goclient.exe build/win/bench-conns.exe build/win/bench-mon.exe \
     build/win/csi-proxy.exe || exit 1
@@ -140,7 +144,7 @@ if [ "$ONLY" != idle ]; then
         for _ in $(seq 1 600); do [ -e "$C/csi/ready" ] && break; sleep 0.1; done
         t0=$SECONDS
         run 'C:\csi\bench-conns.exe' refuse -n "$REFUSED" -threads "$BURST_THREADS" \
-            -capture 'C:\csi\capture.bin' -pipe csi-proxy-system-v1alpha1
+            -capture 'C:\csi\capture.bin' -pipe "$BURST_PIPE"
         touch "$C/csi/done"
         BURST=$(json)
         wait "$CL"
@@ -149,9 +153,9 @@ if [ "$ONLY" != idle ]; then
         echo "# burst ($((SECONDS - t0)) s): $BURST"
         echo "# during-burst: $DURING"
         [ "$RC" = 0 ] && [ "$(num refused "$BURST")" = "$REFUSED" ]
-        check "$REFUSED connects to the system group's pipe (SYSTEM only), all refused (PERMISSION_DENIED)" $? \
+        check "$REFUSED connects to $BURST_PIPE (the system group: SYSTEM only), all refused (PERMISSION_DENIED)" $? \
             "exit $RC: $OUT"
-        denied=$(grep -c 'audit: denied .*pipe=csi-proxy-system-v1alpha1:' "$C/csi/server.log")
+        denied=$(grep -c "audit: denied .*pipe=$BURST_PIPE:" "$C/csi/server.log")
         check "... each refusal audited by the server ($denied)" "$([ "$denied" -ge "$REFUSED" ] && echo 0 || echo 1)"
         if [ "$crc" = 0 ] && [ -n "$DURING" ]; then
             echo "# the allowed client made $(num calls "$DURING") calls during the burst"
