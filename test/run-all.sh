@@ -123,6 +123,9 @@ if [ "${SKIP_WINE:-0}" != 1 ]; then
     suite wine-model bash test/wine/model.sh
     # the real grpc-go client of make bench: builds and makes a few calls
     suite bench-smoke bash test/bench/smoke.sh
+    # the pipe transport at scale with the real grpc-go client: 2,000 idle
+    # connections, 1,000 refused connects (figures and ratios printed)
+    suite wine-transport bash test/wine/transport.sh
 fi
 
 [ $LIST = 1 ] && exit 0
