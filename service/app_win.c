@@ -16,6 +16,7 @@
 #include "service/app_win.h"
 #include "security/audit.h"
 #include "service/eventlog_win.h"
+#include "service/eventq_win.h"
 #include "security/gate_win.h"
 #include "base/log.h"
 #include "service/metrics_http_win.h"
@@ -31,6 +32,7 @@ struct cp_app {
     cp_groups *groups;
     cp_pool *pool;
     cp_eventlog *eventlog;
+    cp_eventq *eventq; /* audit records to the Event Log, off the callers' threads */
     cp_audit *audit;
     cp_pipesec *pipesec;
     cp_gate *gate;
@@ -84,7 +86,9 @@ static int setup_metrics(cp_app *a, cp_error *e)
         cp_metrics_add_collector(a->metrics, LOOP_FAILURES_METRIC,
                                  "Pipe transport loops whose wait for I/O failed: each closed "
                                  "the connections it served; the others serve on.",
-                                 CP_METRICS_COUNTER, NULL, loop_failures_collect, a) != 0)
+                                 CP_METRICS_COUNTER, NULL, loop_failures_collect, a) != 0 ||
+        cp_metrics_add_collector(a->metrics, CP_EVENTQ_METRIC, CP_EVENTQ_HELP, CP_METRICS_COUNTER,
+                                 NULL, cp_eventq_collect, a->eventq) != 0)
         return cp_error_set(e, CP_E_NOMEM, "-metrics-bind-address: out of memory");
     return CP_OK;
 }
@@ -240,8 +244,9 @@ int cp_app_start(void *ctx, cp_error *e)
     if (a->pool == NULL)
         return cp_error_set(e, CP_E_NOMEM, "worker pool: out of memory");
     a->eventlog = cp_eventlog_open();
-    a->audit = cp_audit_new(cp_eventlog_report, a->eventlog);
-    if (a->eventlog == NULL || a->audit == NULL)
+    a->eventq = a->eventlog != NULL ? cp_eventq_new(a->eventlog) : NULL;
+    a->audit = a->eventq != NULL ? cp_audit_new(cp_eventq_report, a->eventq) : NULL;
+    if (a->eventlog == NULL || a->eventq == NULL || a->audit == NULL)
         return cp_error_set(e, CP_E_NOMEM, "out of memory");
     a->pipesec = cp_pipesec_new(c, e);
     if (a->pipesec == NULL)
@@ -375,6 +380,7 @@ void cp_app_free(cp_app *a)
     cp_pipealarm_free(a->alarm);
     cp_audit_free(a->audit);
     cp_metrics_free(a->metrics);
+    cp_eventq_free(a->eventq); /* writes what is queued */
     cp_eventlog_close(a->eventlog);
     free(a);
 }
