@@ -37,11 +37,11 @@ struct cp_app {
     cp_pipesec *pipesec;
     cp_gate *gate;
     cp_transport *transport;
-    cp_metrics *metrics;   /* NULL: -metrics-bind-address not given */
-    cp_metrics_http *http; /* serves metrics once the pipes are up */
-    cp_pipealarm *alarm;   /* foreign instances of the pipes (pipealarm.h) */
+    cp_metrics *metrics;         /* NULL: -metrics-bind-address not given */
+    cp_metrics_http *http;       /* serves metrics once the pipes are up */
+    cp_pipealarm *alarm;         /* foreign instances of the pipes (pipealarm.h) */
     volatile LONG loop_failures; /* the transport's loops whose wait failed */
-    SRWLOCK lock;          /* transport vs. stop_requested, across threads */
+    SRWLOCK lock;                /* transport vs. stop_requested, across threads */
     bool stop_requested;
     int64_t stop_drain_ms;
 };

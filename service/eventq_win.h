@@ -18,7 +18,7 @@
 #define CP_EVENTQ_CAP 1024 /* records queued at most */
 #define CP_EVENTQ_METRIC "csi_proxy_eventlog_dropped_total"
 #define CP_EVENTQ_HELP                                                                             \
-    "Refusal audit records not written to the Event Log because a burst filled its queue (each "  \
+    "Refusal audit records not written to the Event Log because a burst filled its queue (each "   \
     "is in the service's log)."
 
 typedef struct cp_eventq cp_eventq;

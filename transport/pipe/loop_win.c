@@ -87,8 +87,8 @@ bool cp_loop_bind(pipe_loop *lp, HANDLE h, pipe_conn *pc)
      * set (nothing waits on it). Without it every read and write done at
      * once would also wake the loop. If the system refuses, the handle is
      * not used (a packet would come for what was already handled). */
-    return SetFileCompletionNotificationModes(
-               h, FILE_SKIP_COMPLETION_PORT_ON_SUCCESS | FILE_SKIP_SET_EVENT_ON_HANDLE) != FALSE;
+    return SetFileCompletionNotificationModes(h, FILE_SKIP_COMPLETION_PORT_ON_SUCCESS |
+                                                     FILE_SKIP_SET_EVENT_ON_HANDLE) != FALSE;
 }
 
 bool cp_loop_post(pipe_loop *lp, pipe_conn *pc, pipe_op *op, DWORD n)
@@ -249,8 +249,8 @@ static int64_t tick(pipe_loop *lp, int64_t now)
     if (lp->phase == RUNNING && lp->t->opts.idle_ms > 0) {
         for (pipe_conn *pc = lp->all, *next; pc != NULL; pc = next) {
             next = pc->next;
-            if (!pc->connected || pc->h == INVALID_HANDLE_VALUE || pc->closing ||
-                pc->checking || (pc->conn != NULL && cp_conn_inflight(pc->conn) > 0))
+            if (!pc->connected || pc->h == INVALID_HANDLE_VALUE || pc->closing || pc->checking ||
+                (pc->conn != NULL && cp_conn_inflight(pc->conn) > 0))
                 continue;
             if (now - pc->active_at >= lp->t->opts.idle_ms && pc->conn == NULL) {
                 cp_pc_close(pc);
@@ -369,8 +369,7 @@ static int loop_run(pipe_loop *lp)
         int64_t wait = tick(lp, now);
         if (lp->phase == CLOSING && lp->all == NULL)
             break;
-        DWORD ms =
-            wait == INT64_MAX ? INFINITE : (wait > 0x7ffffffe ? 0x7ffffffe : (DWORD)wait);
+        DWORD ms = wait == INT64_MAX ? INFINITE : (wait > 0x7ffffffe ? 0x7ffffffe : (DWORD)wait);
         /* Workers answer their calls meanwhile (post_job); none frees a
          * pipe_conn with an operation out. */
         ReleaseSRWLockExclusive(&lp->lock);

@@ -32,8 +32,8 @@
 /* Longest a PING ACK waits for the answer it is held for (conn_win.c:
  * cp_pc_on_read); many timer ticks, so never a sub-tick timer. */
 #define HOLD_BOUND_MS 100
-#define BATCH 64 /* completions one GetQueuedCompletionStatusEx takes */
-#define WATCH_MS 1000         /* how often a pipe's instance count is read (watch_win.c) */
+#define BATCH 64      /* completions one GetQueuedCompletionStatusEx takes */
+#define WATCH_MS 1000 /* how often a pipe's instance count is read (watch_win.c) */
 #define WATCH_CONFIRM_MS                                                                           \
     2000 /* how long instances not made here must stay before they are reported */
 #define WATCH_LINGER_MS                                                                            \
@@ -77,25 +77,25 @@ typedef struct pipe_check {
     cp_task task; /* first: the pool hands this pointer back */
     OVERLAPPED ov;
     pipe_conn *pc;
-    DWORD n;                 /* bytes of the first read, kept in pc->rbuf */
-    uint32_t pid;            /* out */
-    const char *deny;        /* out: NULL allowed */
-    HANDLE process;          /* out: the opener, when allowed */
+    DWORD n;          /* bytes of the first read, kept in pc->rbuf */
+    uint32_t pid;     /* out */
+    const char *deny; /* out: NULL allowed */
+    HANDLE process;   /* out: the opener, when allowed */
     char peer_id[CP_PEER_ID_MAX];
 } pipe_check;
 
 struct pipe_conn {
     pipe_loop *lp;
     listener *l;
-    HANDLE h;      /* INVALID_HANDLE_VALUE once closed */
-    cp_conn *conn; /* NULL while listening and once closed */
-    pipe_op rd;    /* ConnectNamedPipe while listening, then ReadFile */
-    pipe_op wr;    /* WriteFile */
+    HANDLE h;        /* INVALID_HANDLE_VALUE once closed */
+    cp_conn *conn;   /* NULL while listening and once closed */
+    pipe_op rd;      /* ConnectNamedPipe while listening, then ReadFile */
+    pipe_op wr;      /* WriteFile */
     pipe_check *chk; /* the caller check while it is out (checking) */
     bool checking;   /* chk is on the pool or its packet not yet taken */
     bool check_done; /* the check is done with the handle: its packet is queued */
-    bool writing;  /* a WriteFile started and not finished (wr.out once pending) */
-    bool dirty;    /* on lp->dirty: answers a later worker writes (post_job) */
+    bool writing;    /* a WriteFile started and not finished (wr.out once pending) */
+    bool dirty;      /* on lp->dirty: answers a later worker writes (post_job) */
     pipe_conn *dirty_next;
     bool closing;         /* close as soon as the output is written */
     bool peer_gone;       /* a read failed: the client closed its end (pipe_watch) */
@@ -140,7 +140,7 @@ struct listener {
 struct pipe_loop {
     cp_transport *t;
     size_t index;
-    HANDLE port; /* its completion port; every handle of the loop is bound to it */
+    HANDLE port;  /* its completion port; every handle of the loop is bound to it */
     listener *ls; /* one per pipe; the strings are the transport's */
     size_t nls;
     /* Held by the loop's thread except while it waits, and by
@@ -175,7 +175,7 @@ struct cp_transport {
     volatile LONG nconns; /* connected pipe_conns not yet closed, all loops */
     volatile LONG stop_requested;
     volatile LONG64 stop_drain_ms;
-    HANDLE stopped; /* manual-reset, set by cp_transport_stop: failed loops wait for it */
+    HANDLE stopped;    /* manual-reset, set by cp_transport_stop: failed loops wait for it */
     pipe_watch *watch; /* one per pipe */
 };
 
