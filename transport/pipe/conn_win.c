@@ -12,6 +12,7 @@
 #include "base/winutil_win.h"
 #include "transport/pipe/pipe_client_win.h"
 #include "transport/pipe/pipe_win.h"
+#include "rpc/handover.h"
 #include "base/thread.h"
 
 /* ---- connection I/O ------------------------------------------------- */
@@ -374,30 +375,6 @@ void cp_pc_precheck(pipe_conn *const *done, size_t got)
         pcs[k]->opener_fresh = true;
 }
 
-/* Whether the n bytes are whole HTTP/2 frames (RFC 9113 section 4.1:
- * 24-bit length, type, flags, stream id) of the kinds a client sends
- * between calls, SETTINGS, WINDOW_UPDATE and PING, at least one of them a
- * PING to be acknowledged: what grpc-go sends after each response it
- * reads (its BDP ping). Anything else, or a frame cut by the read: false. */
-static bool ping_only(const uint8_t *p, DWORD n)
-{
-    bool ping = false;
-    for (DWORD at = 0; at < n;) {
-        if (n - at < 9)
-            return false;
-        DWORD len = (DWORD)p[at] << 16 | (DWORD)p[at + 1] << 8 | p[at + 2];
-        uint8_t type = p[at + 3];
-        if (type == 6 && !(p[at + 4] & 1)) /* PING without ACK */
-            ping = true;
-        else if (type != 4 && type != 8 && type != 6)
-            return false;
-        if (len > n - at - 9)
-            return false;
-        at += 9 + len;
-    }
-    return ping;
-}
-
 /* n bytes arrived in rbuf; reads on while more are there at once (up to
  * SYNC_READS), then answers. */
 void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
@@ -420,12 +397,12 @@ void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
          * batch's look after this read completed answered already */
         pc->opener_checked = round == 1 && pc->opener_fresh;
         pc->opener_fresh = false;
-        size_t jobs = n > 0 ? cp_conn_inflight(pc->conn) : 0;
-        if (n > 0 && cp_conn_recv(pc->conn, pc->rbuf, n) != CP_OK)
+        cp_recv_info got_info = {0, false};
+        if (n > 0 && cp_conn_recv_info(pc->conn, pc->rbuf, n, &got_info) != CP_OK)
             pc->closing = true; /* protocol error: send the GOAWAY, then close */
-        if (n > 0 && cp_conn_inflight(pc->conn) > jobs) /* only cp_conn_recv starts calls */
+        if (got_info.calls_started > 0)
             hold = true;
-        else if (n > 0 && ping_only(pc->rbuf, n))
+        else if (got_info.ping_only)
             hold = true; /* the next call is likely on its way: see below */
         else if (n > 0)
             hold = false; /* something else: no reason to wait */
@@ -461,8 +438,8 @@ void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
      * queues it ("PING responses SHOULD be given higher priority than any
      * other frame", RFC 9113 section 6.7: it still leads the write). A
      * read of a PING alone (ping_only), which grpc-go sends as soon as it
-     * has read an answer, is held the same way for the call a client
-     * calling in a loop sends next. Held output leaves at the latest
+     * has read an answer (cp_recv_info.ping_only), is held the same way for
+     * the call a client calling in a loop sends next. Held output leaves at the latest
      * HOLD_BOUND_MS later (tick): a bound many timer ticks long, never a
      * latency in the common case. Not on a connection that is closing. */
     if (hold && !pc->closing && !pc->writing && pc->conn != NULL) {

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "base/thread.h"
+#include "rpc/handover.h"
 #include "rpc/pool.h"
 #include "transport/transport.h"
 
