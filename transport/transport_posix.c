@@ -41,7 +41,7 @@ struct cp_transport {
     size_t n_ls;
     pconn *conns;
     int wake[2];
-    cp_mutex *mu;  /* guards stop_* */
+    cp_mutex *mu;     /* guards stop_* */
     cp_handover done; /* finished jobs (workers push, the I/O thread takes) */
     bool stop_requested;
     int64_t drain_ms;
