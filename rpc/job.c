@@ -168,7 +168,6 @@ void cp_job_free(cp_job *job)
     free(job);
 }
 
-
 cp_conn *cp_job_complete(cp_job *job)
 {
     cp_conn *c = job->conn;
