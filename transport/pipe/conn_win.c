@@ -212,22 +212,32 @@ static cp_task_result check_run(cp_task *task)
         client.process = NULL;
     }
     ck->process = client.process;
-    /* Back to the loop, whatever the loop is doing: "PostQueuedCompletionStatus
-     * function (ioapiset.h)", Microsoft Learn. Under the loop's lock, so
-     * that a loop whose wait failed (and takes no packet any more) is seen
-     * here: the connection is then closed here. */
+    /* The rest runs here, under the loop's lock, as a worker answering a
+     * call does (post_job): the connection is made, its first bytes fed
+     * and its next read started, with no hop back to the loop's thread.
+     * A loop whose wait failed is seen here: the connection is closed. */
     pipe_loop *lp = pc->lp;
     AcquireSRWLockExclusive(&lp->lock);
-    memset(&ck->ov, 0, sizeof(ck->ov));
     pc->check_done = true;
-    if (InterlockedCompareExchange(&lp->failed, 0, 0) ||
-        !PostQueuedCompletionStatus(lp->port, ck->n, (ULONG_PTR)pc, &ck->ov)) {
+    if (InterlockedCompareExchange(&lp->failed, 0, 0)) {
         pc->checking = false;
         pc->check_done = false;
         if (ck->process != NULL)
             CloseHandle(ck->process);
         ck->process = NULL;
         cp_pc_close(pc);
+    } else {
+        cp_pc_on_check(pc, cp_now_ms());
+        /* The loop sleeps on the timers it knew of: a held PING ACK's bound
+         * or a grpc-timeout set here is one it did not. "PostQueuedCompletionStatus
+         * function (ioapiset.h)", Microsoft Learn. */
+        bool timer = lp->phase != RUNNING;
+        for (pipe_conn *p = lp->all; p != NULL && !timer; p = p->next)
+            timer = p == pc && pc->h != INVALID_HANDLE_VALUE &&
+                    ((pc->hold_until != 0 && pc->conn != NULL && cp_conn_inflight(pc->conn) == 0) ||
+                     pc->deadline != INT64_MAX);
+        if (timer)
+            cp_loop_wake(lp);
     }
     ReleaseSRWLockExclusive(&lp->lock);
     return CP_TASK_DONE;

@@ -363,6 +363,11 @@ static int loop_run(pipe_loop *lp)
 {
     OVERLAPPED_ENTRY e[BATCH];
     LONG connects = 0;
+    /* One packet per wait: a wait that asks for more looks at the port
+     * once more after the last packet it takes (a wineserver request
+     * under Wine; on Windows a batch is one system call either way), and
+     * packets already queued come back at once without sleeping. */
+    const ULONG ask = 1;
     AcquireSRWLockExclusive(&lp->lock);
     for (;;) {
         int64_t now = cp_now_ms();
@@ -384,7 +389,7 @@ static int loop_run(pipe_loop *lp)
              * Microsoft Learn: takes up to ulCount packets at once; FALSE
              * with WAIT_TIMEOUT when none came in dwMilliseconds, FALSE
              * with another error when the wait itself failed. */
-            ok = GetQueuedCompletionStatusEx(lp->port, e, BATCH, &got, ms, FALSE);
+            ok = GetQueuedCompletionStatusEx(lp->port, e, ask, &got, ms, FALSE);
             err = ok ? 0 : GetLastError();
         }
         AcquireSRWLockExclusive(&lp->lock);
