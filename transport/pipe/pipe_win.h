@@ -72,8 +72,8 @@ typedef struct pipe_op {
 } pipe_op;
 
 /* The caller check of a connection's first bytes, on the worker pool
- * (conn_win.c): its result comes back to the loop's port as a packet
- * whose OVERLAPPED is ov. */
+ * (conn_win.c): the worker then goes on with the connection under the
+ * loop's lock (ov: a packet only when that cannot be). */
 typedef struct pipe_check {
     cp_task task; /* first: the pool hands this pointer back */
     OVERLAPPED ov;
