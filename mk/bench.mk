@@ -14,7 +14,8 @@
 BENCH_CFLAGS := -std=c11 -O2 $(WARN) -DUNICODE -D_UNICODE -D_WIN32_WINNT=0x0A00 \
                 -D__USE_MINGW_ANSI_STDIO=1 -DNGHTTP2_STATICLIB -I. -I$(DEPS)/include
 BENCH_TOOLS  := $(WIN)/bench-floor.exe $(WIN)/bench-grpc.exe $(WIN)/bench-mon.exe \
-                $(WIN)/bench-sleep.exe $(WIN)/bench-hostops.exe $(WIN)/bench-goclient.exe
+                $(WIN)/bench-sleep.exe $(WIN)/bench-hostops.exe $(WIN)/bench-goclient.exe \
+                $(WIN)/bench-conns.exe
 
 $(WIN)/bench/%.o: test/bench/%.c test/bench/bench_util.h test/bench/gbc.h $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -28,6 +29,10 @@ $(WIN)/bench-mon.exe: $(WIN)/bench/mon.o $(WIN)/bench/bench_util.o
 	$(WINCC) -s -static -o $@ $^ -lntdll
 $(WIN)/bench-hostops.exe: $(WIN)/bench/hostops.o $(WIN)/bench/bench_util.o
 	$(WINCC) -s -static -o $@ $^
+# idle connections opened as go-winio opens them, and refused connects
+# (test/wine/transport.sh)
+$(WIN)/bench-conns.exe: $(WIN)/bench/conns.o $(WIN)/bench/gbc.o $(WIN)/bench/bench_util.o
+	$(WINCC) -s -static -o $@ $^ -L$(DEPS)/lib -lnghttp2
 $(WIN)/bench-sleep.exe: $(WIN)/bench/sleep.o
 	$(WINCC) -s -static -o $@ $^
 

@@ -316,6 +316,7 @@ static void start_job(cp_conn *c, cp_stream *st)
     st->filt = NULL;
     c->refs++;
     c->inflight++;
+    c->started++;
     cp_pool_submit(c->pool, &job->task);
 }
 
@@ -671,6 +672,11 @@ static int on_data_chunk(nghttp2_session *h2, uint8_t flags, int32_t id, const u
 static int on_frame_recv(nghttp2_session *h2, const nghttp2_frame *f, void *ud)
 {
     cp_conn *c = ud;
+    if (f->hd.type == NGHTTP2_PING && !(f->hd.flags & NGHTTP2_FLAG_ACK))
+        c->rx_ping = true;
+    else if (f->hd.type != NGHTTP2_PING && f->hd.type != NGHTTP2_SETTINGS &&
+             f->hd.type != NGHTTP2_WINDOW_UPDATE)
+        c->rx_other = true;
     if (f->hd.type != NGHTTP2_DATA && f->hd.type != NGHTTP2_HEADERS)
         return 0;
     cp_stream *st = nghttp2_session_get_stream_user_data(h2, f->hd.stream_id);
@@ -832,7 +838,18 @@ void cp_conn_close(cp_conn *c)
 
 int cp_conn_recv(cp_conn *c, const uint8_t *data, size_t len)
 {
+    return cp_conn_recv_info(c, data, len, NULL);
+}
+
+int cp_conn_recv_info(cp_conn *c, const uint8_t *data, size_t len, cp_recv_info *info)
+{
+    size_t started = c->started;
+    c->rx_ping = c->rx_other = false;
     ssize_t n = nghttp2_session_mem_recv(c->h2, data, len);
+    if (info != NULL) {
+        info->calls_started = c->started - started;
+        info->ping_only = c->rx_ping && !c->rx_other;
+    }
     if (n < 0)
         return CP_E_IO;
     /* A client that reads nothing while it sends makes frames pile up

@@ -95,10 +95,21 @@ typedef struct cp_conn_opts {
 cp_conn *cp_conn_new(const cp_service *svc, cp_pool *pool, const cp_conn_opts *opts,
                      cp_conn_post_fn post, void *post_ctx);
 
+/* What one cp_conn_recv read, for the transport's write timing: calls
+ * started (handed to the pool), and whether every whole frame read was a
+ * control frame a client sends between calls (PING, SETTINGS,
+ * WINDOW_UPDATE) with at least one PING to acknowledge (what grpc-go sends
+ * as soon as it has read an answer). */
+typedef struct cp_recv_info {
+    size_t calls_started;
+    bool ping_only;
+} cp_recv_info;
+
 /* Feeds bytes read from the client. Returns 0, or a negative status when
  * the connection must be closed (protocol error; output may still hold a
- * GOAWAY worth sending first). */
+ * GOAWAY worth sending first). info, when not NULL, says what was read. */
 int cp_conn_recv(cp_conn *c, const uint8_t *data, size_t len);
+int cp_conn_recv_info(cp_conn *c, const uint8_t *data, size_t len, cp_recv_info *info);
 
 /* Copies up to cap bytes of pending output into buf; returns the count
  * (0 when there is nothing to send) or a negative status on a fatal error. */
@@ -146,28 +157,5 @@ void cp_conn_close(cp_conn *c);
  * (unless the stream or connection is gone) and frees the job. Returns the
  * connection when it has output to flush, NULL when it was closed. */
 cp_conn *cp_job_complete(cp_job *job);
-
-/* Finished jobs handed to their connections by one thread at a time, for a
- * transport whose post callback runs on the workers: each worker puts its
- * job on the list; the one that finds nobody handing over takes the lock
- * its connections need and hands over, the others go back to the pool at
- * once instead of waiting for that lock. Zero-initialised. Lock-free: a
- * job list pushed with compare-and-swap, taken whole by exchange. */
-typedef struct cp_handover {
-    _Atomic(cp_job *) list;
-    atomic_bool busy; /* a thread is handing over */
-} cp_handover;
-
-/* Puts job on the list. True: the caller hands over now (cp_handover_take,
- * then cp_handover_end); false: the thread handing over takes it. */
-bool cp_handover_put(cp_handover *h, cp_job *job);
-/* Every job put so far, off the list, oldest first, linked by
- * cp_handover_next; NULL: none. */
-cp_job *cp_handover_take(cp_handover *h);
-cp_job *cp_handover_next(const cp_job *job);
-/* After handing over what cp_handover_take returned: true when a job came
- * meanwhile and this caller is to hand it over too (take again); false:
- * done, and a job put from now on makes its own worker hand over. */
-bool cp_handover_end(cp_handover *h);
 
 #endif

@@ -21,6 +21,9 @@ struct cp_conn {
     void *post_ctx;
     cp_stream *streams; /* open streams, doubly linked */
     size_t inflight;
+    size_t started;     /* calls handed to the pool, ever (cp_conn_recv_info) */
+    bool rx_ping;       /* this cp_conn_recv read a PING to acknowledge */
+    bool rx_other;      /* ... or a frame other than PING, SETTINGS, WINDOW_UPDATE */
     size_t held;        /* bytes answered streams hold until their client takes them */
     bool closed;        /* transport released it */
     bool draining;      /* GOAWAY sent */

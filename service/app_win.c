@@ -17,6 +17,7 @@
 #include "service/cfgpolicy.h"
 #include "security/audit.h"
 #include "service/eventlog_win.h"
+#include "service/eventq_win.h"
 #include "security/gate_win.h"
 #include "base/log.h"
 #include "service/metrics_http_win.h"
@@ -32,14 +33,16 @@ struct cp_app {
     cp_groups *groups;
     cp_pool *pool;
     cp_eventlog *eventlog;
+    cp_eventq *eventq; /* audit records to the Event Log, off the callers' threads */
     cp_audit *audit;
     cp_pipesec *pipesec;
     cp_gate *gate;
     cp_transport *transport;
-    cp_metrics *metrics;   /* NULL: -metrics-bind-address not given */
-    cp_metrics_http *http; /* serves metrics once the pipes are up */
-    cp_pipealarm *alarm;   /* foreign instances of the pipes (pipealarm.h) */
-    SRWLOCK lock;          /* transport vs. stop_requested, across threads */
+    cp_metrics *metrics;         /* NULL: -metrics-bind-address not given */
+    cp_metrics_http *http;       /* serves metrics once the pipes are up */
+    cp_pipealarm *alarm;         /* foreign instances of the pipes (pipealarm.h) */
+    volatile LONG loop_failures; /* the transport's loops whose wait failed */
+    SRWLOCK lock;                /* transport vs. stop_requested, across threads */
     bool stop_requested;
     int64_t stop_drain_ms;
 };
@@ -60,6 +63,14 @@ int64_t cp_app_drain_ms(const cp_app *a)
     return a->config->limits.drain_timeout_ms;
 }
 
+#define LOOP_FAILURES_METRIC "csi_proxy_transport_loop_failures_total"
+
+static void loop_failures_collect(void *ctx, cp_metrics_emit_fn emit, void *emit_ctx)
+{
+    cp_app *a = ctx;
+    emit(emit_ctx, NULL, (double)InterlockedCompareExchange(&a->loop_failures, 0, 0));
+}
+
 /* The registry, when -metrics-bind-address asks for one: every service,
  * the groups' families and the audit's (metrics.h). Served later. */
 static int setup_metrics(cp_app *a, cp_error *e)
@@ -72,7 +83,13 @@ static int setup_metrics(cp_app *a, cp_error *e)
         cp_metrics_add_collector(a->metrics, CP_AUDIT_METRIC,
                                  "Audit records written, by kind: call (a state-changing call) "
                                  "or denied (a refused caller).",
-                                 CP_METRICS_COUNTER, "kind", cp_audit_collect, a->audit) != 0)
+                                 CP_METRICS_COUNTER, "kind", cp_audit_collect, a->audit) != 0 ||
+        cp_metrics_add_collector(a->metrics, LOOP_FAILURES_METRIC,
+                                 "Pipe transport loops whose wait for I/O failed: each closed "
+                                 "the connections it served; the others serve on.",
+                                 CP_METRICS_COUNTER, NULL, loop_failures_collect, a) != 0 ||
+        cp_metrics_add_collector(a->metrics, CP_EVENTQ_METRIC, CP_EVENTQ_HELP, CP_METRICS_COUNTER,
+                                 NULL, cp_eventq_collect, a->eventq) != 0)
         return cp_error_set(e, CP_E_NOMEM, "-metrics-bind-address: out of memory");
     return CP_OK;
 }
@@ -136,6 +153,15 @@ static void log_security(const cp_config *c)
 static void listen_error(void *ctx, const char *msg)
 {
     (void)ctx;
+    CP_LOG_ERROR("%s", msg);
+}
+
+/* The transport's loop_failed: one loop stopped serving; the others serve
+ * on. An error an operator must see, and a count for alerting. */
+static void loop_failed(void *ctx, const char *msg)
+{
+    cp_app *a = ctx;
+    InterlockedIncrement(&a->loop_failures);
     CP_LOG_ERROR("%s", msg);
 }
 
@@ -214,8 +240,9 @@ int cp_app_start(void *ctx, cp_error *e)
     if (a->pool == NULL)
         return cp_error_set(e, CP_E_NOMEM, "worker pool: out of memory");
     a->eventlog = cp_eventlog_open();
-    a->audit = cp_audit_new(cp_eventlog_report, a->eventlog);
-    if (a->eventlog == NULL || a->audit == NULL)
+    a->eventq = a->eventlog != NULL ? cp_eventq_new(a->eventlog) : NULL;
+    a->audit = a->eventq != NULL ? cp_audit_new(cp_eventq_report, a->eventq) : NULL;
+    if (a->eventlog == NULL || a->eventq == NULL || a->audit == NULL)
         return cp_error_set(e, CP_E_NOMEM, "out of memory");
     cp_policy policy;
     cp_config_policy(c, &policy);
@@ -271,6 +298,8 @@ int cp_app_start(void *ctx, cp_error *e)
         .listen_error = listen_error,
         .foreign_instance = cp_pipealarm_report,
         .foreign_instance_ctx = a->alarm,
+        .loop_failed = loop_failed,
+        .loop_failed_ctx = a,
     };
     cp_transport *t = cp_transport_new(&to, specs, n, e);
     if (t == NULL) {
@@ -349,6 +378,7 @@ void cp_app_free(cp_app *a)
     cp_pipealarm_free(a->alarm);
     cp_audit_free(a->audit);
     cp_metrics_free(a->metrics);
+    cp_eventq_free(a->eventq); /* writes what is queued */
     cp_eventlog_close(a->eventlog);
     free(a);
 }

@@ -25,6 +25,7 @@
 #include "base/log.h"
 #include "service/scm_win.h"
 #include "service/version.h"
+#include "transport/transport.h"
 #include "base/logesc.h"
 
 #define CLOSE_WAIT_MS 4500 /* Windows ends a process ~5 s after CTRL_CLOSE_EVENT */
@@ -69,8 +70,11 @@ static void startup_error(const char *msg)
 /* A refused configuration fails the start the same way in both modes, so
  * that the SCM sees STOPPED with an error (not a service that never
  * answered) and the log says file:line and why. */
+static void test_fail_wait(void);
+
 static int start(void *ctx, cp_error *e)
 {
+    test_fail_wait();
     if (svc.config_error.status != CP_OK) {
         *e = svc.config_error;
         return e->status;
@@ -134,8 +138,27 @@ static void test_teardown_pause(void)
     Sleep(ms);
     CP_LOG_INFO("test hook: pause over");
 }
+
+/* CSI_PROXY_TEST_FAIL_WAIT=LOOP:N makes the wait of the pipe transport's
+ * loop LOOP (0-based) fail once it has taken N connects
+ * (cp_transport_test_fail_wait), for test/wine/service.sh. */
+static void test_fail_wait(void)
+{
+    wchar_t v[32];
+    DWORD n = GetEnvironmentVariableW(L"CSI_PROXY_TEST_FAIL_WAIT", v, 32);
+    if (n == 0 || n >= 32)
+        return;
+    wchar_t *end = NULL;
+    unsigned long loop = wcstoul(v, &end, 10);
+    unsigned long after = end != NULL && *end == L':' ? wcstoul(end + 1, NULL, 10) : 0;
+    CP_LOG_INFO("test hook: loop %lu's wait fails after %lu connects", loop, after);
+    cp_transport_test_fail_wait((unsigned)loop, (unsigned)after);
+}
 #else
 static void test_teardown_pause(void)
+{
+}
+static void test_fail_wait(void)
 {
 }
 #endif

@@ -119,10 +119,15 @@ if [ "${SKIP_WINE:-0}" != 1 ]; then
     suite wine-metrics bash test/wine/metrics.sh
     suite wine-upgrade bash test/wine/upgrade.sh
     suite wine-stall bash test/wine/stall.sh
+    # one transport loop's wait fails (test hook): the other pipes serve on
+    suite wine-loopfail bash test/wine/loopfail.sh
     # the Win32 storage host on the device model (csi-proxy-model.exe).
     suite wine-model bash test/wine/model.sh
     # the real grpc-go client of make bench: builds and makes a few calls
     suite bench-smoke bash test/bench/smoke.sh
+    # the pipe transport at scale with the real grpc-go client: 2,000 idle
+    # connections, 1,000 refused connects (figures and ratios printed)
+    suite wine-transport bash test/wine/transport.sh
 fi
 
 [ $LIST = 1 ] && exit 0

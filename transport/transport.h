@@ -1,8 +1,8 @@
 /* transport.h - listeners and connections for a set of services.
  *
  * One listener per service. Two implementations, picked by the build:
- *   loop_win.c - named pipes \\.\pipe\<name>, overlapped I/O on a
- *                          completion port (the product);
+ *   transport/pipe/ - named pipes \\.\pipe\<name>, overlapped I/O on
+ *                     I/O completion ports (the product);
  *   transport_posix.c    - Unix-domain sockets <dir>/<name>.sock (native
  *                          tests, fuzzing, conformance).
  * Both feed bytes to cp_conn and write what it produces; neither knows
@@ -31,8 +31,8 @@ typedef struct cp_listen_spec {
  * unknown); os_handle is the platform's connection (windows: a
  * cp_pipe_client*, pipe_client_win.h; posix: int* fd). It may write the caller's identity into
  * peer_id (peer_id_cap bytes, for the audit). May be NULL: allow all.
- * Windows: called from the threads of the transport's completion loops,
- * possibly at once (the hook locks what it shares). */
+ * Windows: called on worker threads of opts.pool (never on a thread that
+ * does the pipes' I/O), possibly at once (the hook locks what it shares). */
 typedef const char *(*cp_authorize_fn)(void *ctx, const cp_service *svc, uint32_t pid,
                                        void *os_handle, char *peer_id, size_t peer_id_cap);
 
@@ -40,7 +40,8 @@ typedef const char *(*cp_authorize_fn)(void *ctx, const cp_service *svc, uint32_
  * (cp_pipe_client.process) had exited when the connection's next bytes
  * arrived, so whoever writes them holds a handle it was given (or the
  * opener's last words arrive late): every call read from then on is
- * refused, PERMISSION_DENIED. Called on the connection's loop thread for each such call,
+ * refused, PERMISSION_DENIED. Called on the connection's loop thread (or
+ * a worker answering on it) for each such call,
  * with its :path, to audit it (trailing frames that start no call are not
  * reported). ctx is authorize_ctx. May be NULL. */
 typedef void (*cp_revoke_fn)(void *ctx, const cp_service *svc, uint32_t pid, const char *peer_id,
@@ -71,6 +72,12 @@ typedef struct cp_transport_opts {
     void (*foreign_instance)(void *ctx, const char *pipe, unsigned long reported,
                              unsigned long ours);
     void *foreign_instance_ctx;
+    /* windows: one loop's wait for its I/O failed; msg says which, the
+     * connections it closed and whether the others serve on (its
+     * listening instances listen on another loop). Called on that loop's
+     * thread. May be NULL. */
+    void (*loop_failed)(void *ctx, const char *msg);
+    void *loop_failed_ctx;
 } cp_transport_opts;
 
 typedef struct cp_transport cp_transport;
@@ -81,7 +88,9 @@ typedef struct cp_transport cp_transport;
 cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_spec *specs, size_t n,
                                cp_error *e);
 
-/* Serves until cp_transport_stop(); returns 0, or a negative status. */
+/* Serves until cp_transport_stop(); returns 0, or a negative status.
+ * Windows: on the thread that called cp_transport_new (it started the
+ * first connects, and lives until run returns). */
 int cp_transport_run(cp_transport *t);
 
 /* Thread-safe. Stops accepting, lets calls in flight finish for up to
@@ -90,5 +99,10 @@ void cp_transport_stop(cp_transport *t, int64_t drain_ms);
 
 /* After run() returned. */
 void cp_transport_free(cp_transport *t);
+
+/* Test builds (windows): the wait of loop `loop` (0-based) fails, as if
+ * GetQueuedCompletionStatusEx had returned FALSE, once that loop has taken
+ * after_connects connects. Before cp_transport_run. */
+void cp_transport_test_fail_wait(unsigned loop, unsigned after_connects);
 
 #endif

@@ -14,7 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "rpc/conn_internal.h" /* cp_job embeds its pool task: the link */
+#include "rpc/handover.h"
 #include "base/thread.h"
 
 #define OUT_CAP (64 * 1024)
@@ -41,8 +41,8 @@ struct cp_transport {
     size_t n_ls;
     pconn *conns;
     int wake[2];
-    cp_mutex *mu;  /* guards done and stop_* */
-    cp_task *done; /* finished jobs, linked through task.next */
+    cp_mutex *mu;     /* guards stop_* */
+    cp_handover done; /* finished jobs (workers push, the I/O thread takes) */
     bool stop_requested;
     int64_t drain_ms;
 };
@@ -60,15 +60,12 @@ static void wake(cp_transport *t)
     (void)r; /* a full pipe is already a pending wake-up */
 }
 
-/* Worker side: queue the finished job for the I/O thread. The job's pool
- * link is free once it runs, so queueing cannot fail. */
+/* Worker side: queue the finished job for the I/O thread (handover.h);
+ * queueing cannot fail. */
 static void post_job(void *ctx, cp_job *job)
 {
     cp_transport *t = ctx;
-    cp_mutex_lock(t->mu);
-    job->task.next = t->done;
-    t->done = &job->task;
-    cp_mutex_unlock(t->mu);
+    cp_handover_push(&t->done, job);
     wake(t);
 }
 
@@ -219,16 +216,11 @@ static void drain_done(cp_transport *t)
     char b[256];
     while (read(t->wake[0], b, sizeof(b)) > 0)
         ;
-    cp_mutex_lock(t->mu);
-    cp_task *list = t->done;
-    t->done = NULL;
-    cp_mutex_unlock(t->mu);
-    while (list != NULL) {
-        cp_task *next = list->next;
-        cp_conn *c = cp_job_complete((cp_job *)list);
+    for (cp_job *j = cp_handover_take(&t->done), *next; j != NULL; j = next) {
+        next = cp_handover_next(j);
+        cp_conn *c = cp_job_complete(j);
         if (c != NULL)
             flush(cp_conn_user(c));
-        list = next;
     }
 }
 
@@ -377,10 +369,9 @@ void cp_transport_free(cp_transport *t)
         free(pc->out);
         free(pc);
     }
-    while (t->done != NULL) {
-        cp_task *next = t->done->next;
-        cp_job_complete((cp_job *)t->done);
-        t->done = next;
+    for (cp_job *j = cp_handover_take(&t->done), *next; j != NULL; j = next) {
+        next = cp_handover_next(j);
+        cp_job_complete(j);
     }
     if (t->wake[0] >= 0)
         close(t->wake[0]);

@@ -41,6 +41,7 @@ typedef struct stream {
     void *user;
     int64_t start_ns;
     bool status_200, grpc_ok, saw_trailers, body_ok;
+    int grpc_status; /* -1 until the trailers say */
     size_t body_len;
     uint8_t body[64];
     uint32_t req_bytes, resp_bytes;
@@ -266,6 +267,9 @@ static bool on_headers(gbc *c, stream *s)
             else if (nv.namelen == 11 && memcmp(nv.name, "grpc-status", 11) == 0) {
                 s->saw_trailers = true;
                 s->grpc_ok = nv.valuelen == 1 && nv.value[0] == '0';
+                s->grpc_status = 0;
+                for (size_t i = 0; i < nv.valuelen && i < 3; i++)
+                    s->grpc_status = s->grpc_status * 10 + (nv.value[i] - '0');
             }
         }
         if (fl & NGHTTP2_HD_INFLATE_FINAL) {
@@ -283,6 +287,7 @@ static void finish(gbc *c, stream *s, gbc_done *d)
     d->start_ns = s->start_ns;
     d->end_ns = bu_now_ns();
     d->ok = s->status_200 && s->grpc_ok && s->body_ok && s->body_len == c->t->want_len;
+    d->grpc_status = s->grpc_status;
     d->req_bytes = s->req_bytes;
     d->resp_bytes = s->resp_bytes;
     s->id = 0;
@@ -530,6 +535,7 @@ bool gbc_start(gbc *c, void *user)
     memcpy(b, t->msg, t->msg_len);
     memset(s, 0, sizeof(*s));
     s->id = id;
+    s->grpc_status = -1;
     s->user = user;
     s->start_ns = bu_now_ns();
     s->req_bytes = (uint32_t)(18 + hl + t->msg_len);

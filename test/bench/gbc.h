@@ -64,6 +64,7 @@ typedef struct gbc_done {
     void *user;
     int64_t start_ns, end_ns; /* queued ... trailers parsed */
     bool ok;
+    int grpc_status;                /* the trailers' grpc-status; -1 when none came */
     uint32_t req_bytes, resp_bytes; /* frame bytes of this stream, headers incl. */
 } gbc_done;
 

@@ -4,8 +4,8 @@
 # on a long-lived client (with its idle client on the disk pipe), 50 calls
 # from 8 goroutines on one connection, 5 connect+call+close, 48 calls from
 # 8 clients on 8 connections, and 50 sequential calls with 150 and with
-# 1100 more connections open (loops started as connections need them;
-# past what the loops' waits take, the rest looked at every POLL_MS).
+# 1100 more connections open (each loop's completion port takes any
+# number; nothing is polled).
 # Private prefix;
 # stops only what it started, by pid, and waits until the pipes are gone.
 # The first build of the client compiles Go's standard library for Windows
@@ -65,12 +65,10 @@ check churn5 '"calls":5,' churn -warm 0 -calls 5
 # 8 clients at once: past SPREAD connections the next instances go to the
 # second loop (cp_pipe_place), so its clients are served only if it serves
 check clients8 '"calls":48,' clients -n 8 -warm 0 -calls 48
-# A loop's wait takes 64 events: 150 more connections start two more
-# loops (cp_pipe_place), which must serve the clients placed on them
-# (each of the 150 makes one call before the timed ones); 1100 are more
-# than 16 loops' waits take, so the first loop leaves its oldest
-# connection, the timed client's, out of its wait and looks at it every
-# POLL_MS (seen: without that look this hangs).
+# 150 and 1100 more connections spread over both loops (cp_pipe_place),
+# which must serve the clients placed on them (each of the 150 makes one
+# call before the timed ones) and the timed client among them: a
+# completion port takes any number of connections, with no polling.
 check many150 '"calls":50,' seq -many 150 -warm 0 -calls 50
 check many1100 '"calls":50,' seq -many 1100 -warm 0 -calls 50
 check missing-pipe 'File not found\|cannot find' probe -pipe '\\.\pipe\csi-proxy-nonexistent'

@@ -1,5 +1,5 @@
 /* test_handover.c - finished jobs handed to their connections by one
- * thread at a time (cp_handover, rpc/conn.h; the pipe transport's
+ * thread at a time (cp_handover, rpc/handover.h; both transports's
  * post_job): the first to put hands over, later ones leave their jobs to
  * it, and a job put while it hands over is never left behind. The
  * interleavings are played step by step on one thread. */
@@ -11,6 +11,7 @@
 
 #include "rpc/conn.h"
 #include "rpc/conn_internal.h"
+#include "rpc/handover.h"
 
 static cp_job jobs[4];
 

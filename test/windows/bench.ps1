@@ -29,6 +29,27 @@
   the per-round ratios ours/base, the server CPU per call of the whole mix,
   and writes everything to -Out as JSON.
 
+  With -Conns (build/win/bench-conns.exe), each build then gets the
+  transport's scale rows, what test/wine/transport.sh checks under Wine,
+  once each, with a configuration whose system group admits only SYSTEM
+  while its pipe's DACL lets Administrators open it (so this elevated
+  process is refused by the caller check, not by the kernel) and whose
+  limits.maxConnections is above -Idle:
+
+    refused-burst  an allowed client's p99 (seq, 1000 calls) while
+                   bench-conns fires -Refused refused connects at the
+                   system pipe, against its p99 with none
+    idle           with -Idle connections opened as go-winio's DialPipe
+                   opens them, never speaking (csi-proxy's client library
+                   leaves one per NewClient): a call's p50 (seq), a new
+                   connection's dial + first call p50 (first), and the
+                   server's CPU over 5 s with nothing called, each against
+                   the same with none
+
+  For this build each ratio must be within 2x (the server's idle CPU: at
+  most 50 ms more over the 5 s): checks, reported as such; the base
+  build's figures are shown beside them, not judged.
+
   Not measured here: system calls per call (the `make bench` row "wineserver
   requests per call" has no direct Windows counterpart; an ETW trace, e.g.
   `wpr -start GeneralProfile` around one row, would give them).
@@ -37,7 +58,7 @@
   Administrators and SYSTEM) on a host with no csi-proxy service running:
 
     .\bench.ps1 -Ours C:\bench\ours\csi-proxy.exe -Base C:\bench\base\csi-proxy.exe `
-                -Client C:\bench\bench-goclient.exe -Rounds 5
+                -Client C:\bench\bench-goclient.exe -Rounds 5 -Conns C:\bench\bench-conns.exe
 
   The base build comes from `make bench BASE=<commit>` (it leaves
   build/bench-base/<commit>/build/win/csi-proxy.exe).
@@ -47,6 +68,9 @@ param(
     [Parameter(Mandatory = $true)][string]$Base,
     [Parameter(Mandatory = $true)][string]$Client,
     [int]$Rounds = 3,
+    [string]$Conns = '',
+    [int]$Idle = 2000,
+    [int]$Refused = 1000,
     [string]$Kubelet = 'C:\var\lib\kubelet',
     [string]$WorkDir = 'C:\csiproxy-test',
     [string]$Out = (Join-Path $env:TEMP 'csi-proxy-bench-windows.json')
@@ -72,11 +96,11 @@ function Wait-PipesGone([int]$TimeoutMs = 10000) {
     }
 }
 
-function Start-Server([string]$Exe, [string]$Log) {
+function Start-Server([string]$Exe, [string]$Log, [string[]]$Extra = @()) {
     if ((Get-CsiPipes).Count -gt 0) { throw 'csi-proxy pipes exist already: stop the csi-proxy service first' }
     $sw = [Diagnostics.Stopwatch]::StartNew()
     $p = Start-Process -FilePath $Exe -PassThru -NoNewWindow `
-        -ArgumentList @('-kubelet-path', $Kubelet, '-working-dir', $WorkDir) `
+        -ArgumentList (@('-kubelet-path', $Kubelet, '-working-dir', $WorkDir) + $Extra) `
         -RedirectStandardOutput "$Log.out" -RedirectStandardError "$Log.err"
     while ((Get-CsiPipes).Count -lt 23) {
         if ($p.HasExited) { throw "$Exe exited (code $($p.ExitCode)) before its pipes came up" }
@@ -155,6 +179,117 @@ function MixCpuPerCall($r) {
     $cpu * 1000 / $calls
 }
 
+# --- the transport's scale rows (-Conns) -------------------------------------------------
+# One client run; its JSON line as an object.
+function Invoke-Client([string[]]$ArgList) {
+    $line = & $Client @ArgList | Select-Object -Last 1
+    if ($LASTEXITCODE -ne 0) { throw "bench-goclient $($ArgList -join ' ') failed: $line" }
+    $line | ConvertFrom-Json
+}
+# Until a file holds a line matching $Pattern (or the process ended); the line.
+function Wait-Line([string]$File, [string]$Pattern, $Proc, [int]$TimeoutS) {
+    $sw = [Diagnostics.Stopwatch]::StartNew()
+    while ($sw.Elapsed.TotalSeconds -lt $TimeoutS) {
+        if (Test-Path $File) {
+            $hit = @(Get-Content $File | Where-Object { $_ -match $Pattern })
+            if ($hit.Count -gt 0) { return $hit[0] }
+        }
+        if ($Proc.HasExited) { break }
+        Start-Sleep -Milliseconds 200
+    }
+    ''
+}
+function Get-IdleCpuMs($Proc) {
+    Start-Sleep -Seconds 1
+    $Proc.Refresh()
+    $c0 = $Proc.TotalProcessorTime.TotalMilliseconds
+    Start-Sleep -Seconds 5
+    $Proc.Refresh()
+    $Proc.TotalProcessorTime.TotalMilliseconds - $c0
+}
+# A bound is a check for this build; the base build's figure is only shown.
+function Test-Bound([string]$Build, [bool]$Cond, [string]$Name) {
+    if ($Build -eq 'ours') { Check $Cond $Name } else { Write-Host "# base (not judged): $Name" }
+}
+function Test-Ratio([string]$Build, [string]$What, [double]$With, [double]$Without) {
+    $r = if ($Without -gt 0) { $With / $Without } else { [double]::PositiveInfinity }
+    Test-Bound $Build ($r -le 2) ('{0}: {1}: {2:N0} us, without {3:N0} us: ratio {4:N2} (bound 2x)' -f $Build, $What, $With, $Without, $r)
+}
+function Invoke-ScaleRows([string]$Build, [string]$Exe) {
+    $tmp = Join-Path $env:TEMP "csi-proxy-scale-$Build"
+    New-Item -ItemType Directory -Force -Path $tmp | Out-Null
+    # The config in a folder only SYSTEM and Administrators may change:
+    # csi-proxy refuses a configuration file (or folder) anyone else could write.
+    $cfgDir = Join-Path $env:ProgramData 'csi-proxy-bench'
+    New-Item -ItemType Directory -Force -Path $cfgDir | Out-Null
+    $acl = New-Object System.Security.AccessControl.DirectorySecurity
+    $acl.SetSecurityDescriptorSddlForm('D:P(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)')
+    Set-Acl -Path $cfgDir -AclObject $acl
+    $cfg = Join-Path $cfgDir 'transport.yaml'
+    Set-Content -Encoding ASCII -Path $cfg -Value @(
+        'groups:', '  filesystem: {}', '  disk: {}', '  volume: {}', '  smb: {}', '  system:',
+        '    allowedCallers: [SYSTEM]', "    pipeSecurity: 'D:P(A;;GA;;;SY)(A;;FRFW;;;BA)'", '  iscsi: {}',
+        'limits:', "  maxConnections: $($Idle + 1000)")
+    $s = Start-Server $Exe (Join-Path $tmp 'server') @('-config', $cfg)
+    $p = $s.Process
+    try {
+        # refused connects while an allowed client calls
+        $quiet = Invoke-Client @('seq', '-warm', '300', '-calls', '1000', '-label', 'quiet')
+        $ready = Join-Path $tmp 'ready'
+        $done = Join-Path $tmp 'done'
+        $during = Join-Path $tmp 'during.out'
+        Remove-Item -Force $ready, $done -ErrorAction SilentlyContinue
+        $cl = Start-Process -FilePath $Client -PassThru -NoNewWindow -RedirectStandardOutput $during `
+            -ArgumentList @('seq', '-warm', '300', '-calls', '300', '-ready', $ready, '-until', $done, '-label', 'during-burst')
+        $sw = [Diagnostics.Stopwatch]::StartNew()
+        while (-not (Test-Path $ready) -and -not $cl.HasExited -and $sw.Elapsed.TotalSeconds -lt 60) { Start-Sleep -Milliseconds 50 }
+        $burst = & $Conns refuse -n $Refused -threads 2 -pipe csi-proxy-system-v1alpha1 | Select-Object -Last 1
+        Set-Content -Path $done -Value ''
+        $cl.WaitForExit(300000) | Out-Null
+        $b = $burst | ConvertFrom-Json
+        Write-Host "$Build burst: $burst"
+        Check ($b.refused -eq $Refused) "${Build}: $Refused connects to the system pipe (SYSTEM only) all refused by the caller check" $burst
+        $d = (Get-Content $during | Where-Object { $_ -match '^\{' } | Select-Object -First 1) | ConvertFrom-Json
+        Write-Host ("{0} during the burst: {1} calls, p99 {2:N0} us; quiet p99 {3:N0} us" -f $Build, $d.calls, $d.p99_us, $quiet.p99_us)
+        Test-Ratio $Build "an allowed call's p99 during $Refused refused connects" $d.p99_us $quiet.p99_us
+
+        # idle connections
+        $seq0 = Invoke-Client @('seq', '-warm', '300', '-calls', '600', '-label', 'seq-0')
+        $first0 = Invoke-Client @('first', '-warm', '20', '-calls', '300', '-label', 'first-0')
+        $cpu0 = Get-IdleCpuMs $p
+        $stop = Join-Path $tmp 'idle.stop'
+        $idleOut = Join-Path $tmp 'idle.out'
+        Remove-Item -Force $stop, $idleOut -ErrorAction SilentlyContinue
+        $holder = Start-Process -FilePath $Conns -PassThru -NoNewWindow -RedirectStandardOutput $idleOut `
+            -ArgumentList @('idle', '-n', "$Idle", '-stop', $stop, 'csi-proxy-filesystem-v1')
+        $line = Wait-Line $idleOut '"kind":"idle"' $holder 300
+        Write-Host "$Build idle: $line"
+        Check ($line -match ('"opened":' + $Idle + ',')) "${Build}: $Idle idle connections opened as go-winio opens them" $line
+        $cpu1 = Get-IdleCpuMs $p
+        Test-Bound $Build ($cpu1 -le $cpu0 + 50) ('{0}: the server''s CPU over 5 s with nothing called: {1:N0} ms with {2} idle connections, {3:N0} ms with none (at most 50 ms more)' -f $Build, $cpu1, $Idle, $cpu0)
+        $seq1 = Invoke-Client @('seq', '-warm', '300', '-calls', '600', '-label', 'seq-idle')
+        $first1 = Invoke-Client @('first', '-warm', '20', '-calls', '300', '-label', 'first-idle')
+        Set-Content -Path $stop -Value ''
+        $holder.WaitForExit(60000) | Out-Null
+        Test-Ratio $Build "a call's p50 with $Idle idle connections" $seq1.p50_us $seq0.p50_us
+        Test-Ratio $Build "a new connection's dial + first call p50 with $Idle idle connections" $first1.p50_us $first0.p50_us
+        [pscustomobject]@{
+            build = $Build; quiet_p99_us = $quiet.p99_us; burst_p99_us = $d.p99_us; burst_calls = $d.calls; burst = $b
+            seq0_p50_us = $seq0.p50_us; seq_idle_p50_us = $seq1.p50_us; first0_p50_us = $first0.p50_us
+            first_idle_p50_us = $first1.p50_us; idle_cpu0_ms = $cpu0; idle_cpu_ms = $cpu1
+        }
+    } finally {
+        Stop-Server $s
+    }
+}
+$scale = @()
+if ($Conns) {
+    if (-not (Test-Path $Conns)) { throw "no bench-conns.exe at $Conns" }
+    Claim 'the transport serves any number of idle connections and refused callers at no cost to allowed ones (test/wine/transport.sh, on Windows)'
+    $scale += Invoke-ScaleRows 'ours' $Ours
+    $scale += Invoke-ScaleRows 'base' $Base
+}
+
 $table = [ordered]@{}
 $table['server CPU per call (mix), us'] = Ratio { param($r) MixCpuPerCall $r }
 foreach ($name in $rows.Keys) {
@@ -174,7 +309,7 @@ foreach ($key in $table.Keys) { Write-Host ("  {0,-40} {1,6:N2}" -f $key, $table
 [ordered]@{
     date = (Get-Date).ToUniversalTime().ToString('o'); windows = [Environment]::OSVersion.VersionString
     cpus = [Environment]::ProcessorCount; ours = $Ours; base = $Base; rounds = $Rounds
-    ratios = $table; runs = $results
+    ratios = $table; runs = $results; scale = $scale
 } | ConvertTo-Json -Depth 6 | Set-Content -Encoding UTF8 $Out
 Write-Host "written to $Out"
 Claim 'README "Performance": the real grpc-go client rows on Windows (a measurement; it passes when every row ran)'

@@ -40,7 +40,7 @@
        without it each is one named skip;
     5. the service stopped and deleted;
     6. bench.ps1, only with -BenchBase and -BenchClient (a named skip
-       otherwise).
+       otherwise); with -BenchConns also its transport scale rows.
   Each script runs in a child PowerShell; its output goes to the console and
   to <Out>\<script>.log, its checks (common.ps1) to <Out>\results.jsonl. A
   script that exits non-zero without a failed check, or makes no check at
@@ -57,6 +57,8 @@ param(
     # bench.ps1's base build and client (make bench BASE=...; bench-goclient.exe)
     [string] $BenchBase = '',
     [string] $BenchClient = '',
+    # bench.ps1's transport scale rows (bench-conns.exe); none without it
+    [string] $BenchConns = '',
     [int] $BenchRounds = 3,
     # A csiproxy service already on this machine is deleted only with this.
     [switch] $ReplaceService
@@ -242,8 +244,15 @@ Copy-Item -Path $svcLog -Destination (Join-Path $Out 'csi-proxy-service.log') -E
 
 # --- 6. bench ------------------------------------------------------------------------------------------
 if ($BenchBase -and $BenchClient) {
-    Invoke-TestScript 'bench' @('-Ours', (Join-Path $Dir 'csi-proxy.exe'), '-Base', $BenchBase, '-Client', $BenchClient,
-        '-Rounds', "$BenchRounds", '-Kubelet', $Kubelet, '-Out', (Join-Path $Out 'bench.json'))
+    # (an empty argument would not reach the child: Windows PowerShell 5.1
+    # drops empty strings passed to a program)
+    if ($BenchConns) {
+        Invoke-TestScript 'bench' @('-Ours', (Join-Path $Dir 'csi-proxy.exe'), '-Base', $BenchBase, '-Client', $BenchClient,
+            '-Rounds', "$BenchRounds", '-Kubelet', $Kubelet, '-Out', (Join-Path $Out 'bench.json'), '-Conns', $BenchConns)
+    } else {
+        Invoke-TestScript 'bench' @('-Ours', (Join-Path $Dir 'csi-proxy.exe'), '-Base', $BenchBase, '-Client', $BenchClient,
+            '-Rounds', "$BenchRounds", '-Kubelet', $Kubelet, '-Out', (Join-Path $Out 'bench.json'))
+    }
 } else {
     Skip-TestScript 'bench' 'a measurement, not a check: give -BenchBase and -BenchClient'
 }

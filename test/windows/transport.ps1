@@ -30,7 +30,20 @@
        service stops at once; the SCM reports STOPPED before its process
        has exited) is rolled back: exit 3, "old binary restored" (the
        MoveFileEx over the new exe succeeded, so its process was gone), the
-       previous service serves again; never "did not stop".
+       previous service serves again; never "did not stop";
+    5. writes left pending (Windows makes a pipe write wait for its reader;
+       Wine completes it at once): pipecheck -flood 3000 (answers read only
+       a second after the last call, outgrowing the 64 KiB pipe) gets all
+       3,000 answers, twice with 20 s idle between: the workers that
+       started those writes never exit, so none is cancelled;
+    6. the completion ports' waits: the log has no "GetQueuedCompletionStatusEx
+       failed" after all of the above, and 300 idle connections cost the
+       service no CPU (under 0.2 s over 10 s: nothing polls);
+    7. refusals off the I/O path: 500 connects the caller check refuses
+       (the system group admits only SYSTEM; this admin's pipecheck -h2
+       opens and speaks) leave a normal call's time within 2x of its time
+       before, and the Event Log holds the refusal records or the queue's
+       summary record ("were not written to the Event Log").
   Reports through common.ps1 ("N passed, N failed, N skipped"); exits 1 on
   any failure. run-all.ps1 runs it with -Destructive (it changes
   CrashControl's DedicatedDumpFile for a moment, restoring it, and installs
@@ -124,6 +137,41 @@ Check ($r.Code -eq 0 -and $r.Out -match '"exists":true') 'a normal call is answe
 $grown = ((ServiceProcess).WorkingSet64 - $before) / 1MB
 Check ($grown -lt 64) ("200 stalled clients x 1000 calls: the working set grew by {0:N1} MB (< 64)" -f $grown)
 Stop-Process -Id $stall.Id -ErrorAction SilentlyContinue
+
+# --- 5. writes left pending ---------------------------------------------------------
+Claim 'docs/design/transport.md: a write that does not complete at once completes to the loop''s port; the thread that started it outlives it'
+foreach ($round in 1, 2) {
+    $r = Run $Pipecheck @('-flood', '3000', 'csi-proxy-filesystem-v1')
+    Check ($r.Code -eq 0) "pipecheck -flood 3000: every answer arrives (round $round)" $r.Out
+    if ($round -eq 1) { Start-Sleep -Seconds 20 }
+}
+
+# --- 6. the completion ports' waits ---------------------------------------------------
+Claim 'docs/design/transport.md: any number of connections, one wait per loop, no polling'
+$idle = Start-Process -FilePath $Pipecheck -NoNewWindow -PassThru -ArgumentList (@('-hold', '30000') + (@('csi-proxy-filesystem-v1') * 300))
+Start-Sleep -Seconds 8
+$cpu0 = (ServiceProcess).TotalProcessorTime
+Start-Sleep -Seconds 10
+$cpu = ((ServiceProcess).TotalProcessorTime - $cpu0).TotalSeconds
+Check ($cpu -lt 0.2) ("300 idle connections: {0:N3} s of service CPU over 10 s (< 0.2)" -f $cpu)
+$r = Run $Cli @('filesystem', 'v1', 'PathExists', $body)
+Check ($r.Code -eq 0) '... and a call is answered while they are open' $r.Out
+Stop-Process -Id $idle.Id -ErrorAction SilentlyContinue
+Check (-not ((Get-Content $log -Raw) -match 'GetQueuedCompletionStatusEx failed')) 'no loop''s wait failed'
+
+# --- 7. refusals off the I/O path -------------------------------------------------
+Claim 'docs/design/transport.md: caller checks run on workers and refusals reach the Event Log through a bounded queue'
+$s0 = Get-Date; Run $Cli @('filesystem', 'v1', 'PathExists', $body) | Out-Null; $t0 = (Get-Date) - $s0
+$burst = 1..10 | ForEach-Object {
+    Start-Process -FilePath $Pipecheck -NoNewWindow -PassThru -ArgumentList (@('-h2') + (@('csi-proxy-system-v1alpha1') * 50))
+}
+$s1 = Get-Date; Run $Cli @('filesystem', 'v1', 'PathExists', $body) | Out-Null; $t1 = (Get-Date) - $s1
+$burst | Wait-Process -Timeout 120 -ErrorAction SilentlyContinue
+Check ($t1.TotalMilliseconds -le [Math]::Max(2 * $t0.TotalMilliseconds, 200)) `
+    ("a call during 500 refused connects took {0:N0} ms (before: {1:N0} ms)" -f $t1.TotalMilliseconds, $t0.TotalMilliseconds)
+$events = @(Get-WinEvent -FilterHashtable @{ LogName = 'Application'; ProviderName = 'csi-proxy'; StartTime = (Get-Date).AddMinutes(-5) } -ErrorAction SilentlyContinue |
+    Where-Object { $_.Message -match 'denied|were not written to the Event Log' })
+Check ($events.Count -gt 0) "the Event Log holds refusal records or the queue's summary ($($events.Count))"
 
 # --- 4. upgrade rollback waits for the new service's process -----------------------
 Claim 'docs/operators/install.md: rollback only once the new service''s process has exited (exit 3), else exit 4'

@@ -127,8 +127,8 @@ int main(int argc, char **argv)
     x->h = (HANDLE)(UINT_PTR)4;
     reset(all, 4);
 
-    /* A read the loop's wait answered already (its opener was in the wait,
-     * wait_set) stays answered whatever the batch's look finds. */
+    /* A read already answered (opener_fresh set) stays answered whatever
+     * the batch's look finds. */
     a->opener_fresh = true;
     ev[0] = a, ev[1] = x;
     cp_pc_precheck(ev, 2);

@@ -1,6 +1,6 @@
 /* conn_win.c - one connection of the named-pipe transport
  * (pipe_win.h): its reads and writes, the caller check on its first bytes
- * and the hand-off check before each call. */
+ * (on the worker pool) and the hand-off check before each call. */
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
 
@@ -12,6 +12,7 @@
 #include "base/winutil_win.h"
 #include "transport/pipe/pipe_client_win.h"
 #include "transport/pipe/pipe_win.h"
+#include "rpc/handover.h"
 #include "base/thread.h"
 
 /* ---- connection I/O ------------------------------------------------- */
@@ -19,13 +20,15 @@
 enum { IO_FAILED = -1, IO_PENDING, IO_DONE };
 
 /* Starts the connection's read. IO_DONE: it completed at once; *got bytes
- * are in rbuf. IO_PENDING: its event is set when it completes (the loop
- * waits for it). */
+ * are in rbuf, and no packet comes for it (the handle skips the port on
+ * success, cp_loop_bind). IO_PENDING: its completion comes to the loop's
+ * port. */
 static int start_read(pipe_conn *pc, DWORD *got)
 {
     memset(&pc->rd.ov, 0, sizeof(pc->rd.ov));
-    pc->rd.ov.Internal = STATUS_PENDING;
-    pc->rd.ov.hEvent = pc->rd.ev;
+    /* "ReadFile function (fileapi.h)", Microsoft Learn: with an OVERLAPPED
+     * on a handle opened with FILE_FLAG_OVERLAPPED it returns at once;
+     * ERROR_IO_PENDING when the read completes later. */
     if (ReadFile(pc->h, pc->rbuf, READ_BUF, NULL, &pc->rd.ov)) {
         *got = (DWORD)pc->rd.ov.InternalHigh;
         return IO_DONE;
@@ -42,7 +45,8 @@ static int start_read(pipe_conn *pc, DWORD *got)
 
 /* After anything happened on a connection: writes its output, refreshes its
  * deadline, closes it when it is finished. Last thing a caller does with
- * pc: it may be freed. */
+ * pc: it may be freed. Runs on the loop's thread or on a worker (post_job):
+ * either lives until every pipe handle is closed (loop_win.c). */
 void cp_pc_flush(pipe_conn *pc)
 {
     pc->hold_until = 0;
@@ -61,18 +65,17 @@ void cp_pc_flush(pipe_conn *pc)
         }
         if (pc->wlen > 0) {
             memset(&pc->wr.ov, 0, sizeof(pc->wr.ov));
-            pc->wr.ov.Internal = STATUS_PENDING;
-            pc->wr.ov.hEvent = pc->wr.ev;
             pc->writing = true;
+            /* "WriteFile function (fileapi.h)", Microsoft Learn: as ReadFile
+             * above; a pending write completes to the loop's port. */
             BOOL done = WriteFile(pc->h, pc->wbuf, (DWORD)pc->wlen, NULL, &pc->wr.ov);
             if (!done && GetLastError() != ERROR_IO_PENDING) {
                 pc->writing = false;
                 cp_pc_close(pc);
                 return;
             }
-            if (!done) { /* the loop waits for its event (cp_pc_on_write) */
+            if (!done) { /* the loop takes its completion (cp_pc_on_write) */
                 pc->wr.out = true;
-                SetEvent(pc->lp->wake); /* the loop's wait does not know it yet */
                 break;
             }
             pc->writing = false; /* written at once: go on here */
@@ -96,25 +99,15 @@ void cp_pc_flush(pipe_conn *pc)
 /* Worker side, the call's handler has run: the worker itself hands the
  * answer to the connection and writes it, under its loop's lock (ctx is
  * the loop), rather than handing the job to the loop's thread, which
- * would have to wake for it (under Wine a request to signal it and more
- * for the loop's wake-up); the write is the same either way. A write that
- * cannot complete at once goes on on the loop's thread (cp_pc_on_write):
- * this thread only starts it and sets the loop's wake event, so that the
- * loop's next wait takes the write's event ("the system sets the event to
- * a signaled state" when the operation completes, whichever thread
- * started it: "OVERLAPPED structure (minwinbase.h)", Microsoft Learn; the
- * workers outlive the transport's I/O). Wine 8 completes pipe writes at once whatever the reader does
- * (test/wine/pipecheck.c -flood shows it), so that path runs only on
- * Windows. Calls that finish together leave in one write per connection,
- * handed over by one worker (cp_handover, conn.h): each finished job goes
- * on the loop's lock-free list (lp->answered), and only the worker that
- * finds nobody handing over takes the lock and hands over the whole list;
- * the others go back to the pool at once instead of each waiting for the
- * lock (8 calls at once on one connection: 42 -> 37 us of server CPU per
- * call over four alternating rounds). Every job on the list has finished,
- * so no answer waits for a call still running. While the transport stops,
- * the loop's thread is woken so that it sees the call gone (tick); usually
- * the drained connection's close (its cancelled read) wakes it as well. */
+ * would have to wake for it (under Wine a packet posted and the loop's
+ * wake-up). A write that cannot complete at once completes to the loop's
+ * port (cp_pc_on_write). Calls that finish together leave in one write
+ * per connection, handed over by one worker (cp_handover): each finished
+ * job goes on the loop's lock-free list (lp->answered), and only the
+ * worker that finds nobody handing over takes the lock and hands over the
+ * whole list; the others go back to the pool at once. The answer's flush
+ * also sends what a read held for it (cp_pc_on_read). While the transport
+ * stops, the loop's thread is woken so that it sees the call gone (tick). */
 static void post_job(void *ctx, cp_job *job)
 {
     pipe_loop *lp = ctx;
@@ -148,10 +141,11 @@ static void post_job(void *ctx, cp_job *job)
     bool wake = lp->phase != RUNNING;
     ReleaseSRWLockExclusive(&lp->lock);
     if (wake)
-        SetEvent(lp->wake);
+        cp_loop_wake(lp);
 }
 
 static void before_call(void *ctx);
+static void start_check(pipe_conn *pc, DWORD n);
 
 void cp_pc_on_connect(pipe_conn *pc, bool ok, int64_t now)
 {
@@ -173,7 +167,7 @@ void cp_pc_on_connect(pipe_conn *pc, bool ok, int64_t now)
     }
     pc->connected = true; /* counted: cp_pc_close takes it off nconns */
     InterlockedIncrement(&lp->nconn);
-    if (pc->connected_at == 0) /* take_done takes it when it sees the connect done */
+    if (pc->connected_at == 0) /* the loop takes it when it takes the connect */
         pc->connected_at = cp_win_filetime_now();
     pc->active_at = now;
     pc->rbuf = malloc(READ_BUF + WRITE_BUF);
@@ -182,11 +176,6 @@ void cp_pc_on_connect(pipe_conn *pc, bool ok, int64_t now)
         return;
     }
     pc->wbuf = pc->rbuf + READ_BUF;
-    pc->wr.ev = cp_loop_event(lp);
-    if (pc->wr.ev == NULL) {
-        cp_pc_close(pc);
-        return;
-    }
     DWORD got = 0;
     int r = start_read(pc, &got);
     if (r == IO_FAILED)
@@ -195,37 +184,130 @@ void cp_pc_on_connect(pipe_conn *pc, bool ok, int64_t now)
         cp_pc_on_read(pc, true, got, now);
 }
 
+/* ---- the caller check, on the worker pool ----------------------------- */
+
 /* On the client's first bytes: who is it, and may it use this group?
  * Deciding here rather than at connect lets impersonation work (Windows
  * impersonates "the last message read from the pipe") while the client
- * still holds the connection open. */
-static bool open_conn(pipe_conn *pc)
+ * still holds the connection open. The check (opts.authorize: process,
+ * token, AccessCheck, the audit of a refusal) runs on a worker, not on
+ * the loop's thread, so that a burst of callers being checked or refused
+ * never holds up the reads and writes of the others. The handle stays
+ * open while the check runs (cp_pc_close waits for it: checking). */
+static cp_task_result check_run(cp_task *task)
 {
-    pipe_loop *lp = pc->lp;
+    pipe_check *ck = (pipe_check *)task;
+    pipe_conn *pc = ck->pc;
+    cp_transport *t = pc->lp->t;
     ULONG pid = 0;
     if (!GetNamedPipeClientProcessId(pc->h, &pid))
         pid = 0;
-    cp_conn_opts o = lp->t->opts.conn;
-    o.peer_pid = pid;
-    o.deny_message = NULL;
-    o.peer_id[0] = '\0';
-    o.before_call = before_call;
-    o.before_call_ctx = pc;
+    ck->pid = pid;
+    ck->peer_id[0] = '\0';
     cp_pipe_client client = {pc->h, pc->connected_at, NULL};
-    if (lp->t->opts.authorize != NULL)
-        o.deny_message = lp->t->opts.authorize(lp->t->opts.authorize_ctx, pc->l->svc, pid, &client,
-                                               o.peer_id, sizeof(o.peer_id));
-    if (client.process != NULL && o.deny_message != NULL) {
+    ck->deny = t->opts.authorize(t->opts.authorize_ctx, pc->l->svc, pid, &client, ck->peer_id,
+                                 sizeof(ck->peer_id));
+    if (client.process != NULL && ck->deny != NULL) {
         CloseHandle(client.process); /* refused anyway */
         client.process = NULL;
     }
-    pc->opener = client.process;
+    ck->process = client.process;
+    /* The rest runs here, under the loop's lock, as a worker answering a
+     * call does (post_job): the connection is made, its first bytes fed
+     * and its next read started, with no hop back to the loop's thread.
+     * A loop whose wait failed is seen here: the connection is closed. */
+    pipe_loop *lp = pc->lp;
+    AcquireSRWLockExclusive(&lp->lock);
+    pc->check_done = true;
+    if (InterlockedCompareExchange(&lp->failed, 0, 0)) {
+        pc->checking = false;
+        pc->check_done = false;
+        if (ck->process != NULL)
+            CloseHandle(ck->process);
+        ck->process = NULL;
+        cp_pc_close(pc);
+    } else {
+        cp_pc_on_check(pc, cp_now_ms());
+        /* The loop sleeps on the timers it knew of: a held PING ACK's bound
+         * or a grpc-timeout set here is one it did not. "PostQueuedCompletionStatus
+         * function (ioapiset.h)", Microsoft Learn. */
+        bool timer = lp->phase != RUNNING;
+        for (pipe_conn *p = lp->all; p != NULL && !timer; p = p->next)
+            timer = p == pc && pc->h != INVALID_HANDLE_VALUE &&
+                    ((pc->hold_until != 0 && pc->conn != NULL && cp_conn_inflight(pc->conn) == 0) ||
+                     pc->deadline != INT64_MAX);
+        if (timer)
+            cp_loop_wake(lp);
+    }
+    ReleaseSRWLockExclusive(&lp->lock);
+    return CP_TASK_DONE;
+}
+
+static bool make_conn(pipe_conn *pc, const char *deny, uint32_t pid, const char *peer_id)
+{
+    pipe_loop *lp = pc->lp;
+    cp_conn_opts o = lp->t->opts.conn;
+    o.peer_pid = pid;
+    o.deny_message = deny;
+    snprintf(o.peer_id, sizeof(o.peer_id), "%s", peer_id);
+    o.before_call = before_call;
+    o.before_call_ctx = pc;
     pc->pid = pid;
     pc->conn = cp_conn_new(pc->l->svc, lp->t->opts.pool, &o, post_job, lp);
     if (pc->conn == NULL)
         return false;
     cp_conn_set_user(pc->conn, pc);
     return true;
+}
+
+/* The first n bytes are in rbuf: check the caller before they go on. */
+static void start_check(pipe_conn *pc, DWORD n)
+{
+    cp_transport *t = pc->lp->t;
+    if (t->opts.authorize == NULL || t->opts.pool == NULL) { /* allow all: no check */
+        ULONG pid = 0;
+        if (!GetNamedPipeClientProcessId(pc->h, &pid))
+            pid = 0;
+        if (!make_conn(pc, NULL, pid, "")) {
+            cp_pc_close(pc);
+            return;
+        }
+        cp_pc_on_read(pc, true, n, cp_now_ms());
+        return;
+    }
+    if (pc->chk == NULL)
+        pc->chk = calloc(1, sizeof(*pc->chk));
+    if (pc->chk == NULL) {
+        cp_pc_close(pc);
+        return;
+    }
+    pipe_check *ck = pc->chk;
+    memset(ck, 0, sizeof(*ck));
+    ck->task.run = check_run;
+    ck->task.group = "caller-check"; /* capped: calls of the groups keep their workers */
+    ck->pc = pc;
+    ck->n = n;
+    pc->checking = true;
+    cp_pool_submit(t->opts.pool, &ck->task);
+}
+
+void cp_pc_on_check(pipe_conn *pc, int64_t now)
+{
+    pipe_check *ck = pc->chk;
+    pc->checking = false;
+    pc->check_done = false;
+    pc->opener = ck->process;
+    ck->process = NULL;
+    if (pc->h == INVALID_HANDLE_VALUE) { /* closed meanwhile (loop_free) */
+        cp_pc_maybe_free(pc);
+        return;
+    }
+    if (pc->closing || pc->lp->phase != RUNNING || !make_conn(pc, ck->deny, ck->pid, ck->peer_id)) {
+        pc->closing = false;
+        cp_pc_close(pc);
+        return;
+    }
+    cp_pc_on_read(pc, true, ck->n, now);
 }
 
 /* A call refused by before_call: the revoke hook audits it. */
@@ -268,10 +350,8 @@ void cp_pc_opener_exited(pipe_conn *pc)
     cp_conn_deny(pc->conn, msg, revoked_call, pc);
 }
 
-/* The hand-off check (before_call) of several reads at once, for the
- * reads the loop's wait did not answer (wait_set in loop_win.c
- * answers the one whose event ended it). Under load one look of the loop
- * finds the reads of several connections done; each read would
+/* The hand-off check (before_call) of several reads at once. Under load
+ * one wait of the loop takes the reads of several connections; each read would
  * ask for its opener with its own zero-timeout wait (a system call, a
  * wineserver request under Wine). One WaitForMultipleObjects on all their
  * openers, made after every one of those reads completed, answers for the
@@ -305,57 +385,37 @@ void cp_pc_precheck(pipe_conn *const *done, size_t got)
         pcs[k]->opener_fresh = true;
 }
 
-/* Whether the n bytes are whole HTTP/2 frames (RFC 9113 section 4.1:
- * 24-bit length, type, flags, stream id) of the kinds a client sends
- * between calls, SETTINGS, WINDOW_UPDATE and PING, at least one of them a
- * PING to be acknowledged: what grpc-go sends after each response it
- * reads (its BDP ping). Anything else, or a frame cut by the read: false. */
-static bool ping_only(const uint8_t *p, DWORD n)
-{
-    bool ping = false;
-    for (DWORD at = 0; at < n;) {
-        if (n - at < 9)
-            return false;
-        DWORD len = (DWORD)p[at] << 16 | (DWORD)p[at + 1] << 8 | p[at + 2];
-        uint8_t type = p[at + 3];
-        if (type == 6 && !(p[at + 4] & 1)) /* PING without ACK */
-            ping = true;
-        else if (type != 4 && type != 8 && type != 6)
-            return false;
-        if (len > n - at - 9)
-            return false;
-        at += 9 + len;
-    }
-    return ping;
-}
-
 /* n bytes arrived in rbuf; reads on while more are there at once (up to
  * SYNC_READS), then answers. */
 void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
 {
-    bool started = false; /* a call was handed to the pool */
+    bool hold = false; /* a call was handed to the pool, or a PING came alone */
     for (int round = 1;; round++) {
         pc->active_at = now;
         if (!ok) { /* ERROR_BROKEN_PIPE and friends: the client is gone */
             cp_pc_close(pc);
             return;
         }
-        if (n > 0 && pc->conn == NULL && (pc->lp->phase != RUNNING || !open_conn(pc))) {
-            cp_pc_close(pc);
+        if (n > 0 && pc->conn == NULL) {
+            if (pc->lp->phase != RUNNING)
+                cp_pc_close(pc);
+            else
+                start_check(pc, n); /* comes back through cp_pc_on_check */
             return;
         }
         /* new bytes: before_call asks the system again, unless the
          * batch's look after this read completed answered already */
         pc->opener_checked = round == 1 && pc->opener_fresh;
         pc->opener_fresh = false;
-        size_t jobs = n > 0 ? cp_conn_inflight(pc->conn) : 0;
-        if (n > 0 && cp_conn_recv(pc->conn, pc->rbuf, n) != CP_OK)
+        cp_recv_info got_info = {0, false};
+        if (n > 0 && cp_conn_recv_info(pc->conn, pc->rbuf, n, &got_info) != CP_OK)
             pc->closing = true; /* protocol error: send the GOAWAY, then close */
-        if (n > 0 && cp_conn_inflight(pc->conn) > jobs) { /* only cp_conn_recv starts calls */
-            started = true;
-        } else if (n > 0 && ping_only(pc->rbuf, n)) {
-            started = true; /* the next call is likely on its way: see below */
-        }
+        if (got_info.calls_started > 0)
+            hold = true;
+        else if (got_info.ping_only)
+            hold = true; /* the next call is likely on its way: see below */
+        else if (n > 0)
+            hold = false; /* something else: no reason to wait */
         if (pc->closing)
             break;
         DWORD got = 0;
@@ -367,32 +427,34 @@ void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now)
         if (r == IO_PENDING)
             break;
         if (round >= SYNC_READS) {
-            /* Enough for one turn: leave the finished read for the loop's
-             * next look, as if it had completed later, and let other
-             * connections in. */
+            /* Enough for one turn: the finished read goes to the loop's
+             * port, as if it had completed later, and other connections
+             * get their turn. */
             pc->rd.out = true;
-            pc->rd.ov.Internal = 0; /* STATUS_SUCCESS */
-            pc->rd.ov.InternalHigh = got;
-            pc->lp->again = true;
+            if (!cp_loop_post(pc->lp, pc, &pc->rd, got)) {
+                pc->rd.out = false;
+                cp_pc_close(pc);
+                return;
+            }
             break;
         }
         n = got;
     }
     /* A read that started a call usually leaves only control frames to
      * send (grpc-go sends its BDP PING and WINDOW_UPDATE with the request:
-     * the PING ACK), and a quick call's answer follows within a
-     * millisecond: hold the output back for at most HOLD_MS so that both
-     * leave in one WriteFile (two system calls each under Wine, write and
-     * the wait for its result) instead of two. The same for a read of a
-     * PING alone (ping_only), which a client calling in a loop sends just
-     * before its next call. The answer's flush (post_job) or tick() at
-     * hold_until (set by the first read held) sends it all, PING ACK first
-     * as nghttp2 queues it ("PING responses SHOULD be given higher
-     * priority than any other frame", RFC 9113 section 6.7: it still
-     * leads the write). Not on a connection that is closing. */
-    if (started && !pc->closing && !pc->writing && pc->conn != NULL) {
+     * the PING ACK), and the call's answer follows: the output is held
+     * while that call runs, so that both leave in one WriteFile; the
+     * answer's flush (post_job) sends it all, PING ACK first as nghttp2
+     * queues it ("PING responses SHOULD be given higher priority than any
+     * other frame", RFC 9113 section 6.7: it still leads the write). A
+     * read of a PING alone (ping_only), which grpc-go sends as soon as it
+     * has read an answer (cp_recv_info.ping_only), is held the same way for
+     * the call a client calling in a loop sends next. Held output leaves at the latest
+     * HOLD_BOUND_MS later (tick): a bound many timer ticks long, never a
+     * latency in the common case. Not on a connection that is closing. */
+    if (hold && !pc->closing && !pc->writing && pc->conn != NULL) {
         if (pc->hold_until == 0)
-            pc->hold_until = now + HOLD_MS;
+            pc->hold_until = now + HOLD_BOUND_MS;
         pc->deadline = cp_conn_next_deadline(pc->conn);
         return;
     }

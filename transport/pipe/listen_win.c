@@ -15,37 +15,11 @@
 
 /* ---- pipe_conn life cycle ------------------------------------------- */
 
-/* An event for one of a connection's operations: a freed one's, else a
- * new one (manual-reset, as an OVERLAPPED's must be: the system resets it
- * when the operation starts and sets it when it completes, "OVERLAPPED
- * structure (minwinbase.h)", Microsoft Learn). NULL: none to be had. */
-HANDLE cp_loop_event(pipe_loop *lp)
-{
-    if (lp->nspare > 0)
-        return lp->spare[--lp->nspare];
-    return CreateEventW(NULL, TRUE, FALSE, NULL);
-}
-
-static void event_put(pipe_loop *lp, HANDLE ev)
-{
-    if (ev == NULL)
-        return;
-    if (lp->nspare < SPARE_EVENTS)
-        lp->spare[lp->nspare++] = ev;
-    else
-        CloseHandle(ev);
-}
-
 pipe_conn *cp_pc_new(pipe_loop *lp, listener *l, HANDLE h)
 {
     pipe_conn *pc = calloc(1, sizeof(*pc));
     if (pc == NULL)
         return NULL;
-    pc->rd.ev = cp_loop_event(lp);
-    if (pc->rd.ev == NULL) {
-        free(pc);
-        return NULL;
-    }
     pc->lp = lp;
     pc->l = l;
     pc->h = h;
@@ -59,7 +33,7 @@ pipe_conn *cp_pc_new(pipe_loop *lp, listener *l, HANDLE h)
 
 void cp_pc_maybe_free(pipe_conn *pc)
 {
-    if (pc->h != INVALID_HANDLE_VALUE || pc->rd.out || pc->wr.out || pc->dirty)
+    if (pc->h != INVALID_HANDLE_VALUE || pc->rd.out || pc->wr.out || pc->dirty || pc->checking)
         return;
     pipe_loop *lp = pc->lp;
     if (pc->prev != NULL)
@@ -68,10 +42,9 @@ void cp_pc_maybe_free(pipe_conn *pc)
         lp->all = pc->next;
     if (pc->next != NULL)
         pc->next->prev = pc->prev;
-    event_put(lp, pc->rd.ev);
-    event_put(lp, pc->wr.ev);
-    if (pc->opener != NULL) /* see cp_pc_close */
+    if (pc->opener != NULL)
         CloseHandle(pc->opener);
+    free(pc->chk);
     free(pc->rbuf);
     free(pc);
 }
@@ -80,6 +53,10 @@ void cp_pc_maybe_free(pipe_conn *pc)
  * system has finished every operation it had. pc may be freed on return. */
 void cp_pc_close(pipe_conn *pc)
 {
+    if (pc->checking && !pc->check_done) { /* the check uses the handle: closed when it answers */
+        pc->closing = true;
+        return;
+    }
     if (pc->conn != NULL) {
         cp_conn_close(pc->conn);
         pc->conn = NULL;
@@ -90,10 +67,6 @@ void cp_pc_close(pipe_conn *pc)
     }
     if (pc->l != NULL && pc->l->inst == pc)
         pc->l->inst = NULL;
-    /* The opener's handle stays until pc is freed: the loop's thread may
-     * be waiting on it right now when a worker closes pc (wait_set), and
-     * a handle closed under a wait leaves the wait undefined
-     * ("WaitForMultipleObjects function (synchapi.h)", Microsoft Learn). */
     if (pc->h != INVALID_HANDLE_VALUE) {
         if (pc->rd.out || pc->wr.out)
             CancelIoEx(pc->h, NULL);
@@ -146,9 +119,13 @@ int cp_pipe_listen_next(pipe_loop *lp, listener *l, cp_error *e)
         cp_pipe_watch_count(l->w, false, false);
         return cp_error_set(e, CP_E_NOMEM, "pipe %s: out of memory", l->name);
     }
+    if (!cp_loop_bind(lp, h, pc)) {
+        DWORD err = GetLastError();
+        cp_pc_close(pc);
+        return cp_error_set(e, CP_E_IO, "CreateIoCompletionPort %s: %s (error %lu)", l->name,
+                            cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
+    }
     l->inst = pc;
-    pc->rd.ov.Internal = STATUS_PENDING;
-    pc->rd.ov.hEvent = pc->rd.ev;
     pc->rd.out = true;
     if (!ConnectNamedPipe(h, &pc->rd.ov)) {
         DWORD err = GetLastError();
@@ -157,13 +134,20 @@ int cp_pipe_listen_next(pipe_loop *lp, listener *l, cp_error *e)
              * already closed its end): "there is a good connection between
              * client and server, even though the function returns zero"
              * ("ConnectNamedPipe function (namedpipeapi.h)", Microsoft
-             * Learn); nothing completes later, so the loop takes it as
-             * done at its next look (again). The connection then gets the next instance
-             * listening and, for a client already gone, ends on its first
-             * read. Failing here instead would stop the service at start,
-             * or leave the pipe without a listener. */
-            pc->rd.ov.Internal = 0;
-            lp->again = true;
+             * Learn); nothing completes later, so the loop's port gets
+             * the completion from here (cp_loop_post). The connection then
+             * gets the next instance listening and, for a client already
+             * gone, ends on its first read. Failing here instead would
+             * stop the service at start, or leave the pipe without a
+             * listener. */
+            if (!cp_loop_post(lp, pc, &pc->rd, 0)) {
+                err = GetLastError();
+                pc->rd.out = false;
+                cp_pc_close(pc);
+                return cp_error_set(e, CP_E_IO, "PostQueuedCompletionStatus %s: %s (error %lu)",
+                                    l->name, cp_win_errtext(err, why, sizeof(why)),
+                                    (unsigned long)err);
+            }
             return CP_OK;
         }
         if (err != ERROR_IO_PENDING) {
@@ -172,9 +156,12 @@ int cp_pipe_listen_next(pipe_loop *lp, listener *l, cp_error *e)
             return cp_error_set(e, CP_E_IO, "ConnectNamedPipe %s: %s (error %lu)", l->name,
                                 cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
         }
-    } else {
-        pc->rd.ov.Internal = 0; /* connected at once: done, like the cases above */
-        lp->again = true;
+    } else if (!cp_loop_post(lp, pc, &pc->rd, 0)) { /* connected at once: as above */
+        DWORD err = GetLastError();
+        pc->rd.out = false;
+        cp_pc_close(pc);
+        return cp_error_set(e, CP_E_IO, "PostQueuedCompletionStatus %s: %s (error %lu)", l->name,
+                            cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
     }
     return CP_OK;
 }
@@ -232,39 +219,28 @@ void cp_pipe_relisten(pipe_loop *lp, listener *l, int64_t now)
  * loop whose instance a client gets serves it to the end. The first loop
  * keeps the instances while it serves fewer than SPREAD connections: one
  * client at a time (a driver that connects for each lookup, EBS) stays on
- * one loop, whose waits then take its connect, call and close together
- * (with an instance listening on every loop the clients alternated
- * between them, and each loop woke for its part: connect + call + close
- * cost 61 wineserver requests against 52). Past that the instance goes to
- * the loop serving the fewest (the first on a tie), so that 8 clients are
- * served 4 and 4. Placing by count, rather than by which of several
- * listening instances the system hands a client, does not depend on a
- * choice Windows does not document (Wine hands out the one that has
- * listened longest). The loops started are the candidates (t->nloops);
- * when even the least loaded serves t->room connections, as many as its
- * wait takes besides the pipes' listening instances (wait_set), the next
- * loop starts and takes the instance (cp_loop_start); with LOOPS_MAX
- * loops started, the least loaded takes it all the same, and its wait
- * looks at what it cannot take every POLL_MS. */
+ * one loop, so its connect, call and close wake one thread. Past that the
+ * instance goes to the loop serving the fewest (the first on a tie), so
+ * that 8 clients are served 4 and 4. Placing by count, rather than by
+ * which of several listening instances the system hands a client, does
+ * not depend on a choice Windows does not document. A loop whose wait
+ * failed takes no instance. */
 static pipe_loop *place(pipe_loop *lp, bool connected)
 {
     cp_transport *t = lp->t;
-    LONG nl = InterlockedCompareExchange(&t->nloops, 0, 0);
-    LONG n0 = 0, least = 0;
-    size_t best = 0;
-    for (LONG k = 0; k < nl; k++) {
+    pipe_loop *best = NULL;
+    LONG least = 0;
+    for (size_t k = 0; k < LOOPS; k++) {
         pipe_loop *o = &t->loops[k];
+        if (InterlockedCompareExchange(&o->failed, 0, 0))
+            continue;
         LONG n = InterlockedCompareExchange(&o->nconn, 0, 0) + (o == lp && connected ? 1 : 0);
-        if (k == 0)
-            n0 = least = n;
-        else if (n < least)
-            least = n, best = (size_t)k;
+        if (k == 0 && n < SPREAD)
+            return o;
+        if (best == NULL || n < least)
+            least = n, best = o;
     }
-    if (n0 < SPREAD)
-        return &t->loops[0];
-    if (least >= t->room && cp_loop_start(t, nl))
-        return &t->loops[nl];
-    return &t->loops[best];
+    return best != NULL ? best : lp;
 }
 
 /* Makes the instance on another loop, under that loop's lock: waited for
@@ -272,37 +248,55 @@ static pipe_loop *place(pipe_loop *lp, bool connected)
  * placing on each other cannot wait for each other; TryAcquireSRWLockExclusive
  * "If the lock is successfully acquired, the return value is nonzero",
  * without waiting: "TryAcquireSRWLockExclusive function (synchapi.h)",
- * Microsoft Learn; Wine implements SRW locks for real). False: lp makes
- * it. */
-static bool place_on(pipe_loop *lp, pipe_loop *to, size_t i)
+ * Microsoft Learn). The instance is bound to that loop's port, so its
+ * connect completes there. force: wait for the lock whatever the order
+ * (the caller holds no loop's lock). False: lp makes it. */
+static bool place_on(pipe_loop *lp, pipe_loop *to, size_t i, bool force)
 {
-    if (to > lp)
+    if (to > lp || force)
         AcquireSRWLockExclusive(&to->lock);
     else if (!TryAcquireSRWLockExclusive(&to->lock))
         return false;
     listener *tl = &to->ls[i];
     bool ok = false;
-    if (to->phase == RUNNING) {
+    if (to->phase == RUNNING && !InterlockedCompareExchange(&to->failed, 0, 0)) {
         cp_error e;
         ok = tl->inst != NULL || cp_pipe_listen_next(to, tl, &e) == CP_OK;
-        if (ok) {
-            tl->owned = true;
+        tl->owned = true; /* on failure: retried and reported there */
+        if (ok)
             tl->failures = 0;
-        }
+        else
+            tl->retry_at = 0;
+        ok = true;
     }
     ReleaseSRWLockExclusive(&to->lock);
-    if (ok) /* its thread waits for the events it knew of: the new one is not among them */
-        SetEvent(to->wake);
+    if (force) /* its wait may need a new timer (a retry) */
+        cp_loop_wake(to);
     return ok;
 }
 
 void cp_pipe_place(pipe_loop *lp, listener *l, bool connected, int64_t now)
 {
     pipe_loop *to = place(lp, connected);
-    if (to != lp && place_on(lp, to, (size_t)(l - lp->ls))) {
+    if (to != lp && place_on(lp, to, (size_t)(l - lp->ls), false)) {
         l->owned = false;
         return;
     }
     l->owned = true; /* here: as before, retried and reported on failure */
     cp_pipe_relisten(lp, l, now);
+}
+
+bool cp_pipe_hand_over(pipe_loop *lp)
+{
+    bool any = true;
+    for (size_t i = 0; i < lp->nls; i++) {
+        listener *l = &lp->ls[i];
+        if (!l->owned)
+            continue;
+        l->owned = false;
+        pipe_loop *to = place(lp, false);
+        if (to == lp || !place_on(lp, to, i, true))
+            any = false;
+    }
+    return any;
 }

@@ -1,39 +1,44 @@
 /* loop_win.c - transport.h on named pipes \\.\pipe\<name>: the loops
- * that wait for the pipes' I/O, timers and stop. The design and why it
- * has this shape are in docs/design/transport.md; the pieces are in
- * pipe_win.h (listening: listen_win.c; one connection's I/O and caller
- * checks: conn_win.c; foreign instances: watch_win.c). The contract:
+ * that take the pipes' I/O completions, timers, stop and failure. The
+ * design and why it has this shape on Windows are in
+ * docs/design/transport.md; the pieces are in pipe_win.h (listening:
+ * listen_win.c; one connection's I/O and caller checks: conn_win.c;
+ * foreign instances: watch_win.c). The contract:
  *
- * Threads: loops (pipe_win.h: pipe_loop), each one thread that starts the
- * overlapped operations of its pipe instances and waits for them in one
- * WaitForMultipleObjects on their events (wait_set); after a wait it takes
- * every finished operation (take_done). The first loop runs on the caller
- * of cp_transport_run, the others on threads started as connections need
- * them (cp_loop_start, up to LOOPS_MAX); operations beyond what the waits
- * take are looked at every POLL_MS. A connection is served to its end by
- * the loop it landed on (cp_pipe_place).
+ * Threads: LOOPS loops, each one thread with its own I/O completion port
+ * to which every pipe handle of the loop is bound; it waits in
+ * GetQueuedCompletionStatusEx, with a timeout from its timers (never
+ * shorter than they need, no polling), for any number of connections. The
+ * first loop runs on the caller of cp_transport_run, the others on
+ * threads it starts. Workers (rpc/pool.c) run calls and the caller checks
+ * of first bytes, and write answers themselves (post_job).
+ *
+ * I/O ownership: ReadFile, ConnectNamedPipe and WriteFile are issued by
+ * loop threads and workers only. Both live until every pipe handle is
+ * closed: cp_transport_run returns only after each loop has closed all of
+ * its handles (a loop whose wait failed closes its own and then waits for
+ * the stop), and the pool is freed after run returns (service/app_win.c;
+ * a pool never retires a worker). So no thread that issued I/O exits
+ * while that I/O is out.
  *
  * Locks: the loop's lock keeps its thread and the workers apart: the
  * loop's thread holds it except while it waits, a worker while it answers
- * (post_job: finished jobs go on the loop's lock-free list and one worker
- * at a time completes them and writes the output). Every pipe_conn and
- * cp_conn of a loop is used under that lock. Loops share only the options,
- * the connection count (interlocked) and the stop request.
+ * (post_job). Every pipe_conn and cp_conn of a loop is used under it.
+ * Loops share only the options, the connection count (interlocked) and
+ * the stop request.
  *
- * Security: each connection is offered to opts.authorize once, on its
- * first bytes, before they reach HTTP/2; before a call read from the pipe
- * is accepted, the opener must still run (the loop's wait holds the
- * openers ahead of their reads' events; cp_pc_precheck for the others).
+ * Lifetime: each pipe_op says whether the system has it (out), checking
+ * whether a caller check has pc. Closing a pipe_conn closes its handle
+ * (which cancels its I/O) but frees its memory only when neither is out,
+ * i.e. after the loop took every completion, cancelled ones included.
  *
- * Lifetime: each pipe_op says whether the system has it (out). Closing a
- * pipe_conn closes its handle (which cancels its I/O) but frees the memory
- * holding the OVERLAPPEDs only when no operation is out, i.e. after the
- * loop took every completion, cancelled ones included. Events of freed
- * pipe_conns are kept for the next ones (lp->spare).
+ * Stop: cp_transport_stop posts a wake packet to every loop: drain (GOAWAY,
+ * calls finish), close (calls aborted, output flushed for CLOSE_GRACE_MS),
+ * then every handle closed and every completion taken.
  *
- * Stop: cp_transport_stop sets every loop's wake event; a worker answering
- * while the transport stops sets it too, and so does a worker whose write
- * did not complete at once (the loop's wait then takes its event).
+ * Failure: a wait that fails ends that loop only: its connections are
+ * closed, its listening instances made again on another loop, the
+ * failure reported (opts.loop_failed); the other loops serve on.
  */
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
@@ -48,20 +53,60 @@
 #include "transport/pipe/pipe_win.h"
 #include "base/thread.h"
 
-/* Whether the system has finished op ("HasOverlappedIoCompleted macro
- * (winbase.h)", Microsoft Learn: Internal stops being STATUS_PENDING; for
- * an operation that reported ERROR_IO_PENDING, or one left for later,
- * again). */
-static bool op_done(const pipe_op *op)
+/* Test hook (cp_transport_test_fail_wait): loop index + 1 whose wait is
+ * to fail once it has taken that many connects (0: none). */
+static volatile LONG test_fail_loop;
+static volatile LONG test_fail_after;
+
+void cp_transport_test_fail_wait(unsigned loop, unsigned after_connects)
 {
-    return op->out && HasOverlappedIoCompleted(&op->ov);
+    InterlockedExchange(&test_fail_after, (LONG)after_connects);
+    InterlockedExchange(&test_fail_loop, (LONG)loop + 1);
 }
 
+/* ---- the port --------------------------------------------------------- */
+
+void cp_loop_wake(pipe_loop *lp)
+{
+    if (lp->port != NULL)
+        PostQueuedCompletionStatus(lp->port, 0, KEY_WAKE, NULL);
+}
+
+bool cp_loop_bind(pipe_loop *lp, HANDLE h, pipe_conn *pc)
+{
+    /* "CreateIoCompletionPort function (ioapiset.h)", Microsoft Learn: with
+     * an existing port, associates the file handle with it; every
+     * completion of an overlapped operation on h is queued there with
+     * CompletionKey (the pipe_conn). */
+    if (CreateIoCompletionPort(h, lp->port, (ULONG_PTR)pc, 0) == NULL)
+        return false;
+    /* "SetFileCompletionNotificationModes function (winbase.h)", Microsoft
+     * Learn: FILE_SKIP_COMPLETION_PORT_ON_SUCCESS - an operation that
+     * returns success at once queues no packet (the caller handles it on
+     * the spot); FILE_SKIP_SET_EVENT_ON_HANDLE - the handle's event is not
+     * set (nothing waits on it). Without it every read and write done at
+     * once would also wake the loop. If the system refuses, the handle is
+     * not used (a packet would come for what was already handled). */
+    return SetFileCompletionNotificationModes(h, FILE_SKIP_COMPLETION_PORT_ON_SUCCESS |
+                                                     FILE_SKIP_SET_EVENT_ON_HANDLE) != FALSE;
+}
+
+bool cp_loop_post(pipe_loop *lp, pipe_conn *pc, pipe_op *op, DWORD n)
+{
+    op->ov.Internal = 0; /* STATUS_SUCCESS */
+    op->ov.InternalHigh = n;
+    /* "PostQueuedCompletionStatus function (ioapiset.h)", Microsoft Learn:
+     * the packet comes out of GetQueuedCompletionStatusEx with these
+     * bytes, key and OVERLAPPED. */
+    return PostQueuedCompletionStatus(lp->port, n, (ULONG_PTR)pc, &op->ov) != FALSE;
+}
+
+/* ---- completions ------------------------------------------------------ */
+
 /* The completed operation op of pc: hands it to what it was for. */
-static void on_done(pipe_conn *pc, pipe_op *op, int64_t now)
+static void on_done(pipe_conn *pc, pipe_op *op, DWORD n, int64_t now)
 {
     bool ok = (LONG)op->ov.Internal >= 0; /* NT_SUCCESS of the I/O status */
-    DWORD n = (DWORD)op->ov.InternalHigh;
     op->out = false;
     if (pc->h == INVALID_HANDLE_VALUE) { /* closed: a cancelled operation is done */
         cp_pc_maybe_free(pc);
@@ -77,39 +122,39 @@ static void on_done(pipe_conn *pc, pipe_op *op, int64_t now)
         cp_pc_on_read(pc, ok, n, now);
 }
 
-/* Takes every operation of the loop the system has finished: writes
- * first, then reads and connects, whose reads share one hand-off check
- * (cp_pc_precheck). A handler may close and free its own pipe_conn and
- * make new ones (at the list's head), never another's: the ones found are
- * kept until handled (each holds an operation, so none is freed first). */
-static void take_done(pipe_loop *lp, int64_t now)
+/* Hands the completions one wait took to their connections: first the
+ * hand-off check of all the reads among them at once (cp_pc_precheck),
+ * then each. A handler may close its own pipe_conn, never free another's
+ * with a completion still in e[] (that one has an operation out). */
+static void take(OVERLAPPED_ENTRY *e, ULONG n, int64_t now)
 {
-    pipe_conn *rd[MAXIMUM_WAIT_OBJECTS] = {NULL};
-    size_t n = 0;
-    lp->again = false;
-    for (pipe_conn *pc = lp->all, *next; pc != NULL; pc = next) {
-        next = pc->next;
-        if (op_done(&pc->wr)) {
-            bool rd_out = pc->rd.out; /* else pc may be freed now */
-            on_done(pc, &pc->wr, now);
-            if (!rd_out)
-                continue;
-        }
-        if (op_done(&pc->rd)) {
-            /* A connect: its time, as soon after it as the loop can tell
-             * (never before it), for the authorize hook's pid-reuse
-             * guard: a process created later cannot be the client. */
-            if (!pc->connected && pc->connected_at == 0)
-                pc->connected_at = cp_win_filetime_now();
-            if (n < MAXIMUM_WAIT_OBJECTS)
-                rd[n++] = pc;
-            else
-                lp->again = true; /* the rest at the next look */
-        }
+    pipe_conn *rd[BATCH] = {NULL};
+    size_t nrd = 0;
+    for (ULONG i = 0; i < n; i++) {
+        pipe_conn *pc = (pipe_conn *)e[i].lpCompletionKey;
+        if (pc == NULL || e[i].lpOverlapped != &pc->rd.ov)
+            continue;
+        /* A connect: its time, as soon after it as the loop can tell
+         * (never before it), for the authorize hook's pid-reuse guard: a
+         * process created later cannot be the client. */
+        if (!pc->connected && pc->connected_at == 0)
+            pc->connected_at = cp_win_filetime_now();
+        else if (pc->connected)
+            rd[nrd++] = pc;
     }
-    cp_pc_precheck(rd, n);
-    for (size_t i = 0; i < n; i++)
-        on_done(rd[i], &rd[i]->rd, now);
+    cp_pc_precheck(rd, nrd);
+    for (ULONG i = 0; i < n; i++) {
+        pipe_conn *pc = (pipe_conn *)e[i].lpCompletionKey;
+        OVERLAPPED *ov = e[i].lpOverlapped;
+        if (pc == NULL || ov == NULL)
+            continue; /* KEY_WAKE: the loop looks at its timers and the stop */
+        if (ov == &pc->rd.ov)
+            on_done(pc, &pc->rd, e[i].dwNumberOfBytesTransferred, now);
+        else if (ov == &pc->wr.ov)
+            on_done(pc, &pc->wr, e[i].dwNumberOfBytesTransferred, now);
+        else if (pc->chk != NULL && ov == &pc->chk->ov)
+            cp_pc_on_check(pc, now);
+    }
 }
 
 /* ---- stop ----------------------------------------------------------- */
@@ -164,8 +209,10 @@ static void min_wait(int64_t *wait, int64_t at, int64_t now)
 }
 
 /* Advances the stop phases, re-creates missing listening instances,
- * expires deadlines. Returns how long the loop may sleep (INT64_MAX: no
- * timer). */
+ * expires deadlines, idle connections and held output. Returns how long
+ * the loop may sleep (INT64_MAX: no timer). Every timer here is at least
+ * RELISTEN_RETRY_MS, WATCH_MS, HOLD_BOUND_MS, a grpc-timeout or the idle
+ * timeout away: none asks for a wait shorter than a timer tick. */
 static int64_t tick(pipe_loop *lp, int64_t now)
 {
     int64_t wait = INT64_MAX;
@@ -202,7 +249,7 @@ static int64_t tick(pipe_loop *lp, int64_t now)
     if (lp->phase == RUNNING && lp->t->opts.idle_ms > 0) {
         for (pipe_conn *pc = lp->all, *next; pc != NULL; pc = next) {
             next = pc->next;
-            if (!pc->connected || pc->h == INVALID_HANDLE_VALUE || pc->closing ||
+            if (!pc->connected || pc->h == INVALID_HANDLE_VALUE || pc->closing || pc->checking ||
                 (pc->conn != NULL && cp_conn_inflight(pc->conn) > 0))
                 continue;
             if (now - pc->active_at >= lp->t->opts.idle_ms && pc->conn == NULL) {
@@ -240,19 +287,20 @@ static int64_t tick(pipe_loop *lp, int64_t now)
 
 /* ---- one loop ------------------------------------------------------ */
 
-static int loop_init(cp_transport *t, pipe_loop *lp, size_t nls, cp_error *e)
+static int loop_init(cp_transport *t, pipe_loop *lp, size_t index, size_t nls, cp_error *e)
 {
     lp->t = t;
+    lp->index = index;
     InitializeSRWLock(&lp->lock);
-    /* Auto-reset: set while the loop is not waiting, it stays set and ends
-     * the next wait, which resets it ("CreateEventW function
-     * (synchapi.h)", Microsoft Learn: an auto-reset event "remains
-     * signaled until a single waiting thread is released"). */
-    lp->wake = CreateEventW(NULL, FALSE, FALSE, NULL);
-    if (lp->wake == NULL) {
+    /* "CreateIoCompletionPort function (ioapiset.h)", Microsoft Learn:
+     * INVALID_HANDLE_VALUE and no existing port create a port not yet
+     * associated with a file; NumberOfConcurrentThreads 1: one thread (the
+     * loop's) takes its packets. */
+    lp->port = CreateIoCompletionPort(INVALID_HANDLE_VALUE, NULL, 0, 1);
+    if (lp->port == NULL) {
         DWORD err = GetLastError();
         char why[256];
-        return cp_error_set(e, CP_E_IO, "CreateEvent: %s (error %lu)",
+        return cp_error_set(e, CP_E_IO, "CreateIoCompletionPort: %s (error %lu)",
                             cp_win_errtext(err, why, sizeof(why)), (unsigned long)err);
     }
     lp->ls = calloc(nls > 0 ? nls : 1, sizeof(*lp->ls));
@@ -262,109 +310,99 @@ static int loop_init(cp_transport *t, pipe_loop *lp, size_t nls, cp_error *e)
     return CP_OK;
 }
 
-/* One wait of a loop (wait_set): hs[0 .. nopen-1] are the openers of
- * allowed connections whose reads are in the wait (who[i]), then the wake
- * event, then those reads' events (who[i]: the same connections, in the
- * same order), then the events of the loop's other operations the system
- * has (the listening instances' connects, other reads, pending writes;
- * who[i] NULL). all: none left out (else they are looked at every
- * POLL_MS). */
-typedef struct loop_wait {
-    HANDLE hs[MAXIMUM_WAIT_OBJECTS];
-    pipe_conn *who[MAXIMUM_WAIT_OBJECTS];
-    DWORD n, nopen;
-    bool all;
-} loop_wait;
-
-/* A read of an allowed connection: the wait asks for its opener too. */
-static bool watched(const pipe_conn *pc)
+/* Whether the test hook makes this wait fail. */
+static bool test_fails(pipe_loop *lp, LONG *connects)
 {
-    return pc->rd.out && pc->connected && pc->h != INVALID_HANDLE_VALUE && pc->conn != NULL &&
-           pc->opener != NULL;
+    LONG k = InterlockedCompareExchange(&test_fail_loop, 0, 0);
+    if (k == 0 || (size_t)(k - 1) != lp->index)
+        return false;
+    return *connects >= InterlockedCompareExchange(&test_fail_after, 0, 0);
 }
 
-/* Why the openers are in the wait, before everything else: the hand-off
- * check (before_call) asks, after a read completed, whether the process
- * that opened the connection has exited. With bWaitAll FALSE,
- * WaitForMultipleObjects returns "the array index of the signaled object
- * with the smallest index value of all the signaled objects"
- * ("WaitForMultipleObjects function (synchapi.h)", Microsoft Learn), and a
- * process is signaled once it has exited. So when the wait returns the
- * event of a watched read, that read had completed (its event set) and
- * none of the openers had exited when the wait was satisfied: the check
- * of that read is answered without a call of its own (opener_fresh). When
- * it returns an opener, that connection refuses every call from then on
- * (cp_pc_opener_exited, as before_call would at its next call). Reads
- * found done besides the one that answered ask as before (cp_pc_precheck,
- * before_call). */
-static void wait_set(pipe_loop *lp, loop_wait *w)
+/* The loop's wait failed (err): it ends its connections and hands its
+ * listening instances to the other loops, says so, and serves nobody
+ * from then on. Called with the loop's lock held; returns without it,
+ * once the transport stops. */
+static int loop_fail(pipe_loop *lp, DWORD err)
 {
-    DWORD k = 0;
-    w->all = true;
-    /* Pairs first, as many as leave room for the wake event. */
-    for (pipe_conn *pc = lp->all; pc != NULL && k < (MAXIMUM_WAIT_OBJECTS - 1) / 2; pc = pc->next)
-        if (watched(pc)) {
-            w->hs[k] = pc->opener;
-            w->who[k++] = pc;
-        }
-    w->nopen = k;
-    w->hs[k] = lp->wake;
-    w->who[k++] = NULL;
-    for (DWORD i = 0; i < w->nopen; i++) {
-        w->hs[k] = w->who[i]->rd.ev;
-        w->who[k++] = w->who[i];
+    cp_transport *t = lp->t;
+    InterlockedExchange(&lp->failed, 1);
+    unsigned long ended = 0;
+    for (pipe_conn *pc = lp->all; pc != NULL; pc = pc->next)
+        if (pc->connected && pc->h != INVALID_HANDLE_VALUE)
+            ended++;
+    lp->phase = CLOSING;
+    for (pipe_conn *pc = lp->all, *next; pc != NULL; pc = next) {
+        next = pc->next;
+        if (pc->h != INVALID_HANDLE_VALUE)
+            cp_pc_close(pc); /* its memory stays while the system has an operation */
     }
-    DWORD paired = 0; /* watched ones met so far: the first nopen are in */
-    for (pipe_conn *pc = lp->all; pc != NULL; pc = pc->next) {
-        bool in = watched(pc) && paired++ < w->nopen;
-        pipe_op *ops[2] = {in ? NULL : &pc->rd, &pc->wr};
-        for (int j = 0; j < 2; j++) {
-            if (ops[j] == NULL || !ops[j]->out)
-                continue;
-            if (k == MAXIMUM_WAIT_OBJECTS) {
-                w->all = false;
-                continue;
-            }
-            w->hs[k] = ops[j]->ev;
-            w->who[k++] = NULL;
-        }
+    ReleaseSRWLockExclusive(&lp->lock);
+    bool served = cp_pipe_hand_over(lp);
+    if (t->opts.loop_failed != NULL) {
+        char why[256], msg[CP_ERROR_MSG_MAX + 256];
+        snprintf(msg, sizeof(msg),
+                 "pipe transport: loop %zu of %d: GetQueuedCompletionStatusEx failed: %s (error "
+                 "%lu); %lu connections it served were closed; %s",
+                 lp->index + 1, LOOPS, cp_win_errtext(err, why, sizeof(why)), (unsigned long)err,
+                 ended,
+                 served ? "its listening instances listen on another loop, the others serve on"
+                        : "no loop is left: the service stops");
+        t->opts.loop_failed(t->opts.loop_failed_ctx, msg);
     }
-    w->n = k;
+    if (!served) {
+        cp_transport_stop(t, 0);
+        return CP_E_IO;
+    }
+    WaitForSingleObject(t->stopped, INFINITE);
+    return CP_OK;
 }
 
 /* Serves the loop until it has closed every connection after a stop. */
 static int loop_run(pipe_loop *lp)
 {
-    loop_wait w;
+    OVERLAPPED_ENTRY e[BATCH];
+    LONG connects = 0;
+    /* One packet per wait: a wait that asks for more looks at the port
+     * once more after the last packet it takes (a wineserver request
+     * under Wine; on Windows a batch is one system call either way), and
+     * packets already queued come back at once without sleeping. */
+    const ULONG ask = 1;
     AcquireSRWLockExclusive(&lp->lock);
     for (;;) {
         int64_t now = cp_now_ms();
         int64_t wait = tick(lp, now);
         if (lp->phase == CLOSING && lp->all == NULL)
             break;
-        if (!lp->again) {
-            wait_set(lp, &w);
-            if (!w.all && wait > POLL_MS)
-                wait = POLL_MS; /* the ones left out are looked at this often */
-            DWORD ms = wait == INT64_MAX ? INFINITE
-                                         : (wait > 0x7ffffffe ? 0x7ffffffe : (DWORD)wait);
-            /* Workers answer their calls meanwhile (post_job); none frees
-             * a pipe_conn with an operation out, nor closes its opener
-             * (cp_pc_close), so every handle and who[] stays valid. */
-            ReleaseSRWLockExclusive(&lp->lock);
-            DWORD r = WaitForMultipleObjects(w.n, w.hs, FALSE, ms);
-            AcquireSRWLockExclusive(&lp->lock);
-            if (r == WAIT_FAILED) {
-                ReleaseSRWLockExclusive(&lp->lock);
-                return CP_E_IO; /* free() cleans up */
-            }
-            DWORD i = r - WAIT_OBJECT_0; /* WAIT_TIMEOUT and the like: beyond w.n */
-            if (i < w.nopen)
-                cp_pc_opener_exited(w.who[i]);
-            else if (i < w.n && w.who[i] != NULL)
-                w.who[i]->opener_fresh = true;
+        DWORD ms = wait == INT64_MAX ? INFINITE : (wait > 0x7ffffffe ? 0x7ffffffe : (DWORD)wait);
+        /* Workers answer their calls meanwhile (post_job); none frees a
+         * pipe_conn with an operation out. */
+        ReleaseSRWLockExclusive(&lp->lock);
+        ULONG got = 0;
+        BOOL ok;
+        DWORD err = 0;
+        if (test_fails(lp, &connects)) {
+            ok = FALSE;
+            err = ERROR_INVALID_HANDLE;
+        } else {
+            /* "GetQueuedCompletionStatusEx function (ioapiset.h)",
+             * Microsoft Learn: takes up to ulCount packets at once; FALSE
+             * with WAIT_TIMEOUT when none came in dwMilliseconds, FALSE
+             * with another error when the wait itself failed. */
+            ok = GetQueuedCompletionStatusEx(lp->port, e, ask, &got, ms, FALSE);
+            err = ok ? 0 : GetLastError();
         }
-        take_done(lp, cp_now_ms());
+        AcquireSRWLockExclusive(&lp->lock);
+        if (!ok && err != WAIT_TIMEOUT)
+            return loop_fail(lp, err);
+        if (!ok)
+            got = 0;
+        for (ULONG i = 0; i < got; i++) {
+            pipe_conn *pc = (pipe_conn *)e[i].lpCompletionKey;
+            if (pc != NULL && e[i].lpOverlapped == &pc->rd.ov && !pc->connected)
+                connects++;
+        }
+        take(e, got, cp_now_ms());
     }
     ReleaseSRWLockExclusive(&lp->lock);
     return CP_OK;
@@ -374,65 +412,36 @@ static int loop_run(pipe_loop *lp)
  * it until it stops. */
 static void loop_thread(void *arg)
 {
-    pipe_loop *lp = arg;
-    if (loop_run(lp) != CP_OK)
-        cp_transport_stop(lp->t, 0); /* a broken wait: stop the whole transport */
+    loop_run(arg);
 }
 
-/* Loops start in index order, each from a loop already running (or from
- * cp_transport_run), which stores its thread before it ends itself:
- * cp_transport_run joins them in index order, so it reads each loop's
- * thread after the loop that started it has ended. A thread that cannot
- * start ends the starting for good (the loops there serve on). */
-bool cp_loop_start(cp_transport *t, LONG nl)
-{
-    if (nl >= LOOPS_MAX || InterlockedCompareExchange(&t->starting, 1, 0) != 0)
-        return false;
-    bool ok = false;
-    if (InterlockedCompareExchange(&t->nloops, 0, 0) == nl) {
-        pipe_loop *lp = &t->loops[nl];
-        lp->thread = cp_thread_start(loop_thread, lp);
-        if (lp->thread != NULL) {
-            InterlockedIncrement(&t->nloops);
-            ok = true;
-        }
-    }
-    InterlockedExchange(&t->starting, ok ? 0 : 1);
-    return ok;
-}
-
-/* Closes what is left of a loop after run, then waits for the system to
- * finish every cancelled operation before any OVERLAPPED is freed (the
- * pool is gone: no worker answers any more). Whatever the system still
- * has after FREE_WAIT_MS is leaked, never freed under it. Returns whether
- * the loop owns nothing any more (its events are closed then). */
+/* Closes what is left of a loop after run, then takes the completion of
+ * every cancelled operation before any OVERLAPPED is freed (the pool is
+ * gone: no worker answers any more). Whatever the system still has after
+ * FREE_WAIT_MS is leaked, never freed under it. Returns whether the loop
+ * owns nothing any more (its port is closed then). */
 static bool loop_free(pipe_loop *lp, int64_t until)
 {
     lp->phase = CLOSING;
     for (pipe_conn *pc = lp->all, *next; pc != NULL; pc = next) {
         next = pc->next;
-        cp_pc_close(pc);
+        cp_pc_close(pc); /* one whose check never ran stays: leaked */
     }
-    loop_wait w;
-    for (;;) {
-        take_done(lp, cp_now_ms());
+    OVERLAPPED_ENTRY e[BATCH];
+    while (lp->all != NULL && lp->port != NULL) {
         int64_t now = cp_now_ms();
-        if (lp->all == NULL || now >= until)
+        if (now >= until)
             break;
-        wait_set(lp, &w); /* everything is closed: reads (cancelled) only */
-        DWORD ms = (DWORD)(until - now);
-        if (!w.all && ms > POLL_MS)
-            ms = POLL_MS;
-        if (WaitForMultipleObjects(w.n, w.hs, FALSE, ms) == WAIT_FAILED)
-            break;
+        ULONG got = 0;
+        if (!GetQueuedCompletionStatusEx(lp->port, e, BATCH, &got, (DWORD)(until - now), FALSE))
+            break; /* a timeout, or the port is gone: what is left is leaked */
+        take(e, got, now);
     }
     if (lp->all != NULL) /* the system may still complete into them */
         return false;
-    while (lp->nspare > 0)
-        CloseHandle(lp->spare[--lp->nspare]);
-    if (lp->wake != NULL)
-        CloseHandle(lp->wake);
-    lp->wake = NULL;
+    if (lp->port != NULL)
+        CloseHandle(lp->port);
+    lp->port = NULL;
     return true;
 }
 
@@ -447,23 +456,18 @@ cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_sp
         return NULL;
     }
     t->opts = *opts;
-    t->nloops = 1; /* the first runs on cp_transport_run's caller */
-    /* A wait takes the wake event, the listening instances, and per
-     * connection its opener and its read (wait_set). */
-    t->room = n + 3 < MAXIMUM_WAIT_OBJECTS ? (LONG)(MAXIMUM_WAIT_OBJECTS - 1 - n) / 2 : 1;
     t->watch = calloc(n > 0 ? n : 1, sizeof(*t->watch));
-    if (t->watch == NULL) {
+    t->stopped = CreateEventW(NULL, TRUE, FALSE, NULL);
+    if (t->watch == NULL || t->stopped == NULL) {
         cp_error_set(e, CP_E_NOMEM, "transport: out of memory");
-        free(t);
-        return NULL;
+        goto fail;
     }
     for (size_t i = 0; i < n; i++)
         InitializeSRWLock(&t->watch[i].lock);
-    for (size_t k = 0; k < LOOPS_MAX; k++)
-        if (loop_init(t, &t->loops[k], n, e) != CP_OK)
+    for (size_t k = 0; k < LOOPS; k++)
+        if (loop_init(t, &t->loops[k], k, n, e) != CP_OK)
             goto fail;
-    /* The first loop's listeners own the names; the others point to them
-     * and listen once their threads start (cp_transport_run). */
+    /* The first loop's listeners own the names; the others point to them. */
     pipe_loop *first = &t->loops[0];
     for (size_t i = 0; i < n; i++) {
         listener *l = &first->ls[i];
@@ -484,7 +488,7 @@ cp_transport *cp_transport_new(const cp_transport_opts *opts, const cp_listen_sp
         if (cp_pipe_listen_next(first, l, e) != CP_OK)
             goto fail;
         l->owned = true;
-        for (size_t k = 1; k < LOOPS_MAX; k++) {
+        for (size_t k = 1; k < LOOPS; k++) {
             listener *o = &t->loops[k].ls[i];
             o->svc = l->svc;
             o->sa = l->sa;
@@ -502,15 +506,16 @@ fail:
 
 int cp_transport_run(cp_transport *t)
 {
-    /* The first loop's instances listen already (cp_transport_new); the
-     * others make theirs on their own threads. A loop whose thread cannot
-     * start makes no instance and serves nobody; the others serve. */
-    cp_loop_start(t, 1);
+    /* A loop whose thread cannot start counts as failed: it takes no
+     * instance, the others serve. */
+    for (size_t k = 1; k < LOOPS; k++) {
+        t->loops[k].thread = cp_thread_start(loop_thread, &t->loops[k]);
+        if (t->loops[k].thread == NULL)
+            InterlockedExchange(&t->loops[k].failed, 1);
+    }
     int rc = loop_run(&t->loops[0]);
-    if (rc != CP_OK)
-        cp_transport_stop(t, 0);
-    /* The others end once stopped (cp_transport_stop set their wake events). */
-    for (size_t k = 1; k < LOOPS_MAX; k++)
+    /* The others end once stopped (cp_transport_stop woke them). */
+    for (size_t k = 1; k < LOOPS; k++)
         if (t->loops[k].thread != NULL) {
             cp_thread_join(t->loops[k].thread);
             t->loops[k].thread = NULL;
@@ -522,9 +527,10 @@ void cp_transport_stop(cp_transport *t, int64_t drain_ms)
 {
     InterlockedExchange64(&t->stop_drain_ms, drain_ms);
     InterlockedExchange(&t->stop_requested, 1);
-    for (size_t k = 0; k < LOOPS_MAX; k++)
-        if (t->loops[k].wake != NULL)
-            SetEvent(t->loops[k].wake);
+    if (t->stopped != NULL)
+        SetEvent(t->stopped);
+    for (size_t k = 0; k < LOOPS; k++)
+        cp_loop_wake(&t->loops[k]);
 }
 
 void cp_transport_free(cp_transport *t)
@@ -533,7 +539,7 @@ void cp_transport_free(cp_transport *t)
         return;
     int64_t until = cp_now_ms() + FREE_WAIT_MS;
     bool done = true;
-    for (size_t k = 0; k < LOOPS_MAX; k++)
+    for (size_t k = 0; k < LOOPS; k++)
         if (!loop_free(&t->loops[k], until))
             done = false;
     if (!done) /* listeners and names included: connections still point to them */
@@ -543,8 +549,10 @@ void cp_transport_free(cp_transport *t)
         free(ls0[i].name);
         free(ls0[i].wpath);
     }
-    for (size_t k = 0; k < LOOPS_MAX; k++)
+    for (size_t k = 0; k < LOOPS; k++)
         free(t->loops[k].ls);
     free(t->watch);
+    if (t->stopped != NULL)
+        CloseHandle(t->stopped);
     free(t);
 }

@@ -1,11 +1,12 @@
 /* pipe_win.h - the pieces of the named-pipe transport (transport.h on
- * Windows) shared by its three files, in the order data flows:
+ * Windows) shared by its files, in the order data flows:
  *   listen_win.c    - pipe_conn life cycle, pipe instances listening;
  *   conn_win.c      - one connection's reads, writes and caller checks;
- *   loop_win.c - the loops' waits, timers, stop, transport.h.
+ *   loop_win.c      - the loops' completion ports, timers, stop, failure,
+ *                     transport.h.
  * Everything here about one connection runs under its loop's lock: on the
- * loop's thread, or on a worker answering its call (see
- * loop_win.c for the design). Windows build only. */
+ * loop's thread, or on a worker answering its call (see loop_win.c for
+ * the contract). Windows build only. */
 #ifndef CP_PIPE_WIN_H
 #define CP_PIPE_WIN_H
 
@@ -16,6 +17,8 @@
 #include <stdint.h>
 
 #include "base/thread.h"
+#include "rpc/handover.h"
+#include "rpc/pool.h"
 #include "transport/transport.h"
 
 #define PIPE_PREFIX "\\\\.\\pipe\\"
@@ -27,10 +30,11 @@
 #define CLOSE_GRACE_MS 2000   /* final flush before writes are cancelled */
 #define FREE_WAIT_MS 5000     /* cp_transport_free: wait for cancelled I/O */
 #define SYNC_READS 16         /* reads done at once before the other connections take a turn */
-#define HOLD_MS 10            /* output held back for the answer of a call just started */
-#define SPARE_EVENTS 64       /* events a loop keeps for its next pipe_conns */
-#define POLL_MS 2             /* a loop's wait while it has more operations than one wait takes */
-#define WATCH_MS 1000         /* how often a pipe's instance count is read (watch_win.c) */
+/* Longest a PING ACK waits for the answer it is held for (conn_win.c:
+ * cp_pc_on_read); many timer ticks, so never a sub-tick timer. */
+#define HOLD_BOUND_MS 100
+#define BATCH 64      /* completions one GetQueuedCompletionStatusEx takes */
+#define WATCH_MS 1000 /* how often a pipe's instance count is read (watch_win.c) */
 #define WATCH_CONFIRM_MS                                                                           \
     2000 /* how long instances not made here must stay before they are reported */
 #define WATCH_LINGER_MS                                                                            \
@@ -63,26 +67,42 @@ typedef struct pipe_watch {
 } pipe_watch;
 
 typedef struct pipe_op {
-    OVERLAPPED ov;
-    HANDLE ev; /* its manual-reset event (ov.hEvent while the system has it) */
-    bool out;  /* the system has it: started and its completion not yet taken */
+    OVERLAPPED ov; /* hEvent NULL: the completion goes to the loop's port only */
+    bool out;      /* the system has it: started and its completion not yet taken */
 } pipe_op;
+
+/* The caller check of a connection's first bytes, on the worker pool
+ * (conn_win.c): the worker then goes on with the connection under the
+ * loop's lock (ov: a packet only when that cannot be). */
+typedef struct pipe_check {
+    cp_task task; /* first: the pool hands this pointer back */
+    OVERLAPPED ov;
+    pipe_conn *pc;
+    DWORD n;          /* bytes of the first read, kept in pc->rbuf */
+    uint32_t pid;     /* out */
+    const char *deny; /* out: NULL allowed */
+    HANDLE process;   /* out: the opener, when allowed */
+    char peer_id[CP_PEER_ID_MAX];
+} pipe_check;
 
 struct pipe_conn {
     pipe_loop *lp;
     listener *l;
-    HANDLE h;      /* INVALID_HANDLE_VALUE once closed */
-    cp_conn *conn; /* NULL while listening and once closed */
-    pipe_op rd;    /* ConnectNamedPipe while listening, then ReadFile */
-    pipe_op wr;    /* WriteFile */
-    bool writing;  /* a WriteFile started and not finished (wr.out once pending) */
-    bool dirty;    /* on lp->dirty: answers a later worker writes (post_job) */
+    HANDLE h;        /* INVALID_HANDLE_VALUE once closed */
+    cp_conn *conn;   /* NULL while listening and once closed */
+    pipe_op rd;      /* ConnectNamedPipe while listening, then ReadFile */
+    pipe_op wr;      /* WriteFile */
+    pipe_check *chk; /* the caller check while it is out (checking) */
+    bool checking;   /* chk is on the pool or its packet not yet taken */
+    bool check_done; /* the check is done with the handle: its packet is queued */
+    bool writing;    /* a WriteFile started and not finished (wr.out once pending) */
+    bool dirty;      /* on lp->dirty: answers a later worker writes (post_job) */
     pipe_conn *dirty_next;
     bool closing;         /* close as soon as the output is written */
     bool peer_gone;       /* a read failed: the client closed its end (pipe_watch) */
     bool connected;       /* the connect completed (counted in t->nconns) */
     int64_t deadline;     /* cached cp_conn_next_deadline() */
-    int64_t hold_until;   /* output held until then (0: not held), see on_read */
+    int64_t hold_until;   /* output held for an answer at most until then (0: not held) */
     int64_t active_at;    /* last read or finished call, for opts.idle_ms */
     int64_t connected_at; /* FILETIME when the loop saw the connect done, for opts.authorize */
     HANDLE opener;        /* the allowed client process (authorize hook), or NULL */
@@ -113,18 +133,15 @@ struct listener {
     int64_t check_at;        /* next look at the instance count, while owned */
 };
 
-/* One loop: the thread that waits for the operations of its pipe
- * instances (one WaitForMultipleObjects on their events) and the
- * connections they became. Loops
- * share nothing but the transport's options and counters: each has its
- * own lock, lists and timers, and the listening instances placed on it
- * (cp_pipe_place: one per pipe over all loops). */
+/* One loop: the thread that takes the completions of its pipe
+ * instances from its own I/O completion port and the connections they
+ * became. Loops share nothing but the transport's options and counters:
+ * each has its own port, lock, lists and timers, and the listening
+ * instances placed on it (cp_pipe_place: one per pipe over all loops). */
 struct pipe_loop {
     cp_transport *t;
-    HANDLE wake; /* auto-reset: set to make the loop look again (stop, workers) */
-    bool again;  /* an operation is done without its event set: no wait before the next look */
-    HANDLE spare[SPARE_EVENTS]; /* events of freed pipe_conns, for the next ones */
-    size_t nspare;
+    size_t index;
+    HANDLE port;  /* its completion port; every handle of the loop is bound to it */
     listener *ls; /* one per pipe; the strings are the transport's */
     size_t nls;
     /* Held by the loop's thread except while it waits, and by
@@ -136,31 +153,34 @@ struct pipe_loop {
     pipe_conn *all;       /* every pipe_conn of the loop not yet freed */
     int phase;
     int64_t drain_until, close_until;
-    cp_thread *thread;   /* loops after the first: their thread, once started */
-    volatile LONG nconn; /* its connected pipe_conns not yet closed (cp_pipe_place) */
+    volatile LONG failed; /* its wait failed: it serves nobody any more */
+    cp_thread *thread;    /* loops after the first: their thread */
+    volatile LONG nconn;  /* its connected pipe_conns not yet closed (cp_pipe_place) */
 };
 
-/* Loops at most; the first two run from cp_transport_run, the others
- * start as connections need them (cp_pipe_place). */
-#define LOOPS_MAX 16
+/* Loops: the first runs on the caller of cp_transport_run, the others on
+ * threads it starts. A loop takes any number of connections. */
+#define LOOPS 2
 /* Connections the first loop takes before the pipes' next instances go
  * to the least loaded loop (cp_pipe_place). */
 #define SPREAD 3
 
+/* Completion keys of the packets a loop's port gets besides its pipes'
+ * (whose key is their pipe_conn): a wake-up (stop, a listen request), and
+ * the end of a caller check (the pipe_conn's key, chk's OVERLAPPED). */
+#define KEY_WAKE 0
+
 struct cp_transport {
     cp_transport_opts opts;
-    pipe_loop loops[LOOPS_MAX];
-    volatile LONG nloops;   /* loops started: loops[0 .. nloops-1] */
-    volatile LONG starting; /* a loop's thread is being started (cp_pipe_place) */
-    LONG room;              /* connections a loop takes before the next one starts */
-    volatile LONG nconns;   /* connected pipe_conns not yet closed, all loops */
+    pipe_loop loops[LOOPS];
+    volatile LONG nconns; /* connected pipe_conns not yet closed, all loops */
     volatile LONG stop_requested;
     volatile LONG64 stop_drain_ms;
+    HANDLE stopped;    /* manual-reset, set by cp_transport_stop: failed loops wait for it */
     pipe_watch *watch; /* one per pipe */
 };
 
 /* listen_win.c */
-HANDLE cp_loop_event(pipe_loop *lp);
 pipe_conn *cp_pc_new(pipe_loop *lp, listener *l, HANDLE h);
 /* Frees pc once it is closed, owns no operation and is off the dirty list. */
 void cp_pc_maybe_free(pipe_conn *pc);
@@ -175,6 +195,10 @@ void cp_pipe_relisten(pipe_loop *lp, listener *l, int64_t now);
  * the connect failed): makes the pipe's next listening instance on the
  * loop that is to take the next client, lp or another (listen_win.c). */
 void cp_pipe_place(pipe_loop *lp, listener *l, bool connected, int64_t now);
+/* lp's wait failed: the listening instances it owned are made again on
+ * the least loaded loop still serving. False: none is left. Called on
+ * lp's thread without lp's lock. */
+bool cp_pipe_hand_over(pipe_loop *lp);
 
 /* watch_win.c: reads the pipe's instance count through l's
  * listening instance and reports instances this process did not make
@@ -186,19 +210,25 @@ void cp_pipe_watch(pipe_loop *lp, listener *l, int64_t now);
  * client may still have its end open). */
 void cp_pipe_watch_count(pipe_watch *w, bool made, bool lingering);
 
-/* loop_win.c: starts loop nl's thread, if nl is the next loop
- * to start (t->nloops), below LOOPS_MAX, and no other thread is starting
- * one. Returns whether it started (t->nloops is then nl + 1). */
-bool cp_loop_start(cp_transport *t, LONG nl);
+/* loop_win.c: wakes the loop (its port gets a KEY_WAKE packet). */
+void cp_loop_wake(pipe_loop *lp);
+/* Binds h to lp's port with pc as its key, and asks the system not to
+ * queue a packet for an operation that completes at once. False: h
+ * cannot be used. */
+bool cp_loop_bind(pipe_loop *lp, HANDLE h, pipe_conn *pc);
+/* Queues op's completion (n bytes, success) on the loop's port, for an
+ * operation done at once that the loop is to take at its next look. */
+bool cp_loop_post(pipe_loop *lp, pipe_conn *pc, pipe_op *op, DWORD n);
 
 /* conn_win.c: what happens when an operation of pc is done. Each may
  * close (and free) pc. */
 void cp_pc_on_connect(pipe_conn *pc, bool ok, int64_t now);
 void cp_pc_on_read(pipe_conn *pc, bool ok, DWORD n, int64_t now);
 void cp_pc_on_write(pipe_conn *pc, bool ok, DWORD n);
-/* Before the operations one look of the loop found done are handled (the
- * connects and reads in done[0..n-1]): asks once for the openers of all
- * the reads among them (conn_win.c). */
+/* The caller check of pc's first bytes has answered (its packet). */
+void cp_pc_on_check(pipe_conn *pc, int64_t now);
+/* Before the completions one wait took are handled (the reads in
+ * done[0..n-1]): asks once for the openers of all of them (conn_win.c). */
 void cp_pc_precheck(pipe_conn *const *done, size_t n);
 /* pc's opener has exited: every call from here on is refused (what
  * before_call decides when it finds it so). */

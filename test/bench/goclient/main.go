@@ -30,6 +30,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -45,6 +46,8 @@ var (
 	flagMany  = flag.Int("many", 0, "seq: this many more clients on -pipe, connected (one call each) after the measured one, then idle")
 	flagPath  = flag.String("path", `C:\csiproxy-test\dir`, "path asked about")
 	flagLabel = flag.String("label", "", "label of the JSON line")
+	flagReady = flag.String("ready", "", "seq: a file created when the warm-up is done")
+	flagUntil = flag.String("until", "", "seq: after -calls, keep calling until this file exists")
 )
 
 func dial(target string) (*grpc.ClientConn, error) {
@@ -110,7 +113,8 @@ func run(clients []fsv1.FilesystemClient, total int, r *result, timed bool) {
 	}
 }
 
-func churnOne(r *result, timed bool) {
+// churnOne: dial, one call, close; timed with the close, or (first) without.
+func churnOne(r *result, timed, withClose bool) {
 	t0 := qpcNow()
 	cc, err := dial(*flagPipe)
 	if err != nil {
@@ -118,14 +122,47 @@ func churnOne(r *result, timed bool) {
 		return
 	}
 	err = call(fsv1.NewFilesystemClient(cc))
+	t1 := qpcNow()
 	cc.Close()
+	if withClose {
+		t1 = qpcNow()
+	}
 	if err != nil {
 		r.fail(err)
 		return
 	}
 	if timed {
+		r.lat = append(r.lat, t1-t0)
+	}
+}
+
+// runUntil makes at least min sequential timed calls, and more until the
+// file named by -until exists (looked for every 10 ms by another goroutine).
+func runUntil(c fsv1.FilesystemClient, min int, r *result) {
+	var done int32
+	stop := make(chan struct{})
+	go func() {
+		for {
+			if _, err := os.Stat(*flagUntil); err == nil {
+				atomic.StoreInt32(&done, 1)
+				return
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+	for i := 0; i < min || atomic.LoadInt32(&done) == 0; i++ {
+		t0 := qpcNow()
+		if err := call(c); err != nil {
+			r.fail(err)
+			continue
+		}
 		r.lat = append(r.lat, qpcNow()-t0)
 	}
+	close(stop)
 }
 
 func pct(sorted []int64, p float64) float64 {
@@ -138,7 +175,7 @@ func pct(sorted []int64, p float64) float64 {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench-goclient probe|seq|conc|clients|churn [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench-goclient probe|seq|conc|clients|churn|first [flags]")
 		os.Exit(2)
 	}
 	mode := os.Args[1]
@@ -213,17 +250,27 @@ func main() {
 			}
 		}
 		run(clients, *flagWarm, &r, false)
+		if *flagReady != "" {
+			if err := os.WriteFile(*flagReady, nil, 0o644); err != nil {
+				fmt.Fprintf(os.Stderr, "bench-goclient: -ready: %v\n", err)
+				os.Exit(1)
+			}
+		}
 		t0 = qpcNow()
-		run(clients, *flagCalls, &r, true)
+		if mode == "seq" && *flagUntil != "" {
+			runUntil(clients[0], *flagCalls, &r)
+		} else {
+			run(clients, *flagCalls, &r, true)
+		}
 		t1 = qpcNow()
-	case "churn":
+	case "churn", "first":
 		n = 1
 		for i := 0; i < *flagWarm; i++ {
-			churnOne(&r, false)
+			churnOne(&r, false, mode == "churn")
 		}
 		t0 = qpcNow()
 		for i := 0; i < *flagCalls; i++ {
-			churnOne(&r, true)
+			churnOne(&r, true, mode == "churn")
 		}
 		t1 = qpcNow()
 	default:
