@@ -26,7 +26,7 @@ typedef struct cp_storage_group_ctx {
     const cp_pathrules *rules;
     const cp_smb_host *smb; /* the smb group's host: SMB shares in the volume group */
     bool smb_volume_stats;  /* groups.smb.volumeStats (groups/volume/smbvol.h) */
-    bool format_foreign; /* groups.volume.formatForeignFilesystems */
+    bool format_foreign;    /* groups.volume.formatForeignFilesystems */
 } cp_storage_group_ctx;
 
 static inline const cp_storage_group_ctx *cp_sg_ctx(cp_call *call)

@@ -12,7 +12,8 @@ answer the same (Adapter, Target, LUN) are left out of the map.
 import pytest
 
 from conftest import Caller
-from test_drivers import AzureDisk, DriverError, NativeServer
+from drivers.azuredisk import AzureDisk
+from drivers.harness import DriverError, NativeServer
 
 
 def name_string(nsid, serial):

@@ -342,10 +342,10 @@ static int partitions(ld *l, const yaml_node_t *list, m_disk *d)
 
 static int disk(ld *l, const yaml_node_t *n, m_disk *d, bool cdrom)
 {
-    static const char *const k[] = {"number",    "size",      "sector",     "style",           "offline",
-                                    "read_only", "not_ready", "collision",  "grow_to",         "vendor",
-                                    "product",   "serial",    "page83",     "scsi",            "partitions",
-                                    "volume",    "nvme",      "write_protected", "wmi_fails", NULL};
+    static const char *const k[] = {
+        "number",     "size",    "sector", "style",           "offline",   "read_only", "not_ready",
+        "collision",  "grow_to", "vendor", "product",         "serial",    "page83",    "scsi",
+        "partitions", "volume",  "nvme",   "write_protected", "wmi_fails", NULL};
     memset(d, 0, sizeof(*d));
     d->cdrom = cdrom;
     d->sector = cdrom ? 2048 : 512;
@@ -369,7 +369,7 @@ static int disk(ld *l, const yaml_node_t *n, m_disk *d, bool cdrom)
         rc = flag(l, n, "collision", &d->collision);
     if (rc == CP_OK)
         rc = flag(l, n, "nvme", &d->nvme);
-        rc = flag(l, n, "write_protected", &d->write_protected);
+    rc = flag(l, n, "write_protected", &d->write_protected);
     if (rc == CP_OK)
         rc = flag(l, n, "wmi_fails", &d->wmi_fails);
     if (rc != CP_OK)

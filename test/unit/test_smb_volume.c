@@ -91,8 +91,10 @@ static int make_env(void **state, bool stats_off)
         print_error("%s\n", e.msg);
         return -1;
     }
-    cp_groups_config cfg = {
-        .fs = t->fs, .storage = t->storage, .smb_host = t->smb, .smb = {.volume_stats_off = stats_off}};
+    cp_groups_config cfg = {.fs = t->fs,
+                            .storage = t->storage,
+                            .smb_host = t->smb,
+                            .smb = {.volume_stats_off = stats_off}};
     t->groups = cp_groups_new(&cfg, &e);
     if (t->groups == NULL) {
         print_error("%s\n", e.msg);
