@@ -29,9 +29,10 @@ import sys
 import winetrace
 
 DEBUG_TID = os.environ.get("SRVTRACE_TID") == "1"
-# The rows of per_call_mix, the figure issue 12 has been measured on since
-# its first run (100 sequential calls, 200 from 8 clients, 20 connect +
-# call + close); any other traced row (go-conc8) gets its own per_call only.
+# The rows of per_call_mix, docs/performance.md's "wineserver requests per
+# call (mix)", kept the same so that builds compare (100 sequential calls,
+# 200 from 8 clients, 20 connect + call + close); any other traced row
+# (go-conc8) gets its own per_call only.
 MIX_ROWS = {"go-seq", "go-clients8", "go-churn"}
 
 MARK = re.compile(r"bench-mark-([A-Za-z0-9_-]+?)\\?\"")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check_imports.sh - the product executables start no process and need
-# only the DLLs the README names (issue 8: "No child processes, no command
-# strings, ever"). For build/win/csi-proxy.exe and build/win/csi-proxy-cli.exe:
+# only the DLLs the README names (docs/contributing.md: no child processes
+# and no command strings anywhere). For build/win/csi-proxy.exe and
+# build/win/csi-proxy-cli.exe:
 #
 #   1. DLLs: the import table names only KERNEL32, ADVAPI32 and msvcrt
 #      (x86_64-w64-mingw32-objdump -p), and not iscsidsc.dll, which the

@@ -1,4 +1,4 @@
-"""Issue 8 item 5: what one request may cost in memory. Runs the plain
+"""What one request may cost in memory. Runs the plain
 native server (build/native/csi-proxy, or $CSI_PROXY_NATIVE_SERVER; not
 ASan, whose shadow memory and quarantine would swamp the measurement) and
 reads its peak resident size (VmHWM) from /proc/<pid>/status.

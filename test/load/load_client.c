@@ -1,5 +1,5 @@
 /* load_client.c - N concurrent clients x M calls against the native
- * server's Unix sockets, mixed across the groups (issue 5, load).
+ * server's Unix sockets, mixed across the groups (the `load` suite).
  *
  *   load-client -socket-dir DIR [-clients 64] [-calls 10000]
  *

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Packer template (scripts/packer, issue 11 item 4) with Debian's packer
+# The Packer template (scripts/packer) with Debian's packer
 # (1.6.6), offline, no AWS credentials:
 #   * packer fmt -check: the files are in canonical format;
 #   * packer validate (full, not -syntax-only: the amazon-ebs builder's own

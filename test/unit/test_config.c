@@ -188,7 +188,7 @@ static void test_sddl_grants_system(void **state);
 
 static void test_sddl_for_sids(void **state)
 {
-    test_sddl_grants_system(state); /* issue 9 item 6, below */
+    test_sddl_grants_system(state); /* SYSTEM creates the pipe instances, below */
     cp_sid s[3];
     assert_true(cp_sid_parse("S-1-5-18", &s[0]));
     assert_true(cp_sid_parse("S-1-5-32-544", &s[1]));
@@ -668,8 +668,9 @@ static void test_errors(void **state)
         "groups.smb.pipeSecurity: invalid pipe security \"D:P(A;;GA;;;SY)S:(AU;FA;GA;;;WD)\": "
         "at offset 18: audit entries (AU) are not supported: a pipe with a SACL needs "
         "SeSecurityPrivilege");
-    /* issue 9 item 6: the service's account must be able to create every
-     * pipe instance; refused at file:line, not widened */
+    /* the service's account must be able to create every pipe instance (or
+     * the group serves one connection at a time); refused at file:line, not
+     * widened */
     expect_error("groups:\n  disk: {}\n  volume:\n    pipeSecurity: 'D:P(A;;GA;;;BA)'\n", 4,
                  "groups.volume.pipeSecurity: pipe security \"D:P(A;;GA;;;BA)\" cannot work: it "
                  "does not give SY full access: csi-proxy, running as SYSTEM, must create each "
@@ -803,7 +804,7 @@ static void test_broad_callers_refused(void **state)
     cp_error e;
     /* a deny entry for Everyone grants nothing; a group not served is not
      * looked at. (A deny of GA to Everyone would deny SYSTEM too, which must
-     * create the pipe instances: issue 9 item 6 refuses that, so the deny
+     * create the pipe instances: the config refuses that, so the deny
      * here takes WRITE_DAC and WRITE_OWNER only.) */
     assert_int_equal(load(&c, "security:\n  pipeSecurity: 'D:P(D;;WDWO;;;WD)(A;;GA;;;SY)'\n", &e),
                      CP_OK);

@@ -745,7 +745,7 @@ static void test_link_to_root_is_not_emptied(void **state)
     assert_true(host_exists(t, K "\\pods\\p1\\data"));
 }
 
-/* --- where a resolved object lives (host/fs_place.h, issue 8 item 2) ---- */
+/* --- where a resolved object lives (host/fs_place.h) ------------------------ */
 
 #define GS L"\\\\?\\Volume{5y5-0000}\\"  /* the system volume, C: */
 #define GD L"\\\\?\\Volume{da7a-0001}\\" /* a data volume a driver staged */

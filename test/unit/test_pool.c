@@ -99,8 +99,8 @@ static void test_grows_to_the_limit(void **state)
     gate_free(&g);
 }
 
-/* A new pool holds no thread (start-up does not pay for one: issue 12
- * item 3); the first task starts the first worker and runs on it. */
+/* A new pool holds no thread (start-up does not pay for one); the first
+ * task starts the first worker and runs on it. */
 static void test_no_thread_until_the_first_task(void **state)
 {
     (void)state;

@@ -418,14 +418,14 @@ static void test_partition_disk(void **state)
                   CP_E_INVALID_ARGUMENT, "out of range");
     expect_status(call(t, "disk", "v1", "PartitionDisk", "disk_number", "99", NULL), CP_E_NOT_FOUND,
                   "PartitionDisk: disk 99 not found");
-    /* issue 9 item 13: the boot disk already has its basic (C:) partition,
-     * so PartitionDisk changes nothing and succeeds; it is refused only
-     * when it would change the disk (test_conformance: disk 14) */
+    /* the boot disk already has its basic (C:) partition, so PartitionDisk
+     * changes nothing and succeeds; it is refused only when it would change
+     * the disk (test_conformance: disk 14) */
     OK(call(t, "disk", "v1", "PartitionDisk", "disk_number", "0", NULL));
     expect_resp(call(t, "volume", "v1", "ListVolumesOnDisk", "disk_number", "0", NULL),
                 "volume_ids:[\"\\\\?\\Volume{0b0b0b0b-0000-4000-8000-000000000003}\\\"]");
-    /* issue 9 item 9: a RAW offline disk is brought online and partitioned
-     * (drivers call PartitionDisk before SetDiskState) */
+    /* a RAW offline disk is brought online and partitioned (drivers call
+     * PartitionDisk before SetDiskState) */
     OK(call(t, "disk", "v1", "PartitionDisk", "disk_number", "4", NULL));
     expect_resp(call(t, "disk", "v1", "GetDiskState", "disk_number", "4", NULL), "is_online:true");
     /* RAW -> GPT + one basic partition; again: nothing changes */

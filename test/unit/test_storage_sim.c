@@ -201,7 +201,7 @@ static void test_mounts_and_drives(void **state)
     assert_int_equal(OPS->remove_mount_point(CTX, "C:\\m", &e), CP_E_FAILED_PRECONDITION);
 }
 
-/* Simulator gaps of issue 9 (facts 10, 11c): the POSIX fs host connected to
+/* DRIVER-CONTRACTS facts 10 and 11c: the POSIX fs host connected to
  * the simulator's mount points (mountpoints.h) sees a folder a volume is
  * mounted at as Windows does. */
 static void test_fact10_fact11c_fs_host_shares_mount_points(void **state)

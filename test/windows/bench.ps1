@@ -1,14 +1,15 @@
 <#
 .SYNOPSIS
-  Issue 12's real-client rows on a real Windows host: this build against a
-  base build, the same grpc-go client, alternating rounds.
+  The real-client rows of `make bench` (docs/performance.md) on a real
+  Windows host: this build against a base build, the same grpc-go client,
+  alternating rounds.
   Status: written, NOT RUN by the team (CI is Linux + Wine).
 
 .DESCRIPTION
   `make bench BASE=<commit>` measures under Wine, where most of the server's
   CPU goes to Wine's own way of doing named-pipe I/O (wineserver round
-  trips, a system APC per completed read, signals to a busy thread; see the
-  README's issue 12 section). On Windows none of that exists, so the ratios
+  trips, a system APC per completed read, signals to a busy thread; see
+  docs/performance.md). On Windows none of that exists, so the ratios
   may differ, and designs dropped because of Wine (an I/O thread running the
   calls it reads, with several threads on the completion port) would need
   measuring here. This script runs the rows of `make bench`'s real-client

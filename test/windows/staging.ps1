@@ -168,7 +168,7 @@ try {
         Check ([bool] (Prop $gs.Json 'is_online') -eq (-not $d.IsOffline)) "disk ${k}: GetDiskState = not IsOffline"
     }
 
-    # --- issue 9 item 6: more than one instance of each pipe ------------------------------
+    # --- more than one instance of each pipe ----------------------------------------------
     Claim 'README "Security model" 1: every pipe instance is created with the group''s security descriptor (several instances)'
     # A DACL that does not let the service's account create pipe instances
     # leaves one instance: a second client (EBS opens one inside
@@ -177,13 +177,13 @@ try {
     $c2 = New-Object IO.Pipes.NamedPipeClientStream('.', 'csi-proxy-disk-v1', [IO.Pipes.PipeDirection]::InOut)
     try {
         $c1.Connect(2000); $c2.Connect(2000)
-        Check ($c1.IsConnected -and $c2.IsConnected) 'issue 9 item 6: two clients connected to csi-proxy-disk-v1 at once'
-    } catch { Bad 'issue 9 item 6: two clients connected to csi-proxy-disk-v1 at once' "$_" } finally { $c1.Dispose(); $c2.Dispose() }
+        Check ($c1.IsConnected -and $c2.IsConnected) 'two clients connected to csi-proxy-disk-v1 at once (2 instances)'
+    } catch { Bad 'two clients connected to csi-proxy-disk-v1 at once (2 instances)' "$_" } finally { $c1.Dispose(); $c2.Dispose() }
     $three = 1..3 | ForEach-Object { Start-Job -ScriptBlock { param($cli) & $cli disk v1 ListDiskIDs | Out-Null; $LASTEXITCODE } -ArgumentList $Cli }
     $codes = @($three | Wait-Job -Timeout 60 | Receive-Job)
-    Check (($codes.Count -eq 3) -and (@($codes | Where-Object { $_ -ne 0 }).Count -eq 0)) 'issue 9 item 6: three concurrent ListDiskIDs all answered' "exit codes: $codes"
+    Check (($codes.Count -eq 3) -and (@($codes | Where-Object { $_ -ne 0 }).Count -eq 0)) 'three concurrent ListDiskIDs all answered (3 instances)' "exit codes: $codes"
 
-    # --- issue 9 items 7, 8: optical drives ----------------------------------------------
+    # --- optical drives ------------------------------------------------------------------
     Claim 'README verification table, disk: an unreadable disk (an optical drive) is left out of the lists'
     # An empty DVD drive answers ERROR_NOT_READY; a mounted ISO's volume says
     # DeviceNumber 0 with DeviceType FILE_DEVICE_CD_ROM. Neither may fail a
@@ -191,12 +191,12 @@ try {
     # or Mount-DiskImage an ISO, to exercise this; skipped otherwise.)
     $cds = @(Get-CimInstance Win32_CDROMDrive -ErrorAction SilentlyContinue)
     if ($cds.Count -gt 0) {
-        Check ($ids.Code -eq 0) "issue 9 item 7: ListDiskIDs answers with $($cds.Count) optical drive(s) present"
+        Check ($ids.Code -eq 0) "ListDiskIDs answers with $($cds.Count) optical drive(s) present"
         foreach ($cv in @(Get-Volume | Where-Object { $_.DriveType -eq 'CD-ROM' })) {
             $on0 = @((Rpc volume v1 ListVolumesOnDisk @{ disk_number = 0 }).Json.volume_ids)
-            Check (-not ($on0 -contains $cv.UniqueId)) "issue 9 item 8: the CD/DVD volume $($cv.UniqueId) is not listed on disk 0"
+            Check (-not ($on0 -contains $cv.UniqueId)) "the CD/DVD volume $($cv.UniqueId) is not listed on disk 0"
         }
-    } else { Write-Output '# no optical drive: issue 9 items 7 and 8 not exercised' }
+    } else { Write-Output '# no optical drive: the optical-drive checks not exercised' }
 
     # --- the boot disk -----------------------------------------------------------------
     Claim 'README "Behaviour compared with upstream", disk and volume: PartitionDisk, FormatVolume, ResizeVolume and SetDiskState(offline) refuse the boot disk'
@@ -204,8 +204,8 @@ try {
     # has C:): a no-op success, the layout untouched.
     $boot = Get-Disk | Where-Object { $_.IsBoot -or $_.IsSystem } | Select-Object -First 1
     $bootParts = @(Get-Partition -DiskNumber $boot.Number).Count
-    Expect-Ok (Rpc disk v1 PartitionDisk @{ disk_number = [int] $boot.Number }) "issue 9 item 13: PartitionDisk on boot disk $($boot.Number) is a no-op" | Out-Null
-    Check (@(Get-Partition -DiskNumber $boot.Number).Count -eq $bootParts) "issue 9 item 13: boot disk $($boot.Number) still has $bootParts partitions"
+    Expect-Ok (Rpc disk v1 PartitionDisk @{ disk_number = [int] $boot.Number }) "PartitionDisk on boot disk $($boot.Number) is a no-op (it has C:)" | Out-Null
+    Check (@(Get-Partition -DiskNumber $boot.Number).Count -eq $bootParts) "boot disk $($boot.Number) still has $bootParts partitions"
     Expect-Code (Rpc disk v1 SetDiskState @{ disk_number = [int] $boot.Number; is_online = $false }) 9 'refusing to take it offline' 'SetDiskState refuses to take the boot disk offline'
     $cvol = (Get-Volume -DriveLetter C).UniqueId
     Expect-Code (Rpc volume v1 FormatVolume @{ volume_id = $cvol }) 9 'refusing to format' "FormatVolume refuses C: ($cvol)"
@@ -264,8 +264,9 @@ try {
     $lv1 = Rpc volume v1 ListVolumesOnDisk @{ disk_number = $n; partition_number = [int] $parts[0].PartitionNumber }
     Check (@($lv1.Json.volume_ids)[0] -ceq $vol) 'ListVolumesOnDisk by partition number'
     Check (-not [bool] (Prop (Rpc volume v1 IsVolumeFormatted @{ volume_id = $vol }).Json 'formatted')) 'IsVolumeFormatted: false'
-    # issue 9 items 10, 11: right after an IOCTL-made partition, with the
-    # blanket (packet privacy) on every WMI proxy and one cache update on a miss
+    # Right after an IOCTL-made partition: the Storage Management provider's
+    # cache does not hold the volume yet (one cache update on a miss), and
+    # every WMI proxy needs its own blanket (packet privacy)
     Expect-Ok (Rpc volume v1 FormatVolume @{ volume_id = $vol }) 'FormatVolume (MSFT_Volume.Format over WMI) right after PartitionDisk' | Out-Null
     Check ([bool] (Prop (Rpc volume v1 IsVolumeFormatted @{ volume_id = $vol }).Json 'formatted')) 'IsVolumeFormatted: true'
     Check ((Get-Volume -UniqueId $vol).FileSystem -eq 'NTFS') 'Get-Volume says NTFS'
@@ -321,14 +322,14 @@ try {
     Check ((Get-Partition -DiskNumber $n -PartitionNumber $parts[0].PartitionNumber).Size -gt 1.9GB) 'Get-Partition shows the larger partition'
     Check ((Get-Volume -UniqueId $vol).Size -eq $after) 'Get-Volume agrees'
 
-    # issue 9 item 12: a second expansion, ResizeVolume(0) with no Rescan
-    # before it (IOCTL_DISK_UPDATE_DRIVE_SIZE refreshes the length)
+    # A second expansion, ResizeVolume(0) with no Rescan before it: the
+    # service refreshes the length itself (IOCTL_DISK_UPDATE_DRIVE_SIZE)
     Diskpart @("select vdisk file=`"$vhd`"", 'detach vdisk')
     Diskpart @("select vdisk file=`"$vhd`"", 'expand vdisk maximum=3072', 'attach vdisk')
     Start-Sleep -Seconds 2
-    Expect-Ok (Rpc volume v1 ResizeVolume @{ volume_id = $vol; size_bytes = 0 }) 'issue 9 item 12: ResizeVolume 0 after an expansion, no Rescan' | Out-Null
+    Expect-Ok (Rpc volume v1 ResizeVolume @{ volume_id = $vol; size_bytes = 0 }) 'ResizeVolume 0 after a second expansion, no Rescan' | Out-Null
     $s = Rpc volume v1 GetVolumeStats @{ volume_id = $vol }
-    Check ([int64] (Prop $s.Json 'total_bytes') -gt $after + 900MB) "issue 9 item 12: the volume grew again: $after -> $(Prop $s.Json 'total_bytes') bytes"
+    Check ([int64] (Prop $s.Json 'total_bytes') -gt $after + 900MB) "the volume grew again: $after -> $(Prop $s.Json 'total_bytes') bytes"
 
     # --- online / offline -------------------------------------------------------------------
     Claim 'README verification table, disk SetDiskState / GetDiskState against Get-Disk IsOffline'
@@ -337,10 +338,10 @@ try {
     Check (@((Rpc volume v1 ListVolumesOnDisk @{ disk_number = $n }).Json.volume_ids).Count -eq 0) 'no volumes while offline'
     Expect-Ok (Rpc disk v1beta2 SetAttachState @{ diskID = "$n"; isOnline = $true }) 'SetAttachState online (v1beta2)' | Out-Null
     Check (-not (Get-Disk -Number $n).IsOffline) 'Get-Disk says online'
-    # issue 9 item 9: the call returns once the volumes exist (no sleep here)
-    Check (@((Rpc volume v1 ListVolumesOnDisk @{ disk_number = $n }).Json.volume_ids) -contains $vol) 'issue 9 item 9: the volume is listed right after SetAttachState(online)'
+    # SetAttachState returns once the volumes exist (no sleep here)
+    Check (@((Rpc volume v1 ListVolumesOnDisk @{ disk_number = $n }).Json.volume_ids) -contains $vol) 'the volume is listed right after SetAttachState(online)'
 
-    # --- issue 9 item 9: a clone beside its source (OfflineReason Collision) ---------------
+    # --- a clone beside its source (OfflineReason Collision) -------------------------------
     Claim 'README verification table, disk: a clone beside its source (a signature collision) comes online'
     $vhd2 = Join-Path $WorkDir 'csi-proxy-clone.vhdx'
     Diskpart @("select vdisk file=`"$vhd`"", 'detach vdisk')
@@ -351,16 +352,16 @@ try {
     $clone = Get-Disk | Where-Object { $_.Location -like '*csi-proxy-clone.vhdx' } | Select-Object -First 1
     if ($clone -and $clone.IsOffline) {
         Write-Output "# clone is disk $($clone.Number), OfflineReason $($clone.OfflineReason)"
-        Expect-Ok (Rpc disk v1 SetDiskState @{ disk_number = [int] $clone.Number; is_online = $true }) 'issue 9 item 9: SetDiskState(online) on a colliding clone' | Out-Null
+        Expect-Ok (Rpc disk v1 SetDiskState @{ disk_number = [int] $clone.Number; is_online = $true }) 'SetDiskState(online) on a colliding clone' | Out-Null
         $c2d = Get-Disk -Number $clone.Number
-        Check (-not $c2d.IsOffline) 'issue 9 item 9: Get-Disk says the clone is online'
-        Check ($c2d.Guid -ne (Get-Disk -Number $n).Guid) "issue 9 item 9: the clone got its own disk GUID ($($c2d.Guid))"
-        Check (@((Rpc volume v1 ListVolumesOnDisk @{ disk_number = [int] $clone.Number }).Json.volume_ids).Count -eq 1) 'issue 9 item 9: its volume is listed at once'
-    } else { Bad 'issue 9 item 9: the clone attaches offline (collision)' "clone: $($clone | Out-String)" }
+        Check (-not $c2d.IsOffline) 'Get-Disk says the clone is online'
+        Check ($c2d.Guid -ne (Get-Disk -Number $n).Guid) "the clone got its own disk GUID ($($c2d.Guid))"
+        Check (@((Rpc volume v1 ListVolumesOnDisk @{ disk_number = [int] $clone.Number }).Json.volume_ids).Count -eq 1) 'the volume of the clone is listed at once'
+    } else { Bad 'the clone attaches offline (collision)' "clone: $($clone | Out-String)" }
     try { Diskpart @("select vdisk file=`"$vhd2`"", 'detach vdisk') } catch {}
     Remove-Item -Force $vhd2 -ErrorAction SilentlyContinue
 
-    # --- issue 9 item 9: PartitionDisk on a RAW offline disk ------------------------------
+    # --- PartitionDisk on a RAW offline disk ----------------------------------------------
     Claim 'README verification table, disk: a RAW offline disk is brought online to be partitioned'
     $vhd3 = Join-Path $WorkDir 'csi-proxy-raw.vhdx'
     if (Test-Path $vhd3) { Remove-Item -Force $vhd3 }
@@ -368,7 +369,7 @@ try {
     Start-Sleep -Seconds 2
     $raw = Get-Disk | Where-Object { $_.Location -like '*csi-proxy-raw.vhdx' } | Select-Object -First 1
     Set-Disk -Number $raw.Number -IsOffline $true
-    Expect-Ok (Rpc disk v1 PartitionDisk @{ disk_number = [int] $raw.Number }) 'issue 9 item 9: PartitionDisk on a RAW offline disk' | Out-Null
+    Expect-Ok (Rpc disk v1 PartitionDisk @{ disk_number = [int] $raw.Number }) 'PartitionDisk on a RAW offline disk' | Out-Null
     Expect-Ok (Rpc disk v1 SetDiskState @{ disk_number = [int] $raw.Number; is_online = $true }) '... then SetDiskState(online)' | Out-Null
     Check (@((Rpc volume v1 ListVolumesOnDisk @{ disk_number = [int] $raw.Number }).Json.volume_ids).Count -eq 1) '... and ListVolumesOnDisk lists its volume'
     try { Diskpart @("select vdisk file=`"$vhd3`"", 'detach vdisk') } catch {}

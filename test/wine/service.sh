@@ -347,11 +347,11 @@ expect "bad SID: refused with file:line" 1 'C:\csi\bad3.yaml:4: security.allowed
 cfg bad4.yaml 'groups:\n  filesystem:\n    pipeSecurity: "D:(A;;GA;;;WD)"\n'
 expect "unprotected SDDL: refused with file:line" 1 'C:\csi\bad4.yaml:3: groups.filesystem.pipeSecurity: invalid pipe security "D:(A;;GA;;;WD)"' \
     proxy_bounded -config 'C:\csi\bad4.yaml'
-# issue 9 item 6: the service's account must be able to create every pipe
-# instance. The config refuses a DACL that does not give SYSTEM full access;
-# the Windows side (pipesec_win.c) refuses one that does not give the account
-# the process really runs as (here the Wine user) read, write and
-# FILE_CREATE_PIPE_INSTANCE.
+# The service's account must be able to create every pipe instance (or a
+# group serves one connection at a time). The config refuses a DACL that does
+# not give SYSTEM full access; the Windows side (pipesec_win.c) refuses one
+# that does not give the account the process really runs as (here the Wine
+# user) read, write and FILE_CREATE_PIPE_INSTANCE.
 cfg bad4b.yaml 'groups:\n  disk:\n    pipeSecurity: "D:P(A;;GA;;;BA)"\n'
 expect "SDDL not granting SYSTEM: refused with file:line and why" 1 \
     'C:\csi\bad4b.yaml:3: groups.disk.pipeSecurity: pipe security "D:P(A;;GA;;;BA)" cannot work: it does not give SY full access' \

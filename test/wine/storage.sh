@@ -148,9 +148,9 @@ if start csi-proxy.exe; then
         bad "csi-proxy.exe: MountVolume of C:'s volume fails and mounts nothing" "volume $CVOL exit $MRC: $MOUT / $OUT"
     fi
     # Wine: QueryDosDeviceW lists PhysicalDrive0 but IOCTL_DISK_GET_LENGTH_INFO
-    # fails (ERROR_NOT_SUPPORTED). Issue 9 item 7: a disk that cannot be read
-    # is left out and logged, naming the IOCTL and the cause; the listing
-    # answers for the others (here: none), not a crash, not a lie.
+    # fails (ERROR_NOT_SUPPORTED). A disk that cannot be read is left out
+    # and logged, naming the IOCTL and the cause; the listing answers for
+    # the others (here: none), not a crash, not a lie.
     cli disk v1 ListDiskIDs
     if [ "$RC" = 0 ] && grep -q "storage: listing disks: skipping IOCTL_DISK_GET_LENGTH_INFO disk 0: " "$LOG"; then
         ok "csi-proxy.exe: ListDiskIDs under Wine skips the disk Wine cannot describe and logs the IOCTL"

@@ -25,7 +25,7 @@
  *       (the child) waits 500 ms, sends the HTTP/2 client preface and an
  *       empty SETTINGS frame on the inherited handle, reads the answer.
  *   svctest handoff-call PIPE DIR
- *       the attack of issue 8 item 3: this process (allowed: an admin)
+ *       the hand-off attack: this process (allowed: an admin)
  *       opens \\.\pipe\PIPE, sends the first byte of the HTTP/2 preface,
  *       starts "svctest handed ..." with Administrators deny-only (as
  *       `restricted`) and the pipe handle inherited, lets the service see
