@@ -58,6 +58,7 @@ static void test_recv_info_tells_calls_and_pings(void **state)
     assert_false(i.ping_only);
     complete_jobs(c, 1);
     cp_conn_close(c);
+    nghttp2_session_del(cl.h2);
 }
 
 int main(void)
