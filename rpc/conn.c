@@ -8,6 +8,8 @@
 
 #include "dispatch/health.h"
 #include "rpc/conn_internal.h"
+#include "rpc/conn_stream.h"
+#include "rpc/watch.h"
 #include "rpc/grpc_wire.h"
 #include "rpc/h2check.h"
 #include "metrics/metrics.h"
@@ -23,70 +25,11 @@
 #define DEFAULT_MAX_HEADER_BYTES (16u * 1024)
 /* Answers a connection may hold that its client has not taken (conn.h). */
 #define DEFAULT_MAX_HELD_BYTES (32u * 1024)
-/* What an answered stream costs while it waits, beyond its answer's bytes:
- * our cp_stream, nghttp2's stream and its queued frames. */
-#define STREAM_HELD_COST (sizeof(cp_stream) + 512u)
 /* Frames waiting in nghttp2's queue (answers' headers, resets, window
  * updates) past which the client is taken not to read at all. */
 #define MAX_QUEUED_FRAMES 2000u
 
-struct cp_stream {
-    int32_t id;
-    cp_stream *prev, *next;
-    char path[256];
-    bool path_too_long;
-    bool is_post;
-    bool ct_ok;
-    char encoding[32]; /* grpc-encoding other than identity */
-    bool bad_timeout;
-    int64_t deadline; /* INT64_MAX: none */
-    size_t header_bytes;
-    cp_h2check hc; /* nghttp2's HTTP messaging checks, made in h2check.c */
-    bool h2_reset; /* a check failed: RST_STREAM PROTOCOL_ERROR is queued */
-    const cp_method *method;
-    uint8_t prefix[CP_GRPC_PREFIX];
-    size_t prefix_len;
-    uint32_t msg_len;     /* as the prefix says */
-    uint32_t got;         /* message bytes received */
-    cp_wire_filter *filt; /* from the prefix to the job */
-    uint8_t *buf;         /* the message bytes the filter kept */
-    size_t len, cap;
-    bool job_started;
-    cp_job *job; /* in flight on the pool; cancelled if the stream goes first */
-    bool responded;
-    bool rst_after_send; /* reset once our END_STREAM is out */
-    bool remote_closed;
-    uint8_t *resp; /* response bytes (prefix + body) */
-    size_t resp_len, resp_off;
-    size_t held; /* this stream's share of c->held */
-    /* grpc.health.v1.Health; Watch streams its answers (watch.c's part
-     * below): the status at once, then each change, probed again every
-     * CP_HEALTH_WATCH_MS, until the client leaves or the server ends it. */
-    bool health;
-    bool watch;
-    bool watching; /* counted in c->watching */
-    uint8_t *wreq; /* the Watch request, for each probe */
-    size_t wreq_len;
-    /* When to probe again: set where the connection's calls run (conn.h),
-     * never by a worker, so that a transport that reads the connection's
-     * deadline only there (cp_conn_next_deadline) wakes for it. */
-    int64_t next_probe;
-    bool w_started; /* response headers submitted */
-    int w_last;     /* status of the last message queued; -1: none */
-    uint8_t w_msg[CP_GRPC_PREFIX + 2];
-    size_t w_msg_len, w_msg_off; /* the message being sent */
-    bool w_end;                  /* trailers after the message */
-    int w_end_status;
-    char w_end_msg[256];
-};
-
-/* An answered stream holds memory until its answer is out and it closes. */
-static void hold(cp_conn *c, cp_stream *st, size_t n)
-{
-    st->held += n;
-    c->held += n;
-}
-
+/* The answer is out and the stream closed: its memory is free again. */
 static void release(cp_conn *c, cp_stream *st, size_t n)
 {
     st->held -= n;
@@ -95,19 +38,12 @@ static void release(cp_conn *c, cp_stream *st, size_t n)
 
 /* ---- responses ------------------------------------------------------ */
 
-#define NV(n, v)                                                                                   \
-    {                                                                                              \
-        (uint8_t *)(n), (uint8_t *)(v), sizeof(n) - 1, strlen(v), NGHTTP2_NV_FLAG_NONE             \
-    }
-
-static void watch_end(cp_conn *c, cp_stream *st, int status, const char *msg);
-
 static void respond_status(cp_conn *c, cp_stream *st, int status, const char *msg)
 {
     if (st->responded)
         return;
     if (st->w_started) { /* a Watch whose answers flow: its trailers end it */
-        watch_end(c, st, status, msg);
+        cp_watch_end(c, st, status, msg);
         return;
     }
     st->responded = true;
@@ -121,7 +57,7 @@ static void respond_status(cp_conn *c, cp_stream *st, int status, const char *ms
         NV("grpc-message", enc),
     };
     size_t n = msg[0] != '\0' ? 4 : 3;
-    hold(c, st, STREAM_HELD_COST);
+    cp_stream_hold(c, st, STREAM_HELD_COST);
     if (!st->remote_closed)
         st->rst_after_send = true;
     nghttp2_submit_response(c->h2, st->id, hdrs, n, NULL);
@@ -133,7 +69,7 @@ static void respond_http(cp_conn *c, cp_stream *st, const char *http_status)
         return;
     st->responded = true;
     const nghttp2_nv hdrs[] = {NV(":status", http_status)};
-    hold(c, st, STREAM_HELD_COST);
+    cp_stream_hold(c, st, STREAM_HELD_COST);
     if (!st->remote_closed)
         st->rst_after_send = true;
     nghttp2_submit_response(c->h2, st->id, hdrs, 1, NULL);
@@ -164,15 +100,13 @@ static void respond_ok(cp_conn *c, cp_stream *st, uint8_t *resp, size_t len)
     st->resp = resp;
     st->resp_len = len;
     st->resp_off = 0;
-    hold(c, st, STREAM_HELD_COST + len);
+    cp_stream_hold(c, st, STREAM_HELD_COST + len);
     if (!st->remote_closed)
         st->rst_after_send = true;
     const nghttp2_nv hdrs[] = {NV(":status", "200"), NV("content-type", "application/grpc")};
     nghttp2_data_provider dp = {.source.ptr = st, .read_callback = read_resp};
     nghttp2_submit_response(c->h2, st->id, hdrs, 2, &dp);
 }
-
-static void watch_deliver(cp_conn *c, cp_stream *st, const cp_job *job);
 
 void cp_conn_deliver(cp_conn *c, cp_job *job)
 {
@@ -182,7 +116,7 @@ void cp_conn_deliver(cp_conn *c, cp_job *job)
     if (st == NULL || st->responded)
         return; /* reset by the client, or answered (deadline) already */
     if (st->watch && job->err.status == CP_OK) {
-        watch_deliver(c, st, job);
+        cp_watch_deliver(c, st, job);
         return;
     }
     if (job->err.status != CP_OK) {
@@ -271,7 +205,7 @@ static bool check_request(cp_conn *c, cp_stream *st)
 /* A job for st's call on req[0..len) (owned by the job); NULL when out of
  * memory. Health calls run as the pipe's health service, apart from the
  * group's calls in the pool. */
-static cp_job *new_job(cp_conn *c, cp_stream *st, uint8_t *req, size_t len)
+cp_job *cp_conn_stream_job(cp_conn *c, cp_stream *st, uint8_t *req, size_t len)
 {
     cp_job *job = cp_job_new(c, st->id, st->method, st->path, req, len);
     if (job != NULL && st->health) {
@@ -302,7 +236,7 @@ static void start_job(cp_conn *c, cp_stream *st)
         st->watching = true;
         c->watching++;
     }
-    cp_job *job = new_job(c, st, st->buf, st->len);
+    cp_job *job = cp_conn_stream_job(c, st, st->buf, st->len);
     if (job == NULL) {
         respond_status(c, st, CP_E_RESOURCE_EXHAUSTED, "out of memory for the request");
         return;
@@ -317,126 +251,6 @@ static void start_job(cp_conn *c, cp_stream *st)
     c->refs++;
     c->inflight++;
     c->started++;
-    cp_pool_submit(c->pool, &job->task);
-}
-
-/* ---- Watch: a server-streaming health call ------------------------- */
-
-/* Gives nghttp2 the message being sent, then the trailers once the stream
- * is to end; defers while there is nothing to send. */
-static ssize_t read_watch(nghttp2_session *h2, int32_t id, uint8_t *buf, size_t len,
-                          uint32_t *flags, nghttp2_data_source *src, void *ud)
-{
-    (void)ud;
-    cp_stream *st = src->ptr;
-    if (st->w_msg_off < st->w_msg_len) {
-        size_t left = st->w_msg_len - st->w_msg_off;
-        size_t n = left < len ? left : len;
-        memcpy(buf, st->w_msg + st->w_msg_off, n);
-        st->w_msg_off += n;
-        if (st->w_msg_off == st->w_msg_len)
-            st->w_msg_off = st->w_msg_len = 0;
-        return (ssize_t)n;
-    }
-    if (!st->w_end)
-        return NGHTTP2_ERR_DEFERRED; /* resumed by watch_send */
-    *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
-    char code[8], enc[sizeof(st->w_end_msg) * 3 + 1];
-    snprintf(code, sizeof(code), "%d", cp_status_to_grpc(st->w_end_status));
-    cp_grpc_percent_encode(st->w_end_msg, enc, sizeof(enc));
-    const nghttp2_nv tr[] = {NV("grpc-status", code), NV("grpc-message", enc)};
-    if (nghttp2_submit_trailer(h2, id, tr, st->w_end_msg[0] != '\0' ? 2 : 1) != 0)
-        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-    return 0;
-}
-
-/* Starts the response (headers, then messages as they come) or wakes the
- * deferred data of one already started. */
-static void watch_send(cp_conn *c, cp_stream *st)
-{
-    if (st->w_started) {
-        nghttp2_session_resume_data(c->h2, st->id);
-        return;
-    }
-    st->w_started = true;
-    const nghttp2_nv hdrs[] = {NV(":status", "200"), NV("content-type", "application/grpc")};
-    nghttp2_data_provider dp = {.source.ptr = st, .read_callback = read_watch};
-    nghttp2_submit_response(c->h2, st->id, hdrs, 2, &dp);
-}
-
-/* Queues a message with status unless it is the last one queued. A
- * message half sent stays: the next probe sends the change then. */
-static void watch_queue(cp_conn *c, cp_stream *st, int status)
-{
-    if (status == st->w_last || st->w_msg_off > 0)
-        return;
-    size_t n = 0;
-    uint8_t *b = cp_health_encode(status, CP_GRPC_PREFIX, &n);
-    if (b == NULL)
-        return; /* out of memory: the next probe tries again */
-    cp_grpc_put_prefix(b, false, (uint32_t)(n - CP_GRPC_PREFIX));
-    memcpy(st->w_msg, b, n);
-    free(b);
-    st->w_msg_len = n;
-    st->w_msg_off = 0;
-    st->w_last = status;
-    watch_send(c, st);
-}
-
-/* Ends the stream with status after what is queued. */
-static void watch_end(cp_conn *c, cp_stream *st, int status, const char *msg)
-{
-    st->responded = true;
-    hold(c, st, STREAM_HELD_COST); /* answered: held until its trailers are out */
-    st->w_end = true;
-    st->w_end_status = status;
-    snprintf(st->w_end_msg, sizeof(st->w_end_msg), "%s", msg);
-    st->next_probe = INT64_MAX;
-    if (!st->remote_closed)
-        st->rst_after_send = true;
-    if (st->watching) {
-        st->watching = false;
-        c->watching--;
-    }
-    watch_send(c, st);
-}
-
-/* Stop or drain: the watcher hears NOT_SERVING, then the stream ends with
- * OK (a client watches again elsewhere, or later). */
-static void watch_drain(cp_conn *c, cp_stream *st)
-{
-    watch_queue(c, st, CP_HEALTH_NOT_SERVING);
-    watch_end(c, st, CP_OK, "");
-}
-
-static void watch_deliver(cp_conn *c, cp_stream *st, const cp_job *job)
-{
-    int status = CP_HEALTH_UNKNOWN;
-    if (job->resp != NULL && job->resp_len >= CP_GRPC_PREFIX)
-        status = cp_health_status_of(job->resp + CP_GRPC_PREFIX, job->resp_len - CP_GRPC_PREFIX);
-    watch_queue(c, st, status);
-    if (c->draining)
-        watch_drain(c, st);
-}
-
-/* Asks the back end again (cp_conn_expire, when next_probe is due). */
-static void watch_probe(cp_conn *c, cp_stream *st)
-{
-    st->next_probe = cp_now_ms() + CP_HEALTH_WATCH_MS;
-    uint8_t *req = NULL;
-    if (st->wreq_len > 0) {
-        if ((req = malloc(st->wreq_len)) == NULL)
-            return; /* out of memory: next time */
-        memcpy(req, st->wreq, st->wreq_len);
-    }
-    cp_job *job = new_job(c, st, req, st->wreq_len);
-    if (job == NULL) {
-        free(req);
-        return;
-    }
-    st->job = job;
-    c->refs++;
-    c->inflight++;
     cp_pool_submit(c->pool, &job->task);
 }
 
@@ -921,7 +735,7 @@ void cp_conn_expire(cp_conn *c, int64_t now)
         if (!st->watch || st->responded || st->next_probe > now)
             continue;
         if (st->job == NULL)
-            watch_probe(c, st);
+            cp_watch_probe(c, st);
         else /* the last probe still runs: look again later */
             st->next_probe = now + CP_HEALTH_WATCH_MS;
     }
@@ -934,7 +748,7 @@ void cp_conn_shutdown(cp_conn *c)
     c->draining = true;
     for (cp_stream *st = c->streams; st != NULL; st = st->next)
         if (st->w_started && !st->responded)
-            watch_drain(c, st);
+            cp_watch_drain(c, st);
     nghttp2_submit_goaway(c->h2, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(c->h2),
                           NGHTTP2_NO_ERROR, NULL, 0);
 }
