@@ -1,5 +1,6 @@
 """DRIVER-CONTRACTS §9 fact -> the tests that prove it (checked by
-test_every_fact_is_named)."""
+test_every_fact_is_named): a test function of test/conformance, or
+"path: check name" for a check of a shell suite."""
 
 FACTS = {
     1: ["test_fact01_pipes_each_driver_dials"],
@@ -35,6 +36,9 @@ FACTS = {
     30: ["test_fact28_trident_filesystem_windows_go_62_unstage_one_backslash"],
     31: ["test_fact31_36_trident_smb_stats", "test_fact24_31_csi_driver_smb_publish_and_volume_id"],
     32: ["test_ecs_lifecycle", "test_ecs_restage_after_unstage", "test_fact02_27_ebs_leaked_connections_and_parallel_stages"],
+    33: ["test_no_two_disks_of_one_adapter_answer_the_same_lun", "test_azuredisk_picks_the_disk_at_its_lun"],
+    34: ["test_online_makes_a_read_only_disk_writable", "test_partition_disk_makes_a_read_only_disk_writable"],
+    35: ["test/wine/model_guards.sh: no-WMI disk 25: ResizeVolume to the maximum"],
     36: ["test_fact31_36_trident_smb_stats"],
     37: ["test_fact29_37_trident_publish", "test_fact31_36_trident_smb_stats"],
     38: ["test_ecs_lifecycle", "test_ecs_restage_after_unstage"],

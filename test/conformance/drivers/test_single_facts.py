@@ -241,12 +241,33 @@ def _format_and_mount(call, srv, n, stg):
 
 
 def test_every_fact_is_named():
+    """Every numbered fact of DRIVER-CONTRACTS §9 names a test that exists:
+    a test function of test/conformance (this package or beside it) or a
+    check of a shell suite."""
+    here = os.path.dirname(__file__)
+    conformance = os.path.dirname(here)
+    root = os.path.dirname(os.path.dirname(conformance))
     names = set()
-    for m in pkgutil.iter_modules([os.path.dirname(__file__)]):
+    for m in pkgutil.iter_modules([here]):
         if m.name.startswith("test_"):
             mod = importlib.import_module(f"{__package__}.{m.name}")
             names |= {n for n, v in vars(mod).items() if n.startswith("test_") and callable(v)}
-    for fact in sorted(set(range(1, 28)) | set(FACTS)):
+    for f in os.listdir(conformance):
+        if f.startswith("test_") and f.endswith(".py"):
+            with open(os.path.join(conformance, f)) as src:
+                names |= set(re.findall(r"^def (test_\w+)", src.read(), re.M))
+    with open(os.path.join(root, "docs", "reference", "DRIVER-CONTRACTS.md")) as doc:
+        text = doc.read()
+    s9 = text[text.index("## 9."):]
+    s9 = s9[:s9.index("\n## ", 1)]
+    numbered = {int(n) for n in re.findall(r"^(\d+)\. \*\*", s9, re.M)}
+    assert numbered, "no numbered fact found in DRIVER-CONTRACTS §9"
+    for fact in sorted(numbered | set(FACTS)):
         assert FACTS.get(fact), f"fact {fact} has no test"
         for t in FACTS[fact]:
-            assert t in names, f"fact {fact}: no test named {t}"
+            if ": " in t:
+                path, check = t.split(": ", 1)
+                with open(os.path.join(root, path)) as src:
+                    assert f'"{check}"' in src.read(), f"fact {fact}: {path} has no check {check!r}"
+            else:
+                assert t in names, f"fact {fact}: no test named {t}"
