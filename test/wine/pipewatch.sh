@@ -69,15 +69,20 @@ wine 'C:\csi\pipecheck.exe' -hold 6000 csi-proxy-filesystem-v1 csi-proxy-filesys
     csi-proxy-smb-v1 csi-proxy-smb-v1beta1 >/dev/null 2>&1 &
 BGP+=($!)
 n_ok=0
+fails=
 for i in $(seq 1 10); do
     run 'C:\csi\csi-proxy-cli.exe' filesystem v1 PathExists "{\"path\":\"$K\"}"
-    [ "$RC" = 0 ] && n_ok=$((n_ok + 1))
+    if [ "$RC" = 0 ]; then
+        n_ok=$((n_ok + 1))
+    else
+        fails+="call $i: exit $RC: $OUT"$'\n'
+    fi
 done
 for p in "${BGP[@]}"; do wait "$p"; done
 n_churn=$(tr -d '\r' <"$WINEPREFIX/churn.out" | grep -c ' 0 missing$')
 sed 's/^/# /' "$WINEPREFIX/churn.out"
 check "normal traffic is served: $n_ok/10 calls OK alongside 4 churning clients (never without a listening instance: $n_churn/4) and 4 held connections" \
-    "$([ "$n_ok" = 10 ] && [ "$n_churn" = 4 ] && echo 0 || echo 1)" "$(cat "$WINEPREFIX/churn.out")"
+    "$([ "$n_ok" = 10 ] && [ "$n_churn" = 4 ] && echo 0 || echo 1)" "$fails$(cat "$WINEPREFIX/churn.out")"
 sleep 3 # two more checks after the traffic
 if grep -q 'foreign server instance' "$LOG"; then
     bad "normal traffic raises no foreign-instance alarm" "$(grep -m3 'foreign' "$LOG")"
