@@ -53,6 +53,9 @@ WIN_OBJ := $(call wobj,$(WIN_SRC))
 
 UNIT_SRC  := $(wildcard test/unit/test_*.c)
 UNIT_BIN  := $(patsubst test/unit/%.c,$(NAT)/%,$(UNIT_SRC))
+# The unit tests' shared helpers (every other test/unit/*.c), as an archive:
+# a test binary links the ones it uses.
+UNIT_LIB_SRC := $(filter-out $(UNIT_SRC) test/unit/runner.c,$(wildcard test/unit/*.c))
 
 all: $(WIN)/csi-proxy.exe $(WIN)/csi-proxy-cli.exe $(NAT)/csi-proxy $(NAT)/csi-proxy-cli $(UNIT_BIN)
 # The test trees and programs (mk/*.mk add theirs).
@@ -105,7 +108,9 @@ $(WIN)/csi-proxy-cli.exe: $(call wobj,cli/main.c $(CLI_SRC) $(wildcard cli/*_win
 
 # Every unit test binary takes a test name or glob, or --list (test/unit/runner.c).
 UNIT_WRAP := -Wl,--wrap=main -Wl,--wrap=_cmocka_run_group_tests
-$(NAT)/test_%: $(call nobj,test/unit/test_%.c test/unit/runner.c) $(NAT)/libcore.a
+$(NAT)/libunit.a: $(call nobj,$(UNIT_LIB_SRC))
+	@rm -f $@; ar rcs $@ $^
+$(NAT)/test_%: $(call nobj,test/unit/test_%.c test/unit/runner.c) $(NAT)/libunit.a $(NAT)/libcore.a
 	$(CC) -o $@ $^ $(UNIT_WRAP) -lcmocka $(NLIBS)
 
 # --- commands ---------------------------------------------------------

@@ -29,7 +29,9 @@ $(ASAN)/libcore.a: $(ASAN_OBJ)
 	@rm -f $@; ar rcs $@ $^
 $(ASAN)/csi-proxy: $(call aobj,service/main_posix.c) $(ASAN)/libcore.a
 	$(ASAN_CC) $(SANFLAGS) -o $@ $^ $(NLIBS)
-$(ASAN)/test_%: $(call aobj,test/unit/test_%.c test/unit/runner.c) $(ASAN)/libcore.a
+$(ASAN)/libunit.a: $(call aobj,$(UNIT_LIB_SRC))
+	@rm -f $@; ar rcs $@ $^
+$(ASAN)/test_%: $(call aobj,test/unit/test_%.c test/unit/runner.c) $(ASAN)/libunit.a $(ASAN)/libcore.a
 	$(ASAN_CC) $(SANFLAGS) -o $@ $^ $(UNIT_WRAP) -lcmocka $(NLIBS)
 
 # The load client is a plain (uninstrumented) native program: the server is

@@ -18,11 +18,9 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <unistd.h>
 
-#include "dispatch/dispatch.h"
-#include "groups/groups.h"
-#include "sim/storage_sim.h"
+#include "test/unit/group_call.h"
+#include "test/unit/group_env.h"
 
 /* Real signature bytes at their offsets (see test_fssig for each format). */
 static const char fixture[] =
@@ -55,38 +53,14 @@ static const char fixture[] =
 #define VOL4(n) "\\\\?\\Volume{44444444-0004-4000-8000-00000000000" #n "}\\"
 #define VOL1 "\\\\?\\Volume{11111111-0001-4000-8000-000000000001}\\"
 
-typedef struct env {
-    cp_fs_host fs;
-    cp_storage_host storage;
-    cp_groups *groups;
-    char root[64];
-} env;
+typedef genv env;
 
 static int make_env(void **state, bool foreign)
 {
-    env *t = calloc(1, sizeof(*t));
-    if (t == NULL)
-        return -1;
-    snprintf(t->root, sizeof(t->root), "/tmp/cp-guards-XXXXXX");
-    if (mkdtemp(t->root) == NULL) {
-        free(t);
-        return -1;
-    }
-    cp_error e;
-    if (cp_fs_host_posix_new(t->root, &t->fs, &e) != CP_OK ||
-        cp_storage_sim_new_from_string(fixture, &t->storage, &e) != CP_OK) {
-        print_error("%s\n", e.msg);
-        return -1;
-    }
-    cp_groups_config cfg = {
-        .fs = t->fs, .storage = t->storage, .volume = {.format_foreign_filesystems = foreign}};
-    t->groups = cp_groups_new(&cfg, &e);
-    if (t->groups == NULL) {
-        print_error("%s\n", e.msg);
-        return -1;
-    }
-    *state = t;
-    return 0;
+    genv_opts o = {.tag = "guards",
+                   .storage_yaml = fixture,
+                   .cfg = {.volume = {.format_foreign_filesystems = foreign}}};
+    return genv_open(&o, (genv **)state);
 }
 
 static int setup(void **state)
@@ -101,12 +75,7 @@ static int setup_foreign_allowed(void **state)
 
 static int teardown(void **state)
 {
-    env *t = *state;
-    cp_groups_free(t->groups);
-    t->storage.ops->destroy(t->storage.ctx);
-    cp_fs_host_posix_free(&t->fs);
-    rmdir(t->root);
-    free(t);
+    genv_close(*state);
     return 0;
 }
 
@@ -122,70 +91,30 @@ typedef struct result {
 static result call(const env *t, const char *group, const char *method, const char *field,
                    const char *value, const char *bfield, bool bval)
 {
-    const cp_service *svc = NULL;
-    for (size_t i = 0; i < cp_groups_count(t->groups); i++) {
-        const cp_service *s = cp_groups_service(t->groups, i);
-        if (strcmp(s->def->group, group) == 0 && strcmp(s->def->version, "v1") == 0)
-            svc = s;
-    }
-    assert_non_null(svc);
-    const cp_method *m = cp_service_find(svc->def, method, strlen(method));
-    assert_non_null(m);
-    ProtobufCMessage *req = calloc(1, m->req_desc->sizeof_message);
-    assert_non_null(req);
-    m->req_desc->message_init(req);
-    const ProtobufCFieldDescriptor *f =
-        protobuf_c_message_descriptor_get_field_by_name(m->req_desc, field);
-    assert_non_null(f);
-    if (f->type == PROTOBUF_C_TYPE_STRING)
-        *(const char **)((char *)req + f->offset) = value;
-    else
-        *(uint32_t *)((char *)req + f->offset) = (uint32_t)strtoul(value, NULL, 10);
-    if (bfield != NULL) {
-        f = protobuf_c_message_descriptor_get_field_by_name(m->req_desc, bfield);
-        assert_non_null(f);
-        *(protobuf_c_boolean *)((char *)req + f->offset) = bval;
-    }
-    size_t len = protobuf_c_message_get_packed_size(req);
-    uint8_t *wire = malloc(len + 1);
-    assert_non_null(wire);
-    protobuf_c_message_pack(req, wire);
+    const cp_service *svc = gcall_service(t->groups, group, "v1");
+    ProtobufCMessage *req = gcall_request(svc, method);
+    gcall_set(req, field, value);
+    if (bfield != NULL)
+        gcall_set(req, bfield, bval ? "true" : "false");
+    gcall_reply g = gcall_run(svc, method, req);
     free(req);
-    char full[160];
-    snprintf(full, sizeof(full), "/%s/%s", svc->def->service, method);
-    cp_call *c = cp_call_new(svc->ctx, full, 0);
-    assert_non_null(c);
-    uint8_t *out = NULL;
-    size_t out_len = 0;
-    result r = {0};
-    r.status = cp_dispatch_run(svc, m, c, wire, len, &out, &out_len);
-    snprintf(r.msg, sizeof(r.msg), "%s", cp_call_error(c)->msg);
-    snprintf(r.note, sizeof(r.note), "%s", cp_call_noted(c));
-    if (r.status == CP_OK) {
-        ProtobufCMessage *resp = protobuf_c_message_unpack(m->resp_desc, NULL, out_len, out);
-        assert_non_null(resp);
-        for (unsigned i = 0; i < resp->descriptor->n_fields; i++) {
-            const ProtobufCFieldDescriptor *rf = &resp->descriptor->fields[i];
-            if (rf->type == PROTOBUF_C_TYPE_BOOL && rf->label != PROTOBUF_C_LABEL_REPEATED)
-                r.flag = *(const protobuf_c_boolean *)((const char *)resp + rf->offset);
-            if (rf->label == PROTOBUF_C_LABEL_REPEATED)
-                r.n = *(const size_t *)((const char *)resp + rf->quantifier_offset);
-        }
-        protobuf_c_message_free_unpacked(resp, NULL);
+    result r = {.status = g.status};
+    snprintf(r.msg, sizeof(r.msg), "%s", g.msg);
+    snprintf(r.note, sizeof(r.note), "%s", g.note);
+    for (unsigned i = 0; g.resp != NULL && i < g.resp->descriptor->n_fields; i++) {
+        const ProtobufCFieldDescriptor *rf = &g.resp->descriptor->fields[i];
+        if (rf->type == PROTOBUF_C_TYPE_BOOL && rf->label != PROTOBUF_C_LABEL_REPEATED)
+            r.flag = *(const protobuf_c_boolean *)((const char *)g.resp + rf->offset);
+        if (rf->label == PROTOBUF_C_LABEL_REPEATED)
+            r.n = *(const size_t *)((const char *)g.resp + rf->quantifier_offset);
     }
-    free(out);
-    free(wire);
-    cp_call_free(c);
+    gcall_reply_free(&g);
     return r;
 }
 
 static result expect(result r, int status, const char *in_msg)
 {
-    if (r.status != status)
-        fail_msg("expected %s, got %s: %s", cp_status_name(status), cp_status_name(r.status),
-                 r.msg);
-    if (in_msg != NULL && strstr(r.msg, in_msg) == NULL)
-        fail_msg("message lacks \"%s\": %s", in_msg, r.msg);
+    gcall_check(r.status, r.msg, status, in_msg);
     return r;
 }
 
