@@ -15,9 +15,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <ftw.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "dispatch/call.h"
 #include "groups/filesystem/filesystem.h"
@@ -26,6 +23,8 @@
 #include "groups/volume/volume.h"
 #include "sim/smb_sim.h"
 #include "sim/storage_sim.h"
+#include "test/unit/group_call.h"
+#include "test/unit/group_env.h"
 
 #define K "C:\\var\\lib\\kubelet"
 #define STG K "\\plugins\\smb\\pv1\\globalmount"
@@ -43,65 +42,18 @@ static const char smb[] = "smb:\n"
                           "  mappings:\n"
                           "    - {remote: '\\\\down.example\\vol', username: 'CORP\\u'}\n";
 
-typedef struct env {
-    char root[64];
-    cp_fs_host fs;
-    cp_storage_host storage;
-    cp_smb_host smb;
-    cp_groups *groups;
-} env;
-
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-    (void)st, (void)flag, (void)f;
-    return remove(p);
-}
+typedef genv env;
 
 static int make_env(void **state, bool stats_off)
 {
-    env *t = calloc(1, sizeof(*t));
-    if (t == NULL)
-        return -1;
-    snprintf(t->root, sizeof(t->root), "/tmp/cp-smbvol-test-XXXXXX");
-    if (mkdtemp(t->root) == NULL) {
-        free(t);
-        return -1;
-    }
-    const char *dirs[] = {"/C",
-                          "/C/var",
-                          "/C/var/lib",
-                          "/C/var/lib/kubelet",
-                          "/C/var/lib/kubelet/plugins",
-                          "/C/var/lib/kubelet/plugins/smb",
-                          "/C/var/lib/kubelet/plugins/smb/pv1",
-                          "/C/var/lib/kubelet/pods",
-                          "/C/var/lib/kubelet/pods/p1",
-                          "/C/var/lib/kubelet/pods/p1/volumes",
-                          "/C/var/lib/kubelet/pods/p1/volumes/pv1",
-                          "/C/outside"};
-    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-        char p[256];
-        snprintf(p, sizeof(p), "%s%s", t->root, dirs[i]);
-        mkdir(p, 0755);
-    }
-    cp_error e;
-    if (cp_fs_host_posix_new(t->root, &t->fs, &e) != CP_OK ||
-        cp_storage_sim_new_from_string(storage, &t->storage, &e) != CP_OK ||
-        cp_smb_sim_new_from_string(smb, &t->smb, &e) != CP_OK) {
-        print_error("%s\n", e.msg);
-        return -1;
-    }
-    cp_groups_config cfg = {.fs = t->fs,
-                            .storage = t->storage,
-                            .smb_host = t->smb,
-                            .smb = {.volume_stats_off = stats_off}};
-    t->groups = cp_groups_new(&cfg, &e);
-    if (t->groups == NULL) {
-        print_error("%s\n", e.msg);
-        return -1;
-    }
-    *state = t;
-    return 0;
+    static const char *const dirs[] = {K "\\plugins\\smb\\pv1", K "\\pods\\p1\\volumes\\pv1",
+                                       "C:\\outside", NULL};
+    genv_opts o = {.tag = "smbvol-test",
+                   .storage_yaml = storage,
+                   .smb_yaml = smb,
+                   .dirs = dirs,
+                   .cfg = {.smb = {.volume_stats_off = stats_off}}};
+    return genv_open(&o, (genv **)state);
 }
 
 static int setup(void **state)
@@ -116,25 +68,13 @@ static int setup_off(void **state)
 
 static int teardown(void **state)
 {
-    env *t = *state;
-    cp_groups_free(t->groups);
-    t->storage.ops->destroy(t->storage.ctx);
-    t->smb.ops->destroy(t->smb.ctx);
-    cp_fs_host_posix_free(&t->fs);
-    nftw(t->root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    free(t);
+    genv_close(*state);
     return 0;
 }
 
 static void *ctx_of(const env *t, const char *group)
 {
-    for (size_t i = 0; i < cp_groups_count(t->groups); i++) {
-        const cp_service *s = cp_groups_service(t->groups, i);
-        if (strcmp(s->def->group, group) == 0 && strcmp(s->def->version, "v1") == 0)
-            return s->ctx;
-    }
-    fail_msg("no %s v1 service", group);
-    return NULL;
+    return gcall_service(t->groups, group, "v1")->ctx;
 }
 
 typedef int (*handler)(cp_call *, const void *, void *);
@@ -167,11 +107,7 @@ static result vcall(const env *t, const char *method, handler h, const char *vol
 
 static void expect(result r, int status, const char *sub)
 {
-    if (r.status != status)
-        fail_msg("expected %s, got %s: %s", cp_status_name(status), cp_status_name(r.status),
-                 r.msg);
-    if (sub != NULL && strstr(r.msg, sub) == NULL)
-        fail_msg("message lacks \"%s\": %s", sub, r.msg);
+    gcall_check(r.status, r.msg, status, sub);
 }
 
 /* What NewSmbGlobalMapping leaves: the root mapped, LocalPath a directory

@@ -14,8 +14,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <ftw.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "groups/catalog.h"
@@ -25,6 +23,8 @@
 #include "dispatch/dispatch.h"
 #include "base/thread.h"
 #include "sim/storage_sim.h"
+#include "test/unit/group_call.h"
+#include "test/unit/group_env.h"
 
 #define K "C:\\var\\lib\\kubelet"
 #define GIB 1073741824LL
@@ -56,59 +56,15 @@ static const char fixture[] =
 #define BOOTVOL "\\\\?\\Volume{0b0b0b0b-0000-4000-8000-000000000003}\\"
 #define NEWVOL(d) "\\\\?\\Volume{5157d15c-000" #d "-4000-8000-000000000001}\\"
 
-typedef struct env {
-    char root[64];
-    cp_fs_host fs;
-    cp_storage_host storage;
-    cp_groups *groups;
-} env;
-
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-    (void)st, (void)flag, (void)f;
-    return remove(p);
-}
+typedef genv env;
 
 static int make_env(void **state, const char *yaml)
 {
-    env *t = calloc(1, sizeof(*t));
-    if (t == NULL)
-        return -1;
-    snprintf(t->root, sizeof(t->root), "/tmp/cp-storage-test-XXXXXX");
-    if (mkdtemp(t->root) == NULL) {
-        free(t);
-        return -1;
-    }
-    char p[256];
-    snprintf(p, sizeof(p), "%s/C", t->root);
-    mkdir(p, 0755);
-    snprintf(p, sizeof(p), "%s/C/var", t->root);
-    mkdir(p, 0755);
-    snprintf(p, sizeof(p), "%s/C/var/lib", t->root);
-    mkdir(p, 0755);
-    snprintf(p, sizeof(p), "%s/C/var/lib/kubelet", t->root);
-    mkdir(p, 0755);
-    for (int i = 0; i < 10; i++) {
-        snprintf(p, sizeof(p), "%s/C/var/lib/kubelet/m%d", t->root, i);
-        mkdir(p, 0755);
-    }
-    cp_error e;
-    if (cp_fs_host_posix_new(t->root, &t->fs, &e) != CP_OK ||
-        cp_storage_sim_new_from_string(yaml, &t->storage, &e) != CP_OK) {
-        print_error("%s\n", e.msg);
-        return -1;
-    }
-    cp_mount_points mp; /* as service/main_posix.c connects them */
-    if (cp_storage_sim_mount_points(&t->storage, &mp) == CP_OK)
-        cp_fs_host_posix_set_mount_points(&t->fs, &mp);
-    cp_groups_config cfg = {.fs = t->fs, .storage = t->storage};
-    t->groups = cp_groups_new(&cfg, &e);
-    if (t->groups == NULL) {
-        print_error("%s\n", e.msg);
-        return -1;
-    }
-    *state = t;
-    return 0;
+    static const char *const dirs[] = {K "\\m0", K "\\m1", K "\\m2", K "\\m3", K "\\m4",
+                                       K "\\m5", K "\\m6", K "\\m7", K "\\m8", K "\\m9",
+                                       NULL};
+    genv_opts o = {.tag = "storage-test", .storage_yaml = yaml, .mount_points = true, .dirs = dirs};
+    return genv_open(&o, (genv **)state);
 }
 
 static int setup(void **state)
@@ -118,12 +74,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    env *t = *state;
-    cp_groups_free(t->groups);
-    t->storage.ops->destroy(t->storage.ctx);
-    cp_fs_host_posix_free(&t->fs);
-    nftw(t->root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    free(t);
+    genv_close(*state);
     return 0;
 }
 
@@ -131,39 +82,7 @@ static int teardown(void **state)
 
 static const cp_service *service(const env *t, const char *group, const char *version)
 {
-    for (size_t i = 0; i < cp_groups_count(t->groups); i++) {
-        const cp_service *s = cp_groups_service(t->groups, i);
-        if (strcmp(s->def->group, group) == 0 && strcmp(s->def->version, version) == 0)
-            return s;
-    }
-    fail_msg("no %s %s service", group, version);
-    return NULL;
-}
-
-/* Sets field=value (parsed by the field's type). */
-static void set_field(ProtobufCMessage *m, const char *field, const char *v)
-{
-    const ProtobufCFieldDescriptor *f =
-        protobuf_c_message_descriptor_get_field_by_name(m->descriptor, field);
-    if (f == NULL)
-        fail_msg("%s has no field %s", m->descriptor->name, field);
-    char *at = (char *)m + f->offset;
-    switch (f->type) {
-    case PROTOBUF_C_TYPE_STRING:
-        *(const char **)at = v;
-        break;
-    case PROTOBUF_C_TYPE_UINT32:
-        *(uint32_t *)at = (uint32_t)strtoul(v, NULL, 10);
-        break;
-    case PROTOBUF_C_TYPE_INT64:
-        *(int64_t *)at = strtoll(v, NULL, 10);
-        break;
-    case PROTOBUF_C_TYPE_BOOL:
-        *(protobuf_c_boolean *)at = strcmp(v, "true") == 0;
-        break;
-    default:
-        fail_msg("field %s: type not supported by the test", field);
-    }
+    return gcall_service(t->groups, group, version);
 }
 
 /* Prints a message compactly: {name:value,...}; maps as {key:value}. */
@@ -239,41 +158,19 @@ typedef struct result {
 static result call(const env *t, const char *group, const char *version, const char *method, ...)
 {
     const cp_service *svc = service(t, group, version);
-    const cp_method *m = cp_service_find(svc->def, method, strlen(method));
-    if (m == NULL)
-        fail_msg("%s %s has no method %s", group, version, method);
-    ProtobufCMessage *req = calloc(1, m->req_desc->sizeof_message);
-    assert_non_null(req);
-    m->req_desc->message_init(req);
+    ProtobufCMessage *req = gcall_request(svc, method);
     va_list ap;
     va_start(ap, method);
     for (const char *f = va_arg(ap, const char *); f != NULL; f = va_arg(ap, const char *))
-        set_field(req, f, va_arg(ap, const char *));
+        gcall_set(req, f, va_arg(ap, const char *));
     va_end(ap);
-    size_t len = protobuf_c_message_get_packed_size(req);
-    uint8_t *wire = malloc(len + 1);
-    assert_non_null(wire);
-    protobuf_c_message_pack(req, wire);
+    gcall_reply g = gcall_run(svc, method, req);
     free(req);
-
-    char full[160];
-    snprintf(full, sizeof(full), "/%s/%s", svc->def->service, method);
-    cp_call *c = cp_call_new(svc->ctx, full, 0);
-    assert_non_null(c);
-    uint8_t *out = NULL;
-    size_t out_len = 0;
-    result r = {0};
-    r.status = cp_dispatch_run(svc, m, c, wire, len, &out, &out_len);
-    snprintf(r.msg, sizeof(r.msg), "%s", cp_call_error(c)->msg);
-    if (r.status == CP_OK) {
-        ProtobufCMessage *resp = protobuf_c_message_unpack(m->resp_desc, NULL, out_len, out);
-        assert_non_null(resp);
-        print_msg(resp, r.resp, sizeof(r.resp));
-        protobuf_c_message_free_unpacked(resp, NULL);
-    }
-    free(out);
-    free(wire);
-    cp_call_free(c);
+    result r = {.status = g.status};
+    snprintf(r.msg, sizeof(r.msg), "%s", g.msg);
+    if (g.resp != NULL)
+        print_msg(g.resp, r.resp, sizeof(r.resp));
+    gcall_reply_free(&g);
     return r;
 }
 
@@ -281,11 +178,7 @@ static result call(const env *t, const char *group, const char *version, const c
 
 static result expect_status(result r, int status, const char *in_msg)
 {
-    if (r.status != status)
-        fail_msg("expected %s, got %s: %s", cp_status_name(status), cp_status_name(r.status),
-                 r.msg);
-    if (in_msg != NULL && strstr(r.msg, in_msg) == NULL)
-        fail_msg("message lacks \"%s\": %s", in_msg, r.msg);
+    gcall_check(r.status, r.msg, status, in_msg);
     return r;
 }
 
