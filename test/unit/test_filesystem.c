@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,56 +21,28 @@
 #include "groups/groups.h"
 #include "dispatch/dispatch.h"
 #include "host/fs_place.h"
+#include "test/unit/group_call.h"
+#include "test/unit/group_env.h"
 
 #define K "C:\\var\\lib\\kubelet"
 
 static const char *const fs_versions[] = {"v1alpha1", "v1beta1", "v1beta2", "v1", "v2alpha1"};
 #define N_VERSIONS (sizeof(fs_versions) / sizeof(fs_versions[0]))
 
-typedef struct env {
-    char root[64];
-    cp_fs_host fs;
-    cp_groups *groups;
-} env;
+typedef genv env;
 
 /* --- fixture -------------------------------------------------------------- */
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-    (void)st, (void)flag, (void)f;
-    return remove(p);
-}
-
 static int setup(void **state)
 {
-    env *t = calloc(1, sizeof(*t));
-    snprintf(t->root, sizeof(t->root), "/tmp/cp-fs-test-XXXXXX");
-    if (t == NULL || mkdtemp(t->root) == NULL)
-        return -1;
-    cp_error e;
-    if (cp_fs_host_posix_new(t->root, &t->fs, &e) != CP_OK) {
-        print_error("%s\n", e.msg);
-        return -1;
-    }
-    const char *const wd[] = {"C:\\work"};
-    cp_groups_config cfg = {
-        .kubelet_path = NULL, .working_dirs = wd, .n_working_dirs = 1, .fs = t->fs};
-    t->groups = cp_groups_new(&cfg, &e);
-    if (t->groups == NULL) {
-        print_error("%s\n", e.msg);
-        return -1;
-    }
-    *state = t;
-    return 0;
+    static const char *const wd[] = {"C:\\work"};
+    genv_opts o = {.tag = "fs-test", .cfg = {.working_dirs = wd, .n_working_dirs = 1}};
+    return genv_open(&o, (genv **)state);
 }
 
 static int teardown(void **state)
 {
-    env *t = *state;
-    cp_groups_free(t->groups);
-    cp_fs_host_posix_free(&t->fs);
-    nftw(t->root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    free(t);
+    genv_close(*state);
     return 0;
 }
 
@@ -81,25 +52,8 @@ static const char *host(const env *t, const char *wpath)
     static char buf[4][512];
     static int next;
     char *b = buf[next++ % 4];
-    snprintf(b, 512, "%s/%c/%s", t->root, wpath[0], wpath + 3);
-    for (char *s = b + strlen(t->root); *s != '\0'; s++)
-        if (*s == '\\')
-            *s = '/';
+    genv_host_path(t, wpath, b, 512);
     return b;
-}
-
-static void host_mkdirs(const env *t, const char *wpath)
-{
-    char p[512];
-    snprintf(p, sizeof(p), "%s", host(t, wpath));
-    for (char *s = p + strlen(t->root) + 1; *s != '\0'; s++) {
-        if (*s == '/') {
-            *s = '\0';
-            mkdir(p, 0755);
-            *s = '/';
-        }
-    }
-    mkdir(p, 0755);
 }
 
 static void host_file(const env *t, const char *wpath)
@@ -132,21 +86,7 @@ static bool host_is_symlink(const env *t, const char *wpath)
 
 static const cp_service *service(const env *t, const char *version)
 {
-    for (size_t i = 0; i < cp_groups_count(t->groups); i++) {
-        const cp_service *s = cp_groups_service(t->groups, i);
-        if (strcmp(s->def->group, "filesystem") == 0 && strcmp(s->def->version, version) == 0)
-            return s;
-    }
-    fail_msg("no filesystem %s service", version);
-    return NULL;
-}
-
-static void set_string(ProtobufCMessage *m, const char *field, const char *v)
-{
-    const ProtobufCFieldDescriptor *f =
-        protobuf_c_message_descriptor_get_field_by_name(m->descriptor, field);
-    if (f != NULL && v != NULL)
-        *(const char **)((char *)m + f->offset) = v;
+    return gcall_service(t->groups, "filesystem", version);
 }
 
 typedef struct result {
@@ -162,50 +102,24 @@ static result call(const env *t, const char *version, const char *method, const 
                    const char *source, const char *target, bool force)
 {
     const cp_service *svc = service(t, version);
-    const cp_method *m = cp_service_find(svc->def, method, strlen(method));
-    if (m == NULL)
-        fail_msg("%s has no method %s", version, method);
-    ProtobufCMessage *req = calloc(1, m->req_desc->sizeof_message);
-    assert_non_null(req);
-    m->req_desc->message_init(req);
-    set_string(req, "path", path);
-    set_string(req, "source_path", source);
-    set_string(req, "target_path", target);
-    const ProtobufCFieldDescriptor *ff =
-        protobuf_c_message_descriptor_get_field_by_name(m->req_desc, "force");
-    if (ff != NULL)
-        *(protobuf_c_boolean *)((char *)req + ff->offset) = force;
-    size_t len = protobuf_c_message_get_packed_size(req);
-    uint8_t *wire = malloc(len + 1);
-    assert_non_null(wire);
-    protobuf_c_message_pack(req, wire);
+    ProtobufCMessage *req = gcall_request(svc, method);
+    gcall_set_if(req, "path", path);
+    gcall_set_if(req, "source_path", source);
+    gcall_set_if(req, "target_path", target);
+    gcall_set_bool_if(req, "force", force);
+    gcall_reply g = gcall_run(svc, method, req);
     free(req);
-
-    char full[128];
-    snprintf(full, sizeof(full), "/%s/%s", svc->def->service, method);
-    cp_call *c = cp_call_new(svc->ctx, full, 0);
-    assert_non_null(c);
-    uint8_t *out = NULL;
-    size_t out_len = 0;
-    result r = {0};
-    r.status = cp_dispatch_run(svc, m, c, wire, len, &out, &out_len);
-    snprintf(r.msg, sizeof(r.msg), "%s", cp_call_error(c)->msg);
-    if (r.status == CP_OK) {
-        ProtobufCMessage *resp = protobuf_c_message_unpack(m->resp_desc, NULL, out_len, out);
-        assert_non_null(resp);
-        for (unsigned i = 0; i < m->resp_desc->n_fields; i++) {
-            const ProtobufCFieldDescriptor *f = &m->resp_desc->fields[i];
-            if (f->type == PROTOBUF_C_TYPE_BOOL)
-                r.value = *(protobuf_c_boolean *)((char *)resp + f->offset) != 0;
-            if (strcmp(f->name, "error") == 0)
-                snprintf(r.error_field, sizeof(r.error_field), "%s",
-                         *(char **)((char *)resp + f->offset));
-        }
-        protobuf_c_message_free_unpacked(resp, NULL);
+    result r = {.status = g.status};
+    snprintf(r.msg, sizeof(r.msg), "%s", g.msg);
+    for (unsigned i = 0; g.resp != NULL && i < g.resp->descriptor->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &g.resp->descriptor->fields[i];
+        if (f->type == PROTOBUF_C_TYPE_BOOL)
+            r.value = *(protobuf_c_boolean *)((char *)g.resp + f->offset) != 0;
+        if (strcmp(f->name, "error") == 0)
+            snprintf(r.error_field, sizeof(r.error_field), "%s",
+                     *(char **)((char *)g.resp + f->offset));
     }
-    free(out);
-    free(wire);
-    cp_call_free(c);
+    gcall_reply_free(&g);
     return r;
 }
 
@@ -233,11 +147,7 @@ static const char *is_link_method(const char *v)
 
 static void expect_status(result r, int status, const char *in_msg)
 {
-    if (r.status != status)
-        fail_msg("expected %s, got %s: %s", cp_status_name(status), cp_status_name(r.status),
-                 r.msg);
-    if (in_msg != NULL && strstr(r.msg, in_msg) == NULL)
-        fail_msg("message lacks \"%s\": %s", in_msg, r.msg);
+    gcall_check(r.status, r.msg, status, in_msg);
 }
 
 /* --- tables ---------------------------------------------------------------- */
@@ -307,7 +217,7 @@ static void test_groups_config_errors(void **state)
 static void test_path_exists(void **state)
 {
     env *t = *state;
-    host_mkdirs(t, K "\\pods");
+    genv_mkdirs(t, K "\\pods");
     symlink("/nonexistent/target", host(t, K "\\dangling"));
     for (size_t i = 0; i < N_VERSIONS; i++) {
         const char *v = fs_versions[i];
@@ -339,7 +249,7 @@ static void test_path_exists(void **state)
 static void test_typed_messages(void **state)
 {
     env *t = *state;
-    host_mkdirs(t, K "\\x");
+    genv_mkdirs(t, K "\\x");
     const cp_service *svc = service(t, "v1alpha1");
     const cp_method *m = cp_service_find(svc->def, "PathExists", 10);
     assert_non_null(m);
@@ -440,7 +350,7 @@ static void test_rmdir(void **state)
         char d[128], f[160];
         snprintf(d, sizeof(d), K "\\%s\\d", v);
         /* plain empty directory */
-        host_mkdirs(t, d);
+        genv_mkdirs(t, d);
         expect_ok(call(t, v, "Rmdir", d, NULL, NULL, false));
         assert_false(host_exists(t, d));
         /* missing: NOT_FOUND without force, success with it */
@@ -448,8 +358,8 @@ static void test_rmdir(void **state)
         expect_ok(call(t, v, "Rmdir", d, NULL, NULL, true));
         /* non-empty */
         snprintf(f, sizeof(f), "%s\\sub\\file", d);
-        host_mkdirs(t, d);
-        host_mkdirs(t, strcat(strcpy((char[160]){0}, d), "\\sub"));
+        genv_mkdirs(t, d);
+        genv_mkdirs(t, strcat(strcpy((char[160]){0}, d), "\\sub"));
         host_file(t, f);
         expect_status(call(t, v, "Rmdir", d, NULL, NULL, false), CP_E_FAILED_PRECONDITION, d);
         assert_true(host_exists(t, f));
@@ -470,9 +380,9 @@ static void test_rmdir(void **state)
 static void test_rmdir_force_keeps_link_targets(void **state)
 {
     env *t = *state;
-    host_mkdirs(t, "C:\\outside");
+    genv_mkdirs(t, "C:\\outside");
     host_file(t, "C:\\outside\\keep");
-    host_mkdirs(t, K "\\tree\\sub");
+    genv_mkdirs(t, K "\\tree\\sub");
     assert_int_equal(symlink(host(t, "C:\\outside"), host(t, K "\\tree\\sub\\link")), 0);
     expect_ok(call(t, "v1", "Rmdir", K "\\tree", NULL, NULL, true));
     assert_false(host_exists(t, K "\\tree"));
@@ -487,11 +397,11 @@ static void test_rmdir_force_keeps_link_targets(void **state)
 static void test_rmdir_contents(void **state)
 {
     env *t = *state;
-    host_mkdirs(t, K "\\rc\\a\\b");
+    genv_mkdirs(t, K "\\rc\\a\\b");
     host_file(t, K "\\rc\\a\\b\\f");
     host_file(t, K "\\rc\\top");
     /* outside the kubelet dir, on the emulated drive and off it */
-    host_mkdirs(t, "C:\\outside");
+    genv_mkdirs(t, "C:\\outside");
     host_file(t, "C:\\outside\\keep");
     char off_drive[128];
     snprintf(off_drive, sizeof(off_drive), "%s/offdrive", t->root);
@@ -527,7 +437,7 @@ static void test_rmdir_contents(void **state)
                   CP_E_INVALID_ARGUMENT, "resolves to C:\\outside");
     assert_true(host_exists(t, "C:\\outside\\keep"));
     /* a link to a directory inside is fine */
-    host_mkdirs(t, K "\\inner");
+    genv_mkdirs(t, K "\\inner");
     host_file(t, K "\\inner\\x");
     assert_int_equal(symlink(host(t, K "\\inner"), host(t, K "\\toinner")), 0);
     expect_ok(call(t, "v2alpha1", "RmdirContents", K "\\toinner", NULL, NULL, false));
@@ -541,7 +451,7 @@ static void test_rmdir_contents(void **state)
 static void test_symlinks(void **state)
 {
     env *t = *state;
-    host_mkdirs(t, K "\\src");
+    genv_mkdirs(t, K "\\src");
     host_file(t, K "\\file");
     for (size_t i = 0; i < N_VERSIONS; i++) {
         const char *v = fs_versions[i];
@@ -571,7 +481,7 @@ static void test_symlinks(void **state)
                       CP_E_NOT_FOUND, K "\\missing");
 
         /* a link whose source is gone: exists, but is not a "symlink" */
-        host_mkdirs(t, gone);
+        genv_mkdirs(t, gone);
         expect_ok(call(t, v, link_method(v), NULL, gone, dangling, false));
         rmdir(host(t, gone));
         r = call(t, v, is_link_method(v), dangling, NULL, NULL, false);
@@ -592,8 +502,8 @@ static void test_symlinks(void **state)
 static void test_symlink_rules(void **state)
 {
     env *t = *state;
-    host_mkdirs(t, K "\\src");
-    host_mkdirs(t, "C:\\outside");
+    genv_mkdirs(t, K "\\src");
+    genv_mkdirs(t, "C:\\outside");
     for (size_t i = 0; i < N_VERSIONS; i++) {
         const char *v = fs_versions[i];
         /* source outside */
@@ -623,8 +533,8 @@ static void test_symlink_rules(void **state)
 static void test_confinement_after_links(void **state)
 {
     env *t = *state;
-    host_mkdirs(t, K);
-    host_mkdirs(t, "C:\\outside");
+    genv_mkdirs(t, K);
+    genv_mkdirs(t, "C:\\outside");
     host_file(t, "C:\\outside\\secret");
     assert_int_equal(symlink(host(t, "C:\\outside"), host(t, K "\\out")), 0);
 
@@ -677,9 +587,9 @@ static void expect_root_refused(result r, const char *path)
 static void test_roots_are_kept(void **state)
 {
     env *t = *state;
-    host_mkdirs(t, K "\\pods\\p1");
+    genv_mkdirs(t, K "\\pods\\p1");
     host_file(t, K "\\pods\\p1\\data");
-    host_mkdirs(t, "C:\\work\\w1");
+    genv_mkdirs(t, "C:\\work\\w1");
     host_file(t, "C:\\work\\w1\\data");
     for (size_t i = 0; i < N_VERSIONS; i++) {
         const char *v = fs_versions[i];
@@ -732,7 +642,7 @@ static void test_roots_may_be_read_and_created(void **state)
 static void test_link_to_root_is_not_emptied(void **state)
 {
     env *t = *state;
-    host_mkdirs(t, K "\\pods\\p1");
+    genv_mkdirs(t, K "\\pods\\p1");
     host_file(t, K "\\pods\\p1\\data");
     assert_int_equal(symlink(host(t, K), host(t, K "\\pods\\up")), 0);
     result r = call(t, "v2alpha1", "RmdirContents", K "\\pods\\up", NULL, NULL, false);

@@ -23,7 +23,6 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
@@ -32,130 +31,46 @@
 #include "groups/filesystem/filesystem.h"
 #include "groups/groups.h"
 #include "dispatch/dispatch.h"
+#include "test/unit/group_call.h"
+#include "test/unit/group_env.h"
 
 #define K "C:\\var\\lib\\kubelet"
 #define DRV K "\\plugins\\drv"
 #define TRIES 300
 
-typedef struct env {
-    char root[64];
-    cp_fs_host fs;
-    cp_groups *groups;
-} env;
-
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
-{
-    (void)st, (void)flag, (void)f;
-    return remove(p);
-}
+typedef genv env;
 
 static int setup(void **state)
 {
-    env *t = calloc(1, sizeof(*t));
-    if (t == NULL)
-        return -1;
-    snprintf(t->root, sizeof(t->root), "/tmp/cp-fsrace-XXXXXX");
-    cp_error e;
-    if (mkdtemp(t->root) == NULL || cp_fs_host_posix_new(t->root, &t->fs, &e) != CP_OK) {
-        free(t);
-        return -1;
-    }
-    const char *const wd[] = {"C:\\work"};
-    cp_groups_config cfg = {.working_dirs = wd, .n_working_dirs = 1, .fs = t->fs};
-    t->groups = cp_groups_new(&cfg, &e);
-    if (t->groups == NULL) {
-        cp_fs_host_posix_free(&t->fs);
-        free(t);
-        return -1;
-    }
-    *state = t;
-    return 0;
+    static const char *const wd[] = {"C:\\work"};
+    genv_opts o = {.tag = "fsrace", .cfg = {.working_dirs = wd, .n_working_dirs = 1}};
+    return genv_open(&o, (genv **)state);
 }
 
 static int teardown(void **state)
 {
-    env *t = *state;
-    cp_groups_free(t->groups);
-    cp_fs_host_posix_free(&t->fs);
-    nftw(t->root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    free(t);
+    genv_close(*state);
     return 0;
 }
 
-/* "C:\a\b" -> "<root>/C/a/b" (as fs_posix maps it) */
-static void host(const env *t, const char *wpath, char *out, size_t n)
-{
-    snprintf(out, n, "%s/%c/%s", t->root, wpath[0], wpath + 3);
-    for (char *s = out + strlen(t->root); *s != '\0'; s++)
-        if (*s == '\\')
-            *s = '/';
-}
-
-static void host_mkdirs(const env *t, const char *wpath)
-{
-    char p[512];
-    host(t, wpath, p, sizeof(p));
-    for (char *s = p + strlen(t->root) + 1; *s != '\0'; s++) {
-        if (*s == '/') {
-            *s = '\0';
-            mkdir(p, 0755);
-            *s = '/';
-        }
-    }
-    mkdir(p, 0755);
-}
-
 /* --- calling the group through dispatch ------------------------------------ */
-
-static void set_string(ProtobufCMessage *m, const char *field, const char *v)
-{
-    const ProtobufCFieldDescriptor *f =
-        protobuf_c_message_descriptor_get_field_by_name(m->descriptor, field);
-    if (f != NULL && v != NULL)
-        *(const char **)((char *)m + f->offset) = v;
-}
 
 /* v2alpha1 has every filesystem RPC. Returns the call's status. */
 static int call(const env *t, const char *method, const char *path, const char *source,
                 const char *target, bool force)
 {
-    const cp_service *svc = NULL;
-    for (size_t i = 0; i < cp_groups_count(t->groups) && svc == NULL; i++) {
-        const cp_service *s = cp_groups_service(t->groups, i);
-        if (strcmp(s->def->group, "filesystem") == 0 && strcmp(s->def->version, "v2alpha1") == 0)
-            svc = s;
-    }
-    assert_non_null(svc);
-    const cp_method *m = cp_service_find(svc->def, method, strlen(method));
-    assert_non_null(m);
-    ProtobufCMessage *req = calloc(1, m->req_desc->sizeof_message);
-    assert_non_null(req);
-    m->req_desc->message_init(req);
-    set_string(req, "path", path);
-    set_string(req, "source_path", source);
-    set_string(req, "target_path", target);
-    const ProtobufCFieldDescriptor *ff =
-        protobuf_c_message_descriptor_get_field_by_name(m->req_desc, "force");
-    if (ff != NULL)
-        *(protobuf_c_boolean *)((char *)req + ff->offset) = force;
-    size_t len = protobuf_c_message_get_packed_size(req);
-    uint8_t *wire = malloc(len + 1);
-    assert_non_null(wire);
-    protobuf_c_message_pack(req, wire);
+    const cp_service *svc = gcall_service(t->groups, "filesystem", "v2alpha1");
+    ProtobufCMessage *req = gcall_request(svc, method);
+    gcall_set_if(req, "path", path);
+    gcall_set_if(req, "source_path", source);
+    gcall_set_if(req, "target_path", target);
+    gcall_set_bool_if(req, "force", force);
+    gcall_reply g = gcall_run(svc, method, req);
     free(req);
-    char full[128];
-    snprintf(full, sizeof(full), "/%s/%s", svc->def->service, method);
-    cp_call *c = cp_call_new(svc->ctx, full, 0);
-    assert_non_null(c);
-    uint8_t *out = NULL;
-    size_t out_len = 0;
-    int rc = cp_dispatch_run(svc, m, c, wire, len, &out, &out_len);
-    if (getenv("RACE_DEBUG") != NULL && rc != CP_OK) /* why calls were refused */
-        fprintf(stderr, "%s: %s\n", method, cp_call_error(c)->msg);
-    free(out);
-    free(wire);
-    cp_call_free(c);
-    return rc;
+    if (getenv("RACE_DEBUG") != NULL && g.status != CP_OK) /* why calls were refused */
+        fprintf(stderr, "%s: %s\n", method, g.msg);
+    gcall_reply_free(&g);
+    return g.status;
 }
 
 /* --- the swapper ------------------------------------------------------------ */
@@ -181,9 +96,9 @@ static void *swap_loop(void *arg)
 static void swap_start(const env *t, swapper *s, const char *dir_w, const char *link_w,
                        const char *away, int *real)
 {
-    host(t, dir_w, s->a, sizeof(s->a));
-    host(t, link_w, s->b, sizeof(s->b));
-    host_mkdirs(t, dir_w);
+    genv_host_path(t, dir_w, s->a, sizeof(s->a));
+    genv_host_path(t, link_w, s->b, sizeof(s->b));
+    genv_mkdirs(t, dir_w);
     assert_int_equal(symlink(away, s->b), 0);
     *real = open(s->a, O_RDONLY | O_DIRECTORY);
     assert_true(*real >= 0);
@@ -302,10 +217,10 @@ static int race(env *t, mode m, int real, int away, int *ok)
 static void test_parent_swapped_for_link_out(void **state)
 {
     env *t = *state;
-    host_mkdirs(t, K "\\src");
-    host_mkdirs(t, "C:\\outside");
+    genv_mkdirs(t, K "\\src");
+    genv_mkdirs(t, "C:\\outside");
     char away_h[512];
-    host(t, "C:\\outside", away_h, sizeof(away_h));
+    genv_host_path(t, "C:\\outside", away_h, sizeof(away_h));
     int away = open(away_h, O_RDONLY | O_DIRECTORY);
     assert_true(away >= 0);
     swapper s;
@@ -334,10 +249,10 @@ static void test_parent_swapped_for_link_out(void **state)
 static void test_link_to_root_swapped_in(void **state)
 {
     env *t = *state;
-    host_mkdirs(t, K "\\pods\\p1");
+    genv_mkdirs(t, K "\\pods\\p1");
     char keep[512], kh[512];
-    host(t, K "\\pods\\p1\\data", keep, sizeof(keep));
-    host(t, K, kh, sizeof(kh));
+    genv_host_path(t, K "\\pods\\p1\\data", keep, sizeof(keep));
+    genv_host_path(t, K, kh, sizeof(kh));
     swapper s;
     int real = -1;
     swap_start(t, &s, DRV "\\up", DRV "\\upl", kh, &real);
@@ -349,14 +264,14 @@ static void test_link_to_root_swapped_in(void **state)
         struct stat st;
         if (lstat(keep, &st) != 0) {
             escapes++;
-            host_mkdirs(t, K "\\pods\\p1");
+            genv_mkdirs(t, K "\\pods\\p1");
         }
     }
     swap_stop(&s);
     close(real);
     print_message("kubelet directory emptied %d/%d times\n", escapes, TRIES);
     assert_int_equal(escapes, 0);
-    host_mkdirs(t, K "\\plugins\\drv");
+    genv_mkdirs(t, K "\\plugins\\drv");
 }
 
 /* Without a swap the same calls still act: the guard refuses races, not
@@ -364,8 +279,8 @@ static void test_link_to_root_swapped_in(void **state)
 static void test_no_swap_still_works(void **state)
 {
     env *t = *state;
-    host_mkdirs(t, DRV "\\d");
-    host_mkdirs(t, K "\\src");
+    genv_mkdirs(t, DRV "\\d");
+    genv_mkdirs(t, K "\\src");
     assert_int_equal(call(t, "Mkdir", DRV "\\d\\a\\b", NULL, NULL, false), CP_OK);
     assert_int_equal(call(t, "CreateSymlink", NULL, K "\\src", DRV "\\d\\a\\ln", false), CP_OK);
     assert_int_equal(call(t, "RmdirContents", DRV "\\d\\a", NULL, NULL, false), CP_OK);
@@ -373,7 +288,7 @@ static void test_no_swap_still_works(void **state)
     assert_int_equal(call(t, "Rmdir", DRV "\\d", NULL, NULL, true), CP_OK);
     char p[512];
     struct stat st;
-    host(t, DRV "\\d", p, sizeof(p));
+    genv_host_path(t, DRV "\\d", p, sizeof(p));
     assert_int_not_equal(lstat(p, &st), 0);
 }
 
