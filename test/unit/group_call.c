@@ -78,6 +78,17 @@ void gcall_set_bool_if(ProtobufCMessage *m, const char *field, bool value)
     gcall_set_if(m, field, value ? "true" : "false");
 }
 
+ProtobufCMessage *gcall_fs_request(const cp_service *svc, const char *method, const char *path,
+                                   const char *source, const char *target, bool force)
+{
+    ProtobufCMessage *req = gcall_request(svc, method);
+    gcall_set_if(req, "path", path);
+    gcall_set_if(req, "source_path", source);
+    gcall_set_if(req, "target_path", target);
+    gcall_set_bool_if(req, "force", force);
+    return req;
+}
+
 gcall_reply gcall_run(const cp_service *svc, const char *method, const ProtobufCMessage *req)
 {
     const cp_method *m = method_of(svc, method);

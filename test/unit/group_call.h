@@ -35,6 +35,11 @@ bool gcall_set_if(ProtobufCMessage *m, const char *field, const char *value);
 /* Sets a bool field when the message has it. */
 void gcall_set_bool_if(ProtobufCMessage *m, const char *field, bool value);
 
+/* A filesystem group request: path, source_path, target_path and force,
+ * each set where the method's message has it (NULL strings are skipped). */
+ProtobufCMessage *gcall_fs_request(const cp_service *svc, const char *method, const char *path,
+                                   const char *source, const char *target, bool force);
+
 /* Encodes req, runs svc's method through cp_dispatch_run, decodes the answer. */
 gcall_reply gcall_run(const cp_service *svc, const char *method, const ProtobufCMessage *req);
 void gcall_reply_free(gcall_reply *r);

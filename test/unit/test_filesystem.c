@@ -102,11 +102,7 @@ static result call(const env *t, const char *version, const char *method, const 
                    const char *source, const char *target, bool force)
 {
     const cp_service *svc = service(t, version);
-    ProtobufCMessage *req = gcall_request(svc, method);
-    gcall_set_if(req, "path", path);
-    gcall_set_if(req, "source_path", source);
-    gcall_set_if(req, "target_path", target);
-    gcall_set_bool_if(req, "force", force);
+    ProtobufCMessage *req = gcall_fs_request(svc, method, path, source, target, force);
     gcall_reply g = gcall_run(svc, method, req);
     free(req);
     result r = {.status = g.status};

@@ -60,11 +60,7 @@ static int call(const env *t, const char *method, const char *path, const char *
                 const char *target, bool force)
 {
     const cp_service *svc = gcall_service(t->groups, "filesystem", "v2alpha1");
-    ProtobufCMessage *req = gcall_request(svc, method);
-    gcall_set_if(req, "path", path);
-    gcall_set_if(req, "source_path", source);
-    gcall_set_if(req, "target_path", target);
-    gcall_set_bool_if(req, "force", force);
+    ProtobufCMessage *req = gcall_fs_request(svc, method, path, source, target, force);
     gcall_reply g = gcall_run(svc, method, req);
     free(req);
     if (getenv("RACE_DEBUG") != NULL && g.status != CP_OK) /* why calls were refused */

@@ -18,6 +18,7 @@
 #include "system/v1alpha1/api.pb-c.h"
 #include "host/fs.h"
 #include "host/smbios.h"
+#include "test/unit/group_call.h"
 
 /* --- SMBIOS ------------------------------------------------------------------ */
 
@@ -145,61 +146,31 @@ typedef struct result {
 
 static result call(const env *t, const char *method, const char *name, bool force)
 {
-    const cp_service *svc = NULL;
-    for (size_t i = 0; i < cp_groups_count(t->groups); i++)
-        if (strcmp(cp_groups_service(t->groups, i)->def->group, "system") == 0)
-            svc = cp_groups_service(t->groups, i);
-    assert_non_null(svc);
-    const cp_method *m = cp_service_find(svc->def, method, strlen(method));
-    assert_non_null(m);
-    uint8_t wire[512];
-    size_t len = 0;
-    if (strcmp(method, "StopService") == 0) {
-        V1alpha1__StopServiceRequest r = V1ALPHA1__STOP_SERVICE_REQUEST__INIT;
-        r.name = (char *)name;
-        r.force = force;
-        len = v1alpha1__stop_service_request__pack(&r, wire);
-    } else if (name != NULL) { /* StartService and GetService: name = 1 */
-        V1alpha1__GetServiceRequest r = V1ALPHA1__GET_SERVICE_REQUEST__INIT;
-        r.name = (char *)name;
-        len = v1alpha1__get_service_request__pack(&r, wire);
+    const cp_service *svc = gcall_service(t->groups, "system", "v1alpha1");
+    ProtobufCMessage *req = gcall_request(svc, method);
+    gcall_set_if(req, "name", name);
+    gcall_set_bool_if(req, "force", force);
+    gcall_reply g = gcall_run(svc, method, req);
+    free(req);
+    result res = {.status = g.status};
+    snprintf(res.msg, sizeof(res.msg), "%s", g.msg);
+    if (g.resp != NULL && strcmp(method, "GetService") == 0) {
+        const V1alpha1__GetServiceResponse *r = (const V1alpha1__GetServiceResponse *)g.resp;
+        snprintf(res.display, sizeof(res.display), "%s", r->display_name);
+        res.start_type = r->start_type;
+        res.state = r->status;
+    } else if (g.resp != NULL && strcmp(method, "GetBIOSSerialNumber") == 0) {
+        const V1alpha1__GetBIOSSerialNumberResponse *r =
+            (const V1alpha1__GetBIOSSerialNumberResponse *)g.resp;
+        snprintf(res.serial, sizeof(res.serial), "%s", r->serial_number);
     }
-    char full[96];
-    snprintf(full, sizeof(full), "/v1alpha1.System/%s", method);
-    cp_call *c = cp_call_new(svc->ctx, full, 0);
-    assert_non_null(c);
-    uint8_t *out = NULL;
-    size_t out_len = 0;
-    result res = {0};
-    res.status = cp_dispatch_run(svc, m, c, wire, len, &out, &out_len);
-    snprintf(res.msg, sizeof(res.msg), "%s", cp_call_error(c)->msg);
-    if (res.status == CP_OK && strcmp(method, "GetService") == 0) {
-        V1alpha1__GetServiceResponse *g =
-            v1alpha1__get_service_response__unpack(NULL, out_len, out);
-        assert_non_null(g);
-        snprintf(res.display, sizeof(res.display), "%s", g->display_name);
-        res.start_type = g->start_type;
-        res.state = g->status;
-        v1alpha1__get_service_response__free_unpacked(g, NULL);
-    } else if (res.status == CP_OK && strcmp(method, "GetBIOSSerialNumber") == 0) {
-        V1alpha1__GetBIOSSerialNumberResponse *g =
-            v1alpha1__get_biosserial_number_response__unpack(NULL, out_len, out);
-        assert_non_null(g);
-        snprintf(res.serial, sizeof(res.serial), "%s", g->serial_number);
-        v1alpha1__get_biosserial_number_response__free_unpacked(g, NULL);
-    }
-    free(out);
-    cp_call_free(c);
+    gcall_reply_free(&g);
     return res;
 }
 
 static void expect(result r, int status, const char *in_msg)
 {
-    if (r.status != status)
-        fail_msg("expected %s, got %s: %s", cp_status_name(status), cp_status_name(r.status),
-                 r.msg);
-    if (in_msg != NULL && strstr(r.msg, in_msg) == NULL)
-        fail_msg("message lacks \"%s\": %s", in_msg, r.msg);
+    gcall_check(r.status, r.msg, status, in_msg);
 }
 
 static void test_bios_serial(void **state)
