@@ -63,7 +63,7 @@ int genv_open(const genv_opts *o, genv **out)
          cp_storage_sim_new_from_string(o->storage_yaml, &t->storage, &e) != CP_OK) ||
         (o->smb_yaml != NULL && cp_smb_sim_new_from_string(o->smb_yaml, &t->smb, &e) != CP_OK)) {
         print_error("%s\n", e.msg);
-        genv_close(t);
+        (void)genv_close(t);
         return -1;
     }
     cp_mount_points mp;
@@ -71,22 +71,24 @@ int genv_open(const genv_opts *o, genv **out)
         cp_fs_host_posix_set_mount_points(&t->fs, &mp);
     cp_groups_config cfg = o->cfg;
     cfg.fs = t->fs;
-    cfg.storage = t->storage;
-    cfg.smb_host = t->smb;
+    if (o->storage_yaml != NULL)
+        cfg.storage = t->storage;
+    if (o->smb_yaml != NULL)
+        cfg.smb_host = t->smb;
     t->groups = cp_groups_new(&cfg, &e);
     if (t->groups == NULL) {
         print_error("%s\n", e.msg);
-        genv_close(t);
+        (void)genv_close(t);
         return -1;
     }
     *out = t;
     return 0;
 }
 
-void genv_close(genv *t)
+int genv_close(genv *t)
 {
     if (t == NULL)
-        return;
+        return 0;
     if (t->groups != NULL)
         cp_groups_free(t->groups);
     if (t->storage.ops != NULL)
@@ -95,6 +97,7 @@ void genv_close(genv *t)
         t->smb.ops->destroy(t->smb.ctx);
     if (t->fs.ops != NULL)
         cp_fs_host_posix_free(&t->fs);
-    nftw(t->root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    int rc = nftw(t->root, rm_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
     free(t);
+    return rc;
 }

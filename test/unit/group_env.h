@@ -20,18 +20,20 @@ typedef struct genv {
 
 typedef struct genv_opts {
     const char *tag;          /* names the temporary directory: /tmp/cp-<tag>-XXXXXX */
-    const char *storage_yaml; /* NULL: the groups open their default storage host */
-    const char *smb_yaml;     /* NULL: likewise for smb */
+    const char *storage_yaml; /* NULL: cfg.storage (ops NULL: the groups' default) */
+    const char *smb_yaml;     /* NULL: cfg.smb_host, likewise */
     bool mount_points;        /* hand the storage simulator's mount points to the fs
                                  host, as service/main_posix.c does */
     const char *const *dirs;  /* Windows paths made under the root first, NULL-ended */
-    cp_groups_config cfg;     /* the groups' settings; the hosts are filled in */
+    cp_groups_config cfg;     /* the groups' settings (and hosts of the test's own);
+                                 fs, and the simulators opened here, are filled in */
 } genv_opts;
 
 /* 0 and *out, or -1 with the cause printed. */
 int genv_open(const genv_opts *o, genv **out);
-/* Frees the groups and hosts and removes the root with all below it. */
-void genv_close(genv *t);
+/* Frees the groups and hosts and removes the root with all below it:
+ * 0, or -1 when something under the root could not be removed. */
+int genv_close(genv *t);
 
 /* "C:\a\b" -> "<root>/C/a/b" (as the POSIX fs host maps it) */
 void genv_host_path(const genv *t, const char *wpath, char *out, size_t n);

@@ -42,8 +42,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    genv_close(*state);
-    return 0;
+    return genv_close(*state);
 }
 
 /* "C:\a\b" -> "<root>/C/a/b" (as fs_posix maps it) */

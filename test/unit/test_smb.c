@@ -12,8 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <ftw.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "groups/groups.h"
@@ -22,6 +20,8 @@
 #include "dispatch/dispatch.h"
 #include "smb/v1/api.pb-c.h"
 #include "host/fs.h"
+#include "test/unit/group_call.h"
+#include "test/unit/group_env.h"
 
 /* --- normalisation --------------------------------------------------------- */
 
@@ -323,49 +323,20 @@ static void spy_destroy(void *ctx)
 
 static const cp_smb_ops spy_ops = {spy_state, spy_map, spy_unmap, spy_name, spy_addrs, spy_destroy};
 
-static int mkdir_p(const char *path)
-{
-    char p[256];
-    snprintf(p, sizeof(p), "%s", path);
-    for (char *s = p + 1; *s != '\0'; s++)
-        if (*s == '/') {
-            *s = '\0';
-            mkdir(p, 0755);
-            *s = '/';
-        }
-    return mkdir(p, 0755);
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 typedef struct env {
-    char dir[64];
-    cp_fs_host fs;
-    cp_groups *groups;
+    genv *g; /* the groups on the POSIX fs host and the spy */
     spy spy;
 } env;
 
 static int setup(void **state)
 {
     env *t = calloc(1, sizeof(*t));
-    cp_error e;
-    snprintf(t->dir, sizeof(t->dir), "/tmp/test_smb.XXXXXX");
-    if (mkdtemp(t->dir) == NULL)
+    if (t == NULL)
         return -1;
-    char p[128];
-    snprintf(p, sizeof(p), "%s/C/var/lib/kubelet/plugins", t->dir);
-    if (mkdir_p(p) != 0 || cp_fs_host_posix_new(t->dir, &t->fs, &e) != CP_OK)
-        return -1;
-    cp_groups_config cfg = {.fs = t->fs, .smb_host = {&spy_ops, &t->spy}};
-    t->groups = cp_groups_new(&cfg, &e);
-    if (t->groups == NULL) {
-        print_error("%s\n", e.msg);
+    static const char *const dirs[] = {"C:\\var\\lib\\kubelet\\plugins", NULL};
+    genv_opts o = {.tag = "smb-test", .dirs = dirs, .cfg = {.smb_host = {&spy_ops, &t->spy}}};
+    if (genv_open(&o, &t->g) != 0) {
+        free(t);
         return -1;
     }
     *state = t;
@@ -375,64 +346,37 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     env *t = *state;
-    cp_groups_free(t->groups);
-    cp_fs_host_posix_free(&t->fs);
-    if (nftw(t->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-        return -1;
+    int rc = genv_close(t->g);
     free(t);
-    return 0;
+    return rc;
+}
+
+/* One smb v1 call: its status, and its error message in msg. */
+static int call_smb(env *t, const char *method, const ProtobufCMessage *req, char *msg,
+                    size_t msglen)
+{
+    gcall_reply g = gcall_run(gcall_service(t->g->groups, "smb", "v1"), method, req);
+    snprintf(msg, msglen, "%s", g.msg);
+    gcall_reply_free(&g);
+    return g.status;
 }
 
 static int call_new(env *t, const char *remote, const char *local, const char *user,
                     const char *password, char *msg, size_t msglen)
 {
-    const cp_service *svc = NULL;
-    for (size_t i = 0; i < cp_groups_count(t->groups); i++)
-        if (strcmp(cp_groups_service(t->groups, i)->def->group, "smb") == 0 &&
-            strcmp(cp_groups_service(t->groups, i)->def->version, "v1") == 0)
-            svc = cp_groups_service(t->groups, i);
-    assert_non_null(svc);
-    const cp_method *m = cp_service_find(svc->def, "NewSmbGlobalMapping", 19);
-    assert_non_null(m);
     V1__NewSmbGlobalMappingRequest r = V1__NEW_SMB_GLOBAL_MAPPING_REQUEST__INIT;
     r.remote_path = (char *)remote;
     r.local_path = (char *)local;
     r.username = (char *)user;
     r.password = (char *)password;
-    uint8_t wire[1024];
-    size_t len = v1__new_smb_global_mapping_request__pack(&r, wire);
-    cp_call *c = cp_call_new(svc->ctx, "/v1.Smb/NewSmbGlobalMapping", 0);
-    uint8_t *out = NULL;
-    size_t out_len = 0;
-    int rc = cp_dispatch_run(svc, m, c, wire, len, &out, &out_len);
-    snprintf(msg, msglen, "%s", cp_call_error(c)->msg);
-    free(out);
-    cp_call_free(c);
-    return rc;
+    return call_smb(t, "NewSmbGlobalMapping", &r.base, msg, msglen);
 }
 
 static int call_remove(env *t, const char *remote, char *msg, size_t msglen)
 {
-    const cp_service *svc = NULL;
-    for (size_t i = 0; i < cp_groups_count(t->groups); i++)
-        if (strcmp(cp_groups_service(t->groups, i)->def->group, "smb") == 0 &&
-            strcmp(cp_groups_service(t->groups, i)->def->version, "v1") == 0)
-            svc = cp_groups_service(t->groups, i);
-    assert_non_null(svc);
-    const cp_method *m = cp_service_find(svc->def, "RemoveSmbGlobalMapping", 22);
-    assert_non_null(m);
     V1__RemoveSmbGlobalMappingRequest r = V1__REMOVE_SMB_GLOBAL_MAPPING_REQUEST__INIT;
     r.remote_path = (char *)remote;
-    uint8_t wire[1024];
-    size_t len = v1__remove_smb_global_mapping_request__pack(&r, wire);
-    cp_call *c = cp_call_new(svc->ctx, "/v1.Smb/RemoveSmbGlobalMapping", 0);
-    uint8_t *out = NULL;
-    size_t out_len = 0;
-    int rc = cp_dispatch_run(svc, m, c, wire, len, &out, &out_len);
-    snprintf(msg, msglen, "%s", cp_call_error(c)->msg);
-    free(out);
-    cp_call_free(c);
-    return rc;
+    return call_smb(t, "RemoveSmbGlobalMapping", &r.base, msg, msglen);
 }
 
 /* RemoveSmbGlobalMapping takes what upstream's root parse takes (the first
@@ -522,7 +466,7 @@ static void test_new_maps_and_links(void **state)
                      CP_OK);
     assert_string_equal(t->spy.log, "map \\\\fs1.example.com\\share CORP\\u;");
     assert_true(t->spy.last_privacy); /* -require-privacy defaults to true */
-    snprintf(link, sizeof(link), "%s/C/var/lib/kubelet/plugins/s1", t->dir);
+    snprintf(link, sizeof(link), "%s/C/var/lib/kubelet/plugins/s1", t->g->root);
     ssize_t n = readlink(link, buf, sizeof(buf) - 1);
     assert_true(n > 0);
     buf[n] = '\0';
@@ -550,15 +494,15 @@ static int kind_symlink(void *ctx, const char *link_path, const char *target, cp
 static void test_new_link_is_a_directory_link(void **state)
 {
     env *t = *state;
-    real_fs = t->fs;
-    cp_fs_ops ops = *t->fs.ops;
+    real_fs = t->g->fs;
+    cp_fs_ops ops = *t->g->fs.ops;
     ops.symlink = kind_symlink;
     cp_error e;
-    cp_groups_config cfg = {.fs = {&ops, t->fs.ctx}, .smb_host = {&spy_ops, &t->spy}};
+    cp_groups_config cfg = {.fs = {&ops, t->g->fs.ctx}, .smb_host = {&spy_ops, &t->spy}};
     cp_groups *g = cp_groups_new(&cfg, &e);
     assert_non_null(g);
-    cp_groups *saved = t->groups;
-    t->groups = g;
+    cp_groups *saved = t->g->groups;
+    t->g->groups = g;
     char msg[CP_ERROR_MSG_MAX];
     asked_kind = -1;
     assert_int_equal(call_new(t, "\\\\fs1\\share\\pvc", "C:\\var\\lib\\kubelet\\plugins\\s2", "u",
@@ -566,7 +510,7 @@ static void test_new_link_is_a_directory_link(void **state)
                      CP_OK);
     assert_int_equal(asked_kind, CP_FS_LINK_DIR);
     assert_true(asked_guard);
-    t->groups = saved;
+    t->g->groups = saved;
     cp_groups_free(g);
 }
 

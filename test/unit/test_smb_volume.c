@@ -68,8 +68,7 @@ static int setup_off(void **state)
 
 static int teardown(void **state)
 {
-    genv_close(*state);
-    return 0;
+    return genv_close(*state);
 }
 
 static void *ctx_of(const env *t, const char *group)

@@ -74,8 +74,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    genv_close(*state);
-    return 0;
+    return genv_close(*state);
 }
 
 /* --- calling through dispatch, fields by name ----------------------------- */

@@ -75,8 +75,7 @@ static int setup_foreign_allowed(void **state)
 
 static int teardown(void **state)
 {
-    genv_close(*state);
-    return 0;
+    return genv_close(*state);
 }
 
 typedef struct result {

@@ -19,6 +19,7 @@
 #include "host/fs.h"
 #include "host/smbios.h"
 #include "test/unit/group_call.h"
+#include "test/unit/group_env.h"
 
 /* --- SMBIOS ------------------------------------------------------------------ */
 
@@ -88,28 +89,15 @@ static void test_smbios_sanitized_and_bounded(void **state)
 
 /* --- the group through dispatch ---------------------------------------------- */
 
-typedef struct env {
-    cp_fs_host fs;
-    cp_groups *groups;
-} env;
+typedef genv env;
 
 static int make_env(void **state, bool restricted, const char *const *allowed, size_t n)
 {
-    env *t = calloc(1, sizeof(*t));
-    cp_error e;
-    if (t == NULL || cp_fs_host_posix_new("/tmp", &t->fs, &e) != CP_OK)
-        return -1;
-    cp_groups_config cfg = {.fs = t->fs,
-                            .system = {.services_restricted = restricted,
-                                       .allowed_services = allowed,
-                                       .n_allowed_services = n}};
-    t->groups = cp_groups_new(&cfg, &e);
-    if (t->groups == NULL) {
-        print_error("%s\n", e.msg);
-        return -1;
-    }
-    *state = t;
-    return 0;
+    genv_opts o = {.tag = "system-test",
+                   .cfg = {.system = {.services_restricted = restricted,
+                                      .allowed_services = allowed,
+                                      .n_allowed_services = n}}};
+    return genv_open(&o, (genv **)state);
 }
 
 static int setup_open(void **state)
@@ -130,11 +118,7 @@ static int setup_none(void **state)
 
 static int teardown(void **state)
 {
-    env *t = *state;
-    cp_groups_free(t->groups);
-    cp_fs_host_posix_free(&t->fs);
-    free(t);
-    return 0;
+    return genv_close(*state);
 }
 
 typedef struct result {
