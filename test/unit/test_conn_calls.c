@@ -5,20 +5,39 @@
 
 #include "test/unit/conn_harness.h"
 
+/* Closes the connection and then its client. */
+static void close_pair(cp_conn *c, client *cl)
+{
+    cp_conn_close(c);
+    nghttp2_session_del(cl->h2);
+}
+
+/* On a new connection with options o: one application/grpc call of the
+ * gRPC message msg to path, `jobs` handler jobs completed, and the
+ * call's answer. */
+static result one_call(const cp_conn_opts *o, const char *path, const uint8_t *msg, size_t len,
+                       size_t jobs)
+{
+    client cl;
+    cp_conn *c = new_pair(&cl, o);
+    body b = {msg, len, 0};
+    call(&cl, path, "application/grpc", NULL, NULL, &b);
+    pump(c, &cl, true);
+    if (jobs > 0) {
+        complete_jobs(c, jobs);
+        pump(c, &cl, true);
+    }
+    result r = cl.r[0];
+    close_pair(c, &cl);
+    return r;
+}
+
 static void test_handler_error_status_and_message(void **state)
 {
     (void)state;
-    client cl;
-    cp_conn *c = new_pair(&cl, NULL);
-    body b = {yes_req, sizeof(yes_req), 0};
-    call(&cl, "/v1.Filesystem/Rmdir", "application/grpc", NULL, NULL, &b);
-    pump(c, &cl, true);
-    complete_jobs(c, 1);
-    pump(c, &cl, true);
-    assert_int_equal(cl.r[0].grpc_status, 3);
-    assert_string_equal(cl.r[0].message, "path C:\\csiproxy-test\\dir is bad\n%");
-    cp_conn_close(c);
-    nghttp2_session_del(cl.h2);
+    result r = one_call(NULL, "/v1.Filesystem/Rmdir", yes_req, sizeof(yes_req), 1);
+    assert_int_equal(r.grpc_status, 3);
+    assert_string_equal(r.message, "path C:\\csiproxy-test\\dir is bad\n%");
 }
 
 /* Calls through a connection are counted by method and code; unknown
@@ -65,8 +84,7 @@ static void test_metrics_counted(void **state)
     assert_non_null(strstr(t, "\ncsi_proxy_refused_connections_total{group=\"filesystem\"} 1\n"));
     assert_non_null(strstr(t, "\ncsi_proxy_refused_calls_total{group=\"filesystem\"} 1\n"));
     free(t);
-    cp_conn_close(c);
-    nghttp2_session_del(cl.h2);
+    close_pair(c, &cl);
     nghttp2_session_del(cl2.h2);
     cp_metrics_free(m);
 }
@@ -74,32 +92,20 @@ static void test_metrics_counted(void **state)
 static void test_unknown_method(void **state)
 {
     (void)state;
-    client cl;
-    cp_conn *c = new_pair(&cl, NULL);
-    body b = {yes_req, sizeof(yes_req), 0};
-    call(&cl, "/v1.Filesystem/Format", "application/grpc", NULL, NULL, &b);
-    pump(c, &cl, true);
-    assert_int_equal(cl.r[0].grpc_status, 12);
-    assert_string_equal(cl.r[0].message, "unknown method Format for service v1.Filesystem");
-    cp_conn_close(c);
-    nghttp2_session_del(cl.h2);
+    result r = one_call(NULL, "/v1.Filesystem/Format", yes_req, sizeof(yes_req), 0);
+    assert_int_equal(r.grpc_status, 12);
+    assert_string_equal(r.message, "unknown method Format for service v1.Filesystem");
 }
 
 static void test_oversized_message(void **state)
 {
     (void)state;
-    client cl;
     cp_conn_opts o = {.max_recv_msg = 64};
-    cp_conn *c = new_pair(&cl, &o);
     static uint8_t big[5 + 100];
     cp_grpc_put_prefix(big, false, 100);
-    body b = {big, sizeof(big), 0};
-    call(&cl, "/v1.Filesystem/PathExists", "application/grpc", NULL, NULL, &b);
-    pump(c, &cl, true);
-    assert_int_equal(cl.r[0].grpc_status, 8);
-    assert_non_null(strstr(cl.r[0].message, "larger than max (100 vs. 64)"));
-    cp_conn_close(c);
-    nghttp2_session_del(cl.h2);
+    result r = one_call(&o, "/v1.Filesystem/PathExists", big, sizeof(big), 0);
+    assert_int_equal(r.grpc_status, 8);
+    assert_non_null(strstr(r.message, "larger than max (100 vs. 64)"));
 }
 
 static void test_compressed_refused(void **state)
@@ -121,8 +127,7 @@ static void test_compressed_refused(void **state)
     pump(c, &cl, true);
     assert_int_equal(cl.r[1].grpc_status, 12);
     assert_non_null(strstr(cl.r[1].message, "gzip"));
-    cp_conn_close(c);
-    nghttp2_session_del(cl.h2);
+    close_pair(c, &cl);
 }
 
 static void test_truncated_and_garbage(void **state)
@@ -142,8 +147,7 @@ static void test_truncated_and_garbage(void **state)
     assert_non_null(strstr(cl.r[0].message, "truncated"));
     assert_int_equal(cl.r[1].grpc_status, 13);
     assert_non_null(strstr(cl.r[1].message, "unmarshalling"));
-    cp_conn_close(c);
-    nghttp2_session_del(cl.h2);
+    close_pair(c, &cl);
 }
 
 static void test_bad_content_type_and_no_message(void **state)
@@ -157,8 +161,7 @@ static void test_bad_content_type_and_no_message(void **state)
     pump(c, &cl, true);
     assert_string_equal(cl.r[0].http_status, "415");
     assert_int_equal(cl.r[1].grpc_status, 13);
-    cp_conn_close(c);
-    nghttp2_session_del(cl.h2);
+    close_pair(c, &cl);
 }
 
 static void test_deadline_exceeded_and_slow_call_blocks_nothing(void **state)
@@ -186,23 +189,16 @@ static void test_deadline_exceeded_and_slow_call_blocks_nothing(void **state)
     pump(c, &cl, true);
     assert_int_equal(cl.r[0].grpc_status, 4);
     assert_true(cp_conn_next_deadline(c) == INT64_MAX);
-    cp_conn_close(c);
-    nghttp2_session_del(cl.h2);
+    close_pair(c, &cl);
 }
 
 static void test_denied_caller(void **state)
 {
     (void)state;
-    client cl;
     cp_conn_opts o = {.deny_message = "caller pid 42 is not allowed to use the filesystem group"};
-    cp_conn *c = new_pair(&cl, &o);
-    body b = {yes_req, sizeof(yes_req), 0};
-    call(&cl, "/v1.Filesystem/PathExists", "application/grpc", NULL, NULL, &b);
-    pump(c, &cl, true);
-    assert_int_equal(cl.r[0].grpc_status, 7);
-    assert_non_null(strstr(cl.r[0].message, "not allowed"));
-    cp_conn_close(c);
-    nghttp2_session_del(cl.h2);
+    result r = one_call(&o, "/v1.Filesystem/PathExists", yes_req, sizeof(yes_req), 0);
+    assert_int_equal(r.grpc_status, 7);
+    assert_non_null(strstr(r.message, "not allowed"));
 }
 
 static void test_close_with_call_in_flight(void **state)
@@ -240,8 +236,7 @@ static void test_graceful_shutdown(void **state)
     pump(c, &cl, true);
     assert_int_equal(cl.r[0].grpc_status, 0);
     assert_false(cp_conn_wants_io(c));
-    cp_conn_close(c);
-    nghttp2_session_del(cl.h2);
+    close_pair(c, &cl);
 }
 
 static void test_bad_preface_closes(void **state)
@@ -304,8 +299,7 @@ static void test_malformed_headers_reset(void **state)
         complete_jobs(c, 1);
         pump(c, &cl, true);
         assert_int_equal(cl.r[1].grpc_status, 0);
-        cp_conn_close(c);
-        nghttp2_session_del(cl.h2);
+        close_pair(c, &cl);
     }
 }
 
@@ -342,8 +336,7 @@ static void test_raw_backslash_authority_answers_ok(void **state)
         const uint8_t want[] = {0, 0, 0, 0, 2, 0x08, 0x01};
         assert_int_equal(cl.r[0].data_len, sizeof(want));
         assert_memory_equal(cl.r[0].data, want, sizeof(want));
-        cp_conn_close(c);
-        nghttp2_session_del(cl.h2);
+        close_pair(c, &cl);
     }
 }
 
@@ -398,8 +391,7 @@ static void test_unknown_fields_ignored(void **state)
         assert_int_equal(cl.r[i].data_len, sizeof(want));
         assert_memory_equal(cl.r[i].data, want, sizeof(want));
     }
-    cp_conn_close(c);
-    nghttp2_session_del(cl.h2);
+    close_pair(c, &cl);
 }
 
 /* A known field repeated past the limit: RESOURCE_EXHAUSTED naming the
@@ -438,8 +430,7 @@ static void test_field_limit(void **state)
                         "fields, the limit for one request (each decoded field costs memory; "
                         "unknown top-level fields are ignored and not counted)");
     assert_int_equal(cl.r[1].grpc_status, 0);
-    cp_conn_close(c);
-    nghttp2_session_del(cl.h2);
+    close_pair(c, &cl);
 }
 
 static void test_grpc_wire_helpers(void **state)
