@@ -41,53 +41,10 @@ rpc "disk v1beta2 SetAttachState (online)" 0 'status: OK' disk v1beta2 SetAttach
 rpc "disk v1beta2 GetAttachState" 0 '"isOnline":true' disk v1beta2 GetAttachState '{"diskID":"10"}'
 
 # -- volume: 56 RPCs, one volume, every version in turn --------------------------------
-NEW7=$(vol 5157d15c-0007-4000-8000-000000000001)
-expect "disk v1 PartitionDisk 7" 0 'status: OK' disk v1 PartitionDisk '{"disk_number":7}'
-n=0
-for v in v1alpha1 v1beta1 v1beta2 v1beta3 v1 v2alpha1; do
-    n=$((n + 1))
-    old=0; case $v in v1alpha1 | v1beta1 | v1beta2) old=1 ;; esac
-    d=$(mnt "vol-$v")
-    if [ $old = 1 ]; then
-        pathf=path sizef=size unmount=DismountVolume
-        rpc "volume $v ListVolumesOnDisk (string disk ID)" 0 "\"volume_ids\":[\"$NEW7\"]" \
-            volume $v ListVolumesOnDisk '{"disk_id":"7"}'
-    else
-        pathf=target_path sizef=size_bytes unmount=UnmountVolume
-        rpc "volume $v ListVolumesOnDisk (partition 1)" 0 "\"volume_ids\":[\"$NEW7\"]" \
-            volume $v ListVolumesOnDisk '{"disk_number":7,"partition_number":1}'
-    fi
-    rpc "volume $v IsVolumeFormatted" 0 "$([ $n = 1 ] && echo '{}' || echo '"formatted":true')" \
-        volume $v IsVolumeFormatted "{\"volume_id\":\"$NEW7\"}"
-    rpc "volume $v FormatVolume" 0 'status: OK' volume $v FormatVolume "{\"volume_id\":\"$NEW7\"}"
-    rpc "volume $v MountVolume" 0 'status: OK' volume $v MountVolume "{\"volume_id\":\"$NEW7\",\"$pathf\":\"$d\"}"
-    rpc "volume $v MountVolume again (kubelet retry)" 0 'status: OK' \
-        volume $v MountVolume "{\"volume_id\":\"$NEW7\",\"$pathf\":\"$d\"}"
-    rpc "volume $v ResizeVolume (under 100 MiB more: nothing to do)" 0 'status: OK' \
-        volume $v ResizeVolume "{\"volume_id\":\"$NEW7\",\"$sizef\":10800000000}"
-    case $v in
-    v1beta1 | v1beta2)
-        rpc "volume $v VolumeStats" 0 '"volumeSize":"' volume $v VolumeStats "{\"volume_id\":\"$NEW7\"}"
-        rpc "volume $v GetVolumeDiskNumber" 0 '"diskNumber":"7"' volume $v GetVolumeDiskNumber "{\"volume_id\":\"$NEW7\"}"
-        rpc "volume $v GetVolumeIDFromMount" 0 "\"volume_id\":\"$NEW7\"" volume $v GetVolumeIDFromMount "{\"mount\":\"$d\"}"
-        ;;
-    v1beta3 | v1 | v2alpha1)
-        rpc "volume $v GetVolumeStats" 0 '"total_bytes":"' volume $v GetVolumeStats "{\"volume_id\":\"$NEW7\"}"
-        rpc "volume $v GetDiskNumberFromVolumeID" 0 '"disk_number":7' volume $v GetDiskNumberFromVolumeID "{\"volume_id\":\"$NEW7\"}"
-        rpc "volume $v GetVolumeIDFromTargetPath" 0 "\"volume_id\":\"$NEW7\"" volume $v GetVolumeIDFromTargetPath "{\"target_path\":\"$d\"}"
-        ;;
-    esac
-    [ $v = v1alpha1 ] || [ $v = v1beta1 ] ||
-        rpc "volume $v WriteVolumeCache" 0 'status: OK' volume $v WriteVolumeCache "{\"volume_id\":\"$NEW7\"}"
-    if [ $v = v2alpha1 ]; then
-        mkdir -p "$C/var/lib/kubelet/plugins/vol-$v/pod/data"
-        rpc "volume $v GetClosestVolumeIDFromTargetPath (below a mount)" 0 "\"volume_id\":\"$NEW7\"" \
-            volume $v GetClosestVolumeIDFromTargetPath "{\"target_path\":\"$d\\\\pod\\\\data\"}"
-        rpc "volume $v GetClosestVolumeIDFromTargetPath (drive C:)" 0 "\"volume_id\":\"$BOOTC\"" \
-            volume $v GetClosestVolumeIDFromTargetPath "{\"target_path\":\"$K\"}"
-    fi
-    rpc "volume $v $unmount" 0 'status: OK' volume $v $unmount "{\"volume_id\":\"$NEW7\",\"$pathf\":\"$d\"}"
-    rpc "volume $v $unmount again (retry)" 0 'status: OK' volume $v $unmount "{\"volume_id\":\"$NEW7\",\"$pathf\":\"$d\"}"
-    expect "volume $v: the folder is no mounted folder after $unmount" 9 'not a mounted folder' \
-        volume v1 GetVolumeIDFromTargetPath "{\"target_path\":\"$d\"}"
-done
+# after each version's unmounts: the folder is no mounted folder any more
+unmounted() { # VERSION FOLDER UNMOUNT-RPC
+    expect "volume $1: the folder is no mounted folder after $3" 9 'not a mounted folder' \
+        volume v1 GetVolumeIDFromTargetPath "{\"target_path\":\"$2\"}"
+}
+. test/wine/volume_rpcs.sh
+volume_rpcs 7 "$(vol 5157d15c-0007-4000-8000-000000000001)" unmounted

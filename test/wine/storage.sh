@@ -282,53 +282,8 @@ rpc "disk v1beta2 SetAttachState (offline again)" 0 'status: OK' disk v1beta2 Se
 expect "disk v1 GetDiskState: disk 10 is offline again" 0 '{}' disk v1 GetDiskState '{"disk_number":10}'
 
 # -- volume: 56 RPCs, one volume per version ----------------------------------------
-expect "disk v1 PartitionDisk 3" 0 'status: OK' disk v1 PartitionDisk '{"disk_number":3}'
-n=0
-for v in v1alpha1 v1beta1 v1beta2 v1beta3 v1 v2alpha1; do
-    n=$((n + 1))
-    old=0; case $v in v1alpha1 | v1beta1 | v1beta2) old=1 ;; esac
-    d=$(mnt "vol-$v")
-    if [ $old = 1 ]; then
-        pathf=path sizef=size unmount=DismountVolume
-        rpc "volume $v ListVolumesOnDisk (string disk ID)" 0 "\"volume_ids\":[\"$NEW3\"]" \
-            volume $v ListVolumesOnDisk '{"disk_id":"3"}'
-    else
-        pathf=target_path sizef=size_bytes unmount=UnmountVolume
-        rpc "volume $v ListVolumesOnDisk (partition 1)" 0 "\"volume_ids\":[\"$NEW3\"]" \
-            volume $v ListVolumesOnDisk '{"disk_number":3,"partition_number":1}'
-    fi
-    rpc "volume $v IsVolumeFormatted" 0 "$([ $n = 1 ] && echo '{}' || echo '"formatted":true')" \
-        volume $v IsVolumeFormatted "{\"volume_id\":\"$NEW3\"}"
-    rpc "volume $v FormatVolume" 0 'status: OK' volume $v FormatVolume "{\"volume_id\":\"$NEW3\"}"
-    rpc "volume $v MountVolume" 0 'status: OK' volume $v MountVolume "{\"volume_id\":\"$NEW3\",\"$pathf\":\"$d\"}"
-    rpc "volume $v MountVolume again (kubelet retry)" 0 'status: OK' \
-        volume $v MountVolume "{\"volume_id\":\"$NEW3\",\"$pathf\":\"$d\"}"
-    rpc "volume $v ResizeVolume (under 100 MiB more: nothing to do)" 0 'status: OK' \
-        volume $v ResizeVolume "{\"volume_id\":\"$NEW3\",\"$sizef\":10800000000}"
-    case $v in
-    v1beta1 | v1beta2)
-        rpc "volume $v VolumeStats" 0 '"volumeSize":"' volume $v VolumeStats "{\"volume_id\":\"$NEW3\"}"
-        rpc "volume $v GetVolumeDiskNumber" 0 '"diskNumber":"3"' volume $v GetVolumeDiskNumber "{\"volume_id\":\"$NEW3\"}"
-        rpc "volume $v GetVolumeIDFromMount" 0 "\"volume_id\":\"$NEW3\"" volume $v GetVolumeIDFromMount "{\"mount\":\"$d\"}"
-        ;;
-    v1beta3 | v1 | v2alpha1)
-        rpc "volume $v GetVolumeStats" 0 '"total_bytes":"' volume $v GetVolumeStats "{\"volume_id\":\"$NEW3\"}"
-        rpc "volume $v GetDiskNumberFromVolumeID" 0 '"disk_number":3' volume $v GetDiskNumberFromVolumeID "{\"volume_id\":\"$NEW3\"}"
-        rpc "volume $v GetVolumeIDFromTargetPath" 0 "\"volume_id\":\"$NEW3\"" volume $v GetVolumeIDFromTargetPath "{\"target_path\":\"$d\"}"
-        ;;
-    esac
-    [ $v = v1alpha1 ] || [ $v = v1beta1 ] ||
-        rpc "volume $v WriteVolumeCache" 0 'status: OK' volume $v WriteVolumeCache "{\"volume_id\":\"$NEW3\"}"
-    if [ $v = v2alpha1 ]; then
-        mkdir -p "$C/var/lib/kubelet/plugins/vol-$v/pod/data"
-        rpc "volume $v GetClosestVolumeIDFromTargetPath (below a mount)" 0 "\"volume_id\":\"$NEW3\"" \
-            volume $v GetClosestVolumeIDFromTargetPath "{\"target_path\":\"$d\\\\pod\\\\data\"}"
-        rpc "volume $v GetClosestVolumeIDFromTargetPath (drive C:)" 0 "\"volume_id\":\"$BOOTC\"" \
-            volume $v GetClosestVolumeIDFromTargetPath "{\"target_path\":\"$K\"}"
-    fi
-    rpc "volume $v $unmount" 0 'status: OK' volume $v $unmount "{\"volume_id\":\"$NEW3\",\"$pathf\":\"$d\"}"
-    rpc "volume $v $unmount again (retry)" 0 'status: OK' volume $v $unmount "{\"volume_id\":\"$NEW3\",\"$pathf\":\"$d\"}"
-done
+. test/wine/volume_rpcs.sh
+volume_rpcs 3 "$NEW3"
 # volumes Windows needs: refused, named, with the reason
 PAGED=$(vol 15151515-0015-4000-8000-000000000001)
 SNAPE=$(vol 16161616-0016-4000-8000-000000000001)
