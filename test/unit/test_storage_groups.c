@@ -60,9 +60,8 @@ typedef genv env;
 
 static int make_env(void **state, const char *yaml)
 {
-    static const char *const dirs[] = {K "\\m0", K "\\m1", K "\\m2", K "\\m3", K "\\m4",
-                                       K "\\m5", K "\\m6", K "\\m7", K "\\m8", K "\\m9",
-                                       NULL};
+    static const char *const dirs[] = {K "\\m0", K "\\m1", K "\\m2", K "\\m3", K "\\m4", K "\\m5",
+                                       K "\\m6", K "\\m7", K "\\m8", K "\\m9", NULL};
     genv_opts o = {.tag = "storage-test", .storage_yaml = yaml, .mount_points = true, .dirs = dirs};
     return genv_open(&o, (genv **)state);
 }
