@@ -230,8 +230,15 @@ int cp_health_check(const cp_health_target *t, int n, const cp_health_opts *o, F
         for (int i = 0; i < n; i++) {
             int64_t left = until - cp_dial_now_ms();
             bool again = !r[i].up || (o->require_serving && r[i].serving == 2);
-            if (again && !r[i].attacked && left > 0)
-                probe(&t[i], o, left, &r[i]);
+            if (again && !r[i].attacked && left > 0) {
+                /* A pipe that answered keeps that answer when a retry
+                 * gets none (the deadline ran out mid-call, a busy
+                 * pipe): NOT_SERVING says more than "no answer". */
+                result next = {0};
+                probe(&t[i], o, left, &next);
+                if (next.up || next.attacked || !r[i].up)
+                    r[i] = next;
+            }
             if (r[i].up && o->require_serving && r[i].serving == 2)
                 snprintf(r[i].why, sizeof(r[i].why), "%s", NOT_SERVING_TEXT);
             if (!r[i].up || (o->require_serving && r[i].serving == 2)) {

@@ -105,3 +105,45 @@ def test_config_limits_the_targets(srv, tmp_path):
     assert re.findall(r"^(\S+ \S+) ok", out, re.M) == [
         "filesystem v1", "disk v1alpha1", "disk v1beta1", "disk v1beta2", "disk v1beta3",
         "disk v1"], out
+
+
+def test_a_retry_without_answer_keeps_the_last_answer(tmp_path):
+    """-serving probes a NOT_SERVING pipe again until the deadline (its back
+    end may start). A retry that gets no answer in the time left (here a
+    server that answers the first Check and stalls the next ones) must not
+    turn the pipe's NOT_SERVING into "DEADLINE_EXCEEDED": the operator is
+    told what the pipe last said."""
+    import threading
+    from concurrent import futures
+
+    import grpc
+
+    calls = []
+    stalled = threading.Event()
+
+    def check(request, context):
+        calls.append(1)
+        if len(calls) > 1:
+            stalled.wait(5)
+        return b"\x08\x02"  # HealthCheckResponse{status: NOT_SERVING}
+
+    handler = grpc.method_handlers_generic_handler(
+        "grpc.health.v1.Health",
+        {"Check": grpc.unary_unary_rpc_method_handler(check)})
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), handlers=[handler])
+    sock_dir = tmp_path / "sock"
+    sock_dir.mkdir()
+    server.add_insecure_port(f"unix:{sock_dir}/csi-proxy-iscsi-v1alpha2.sock")
+    server.start()
+    try:
+        cmd = [CLI, "health", "-serving", "-deadline", "1s", "-socket-dir", str(sock_dir),
+               "iscsi/v1alpha2"]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+        out = p.stdout + p.stderr
+        assert len(calls) >= 2, out  # it did retry
+        assert p.returncode == 1, out
+        assert "iscsi v1alpha2 FAIL: NOT_SERVING" in out, out
+        assert "DEADLINE_EXCEEDED" not in out, out
+    finally:
+        stalled.set()
+        server.stop(0)
