@@ -156,7 +156,7 @@ static wchar_t *wql_quote(const char *s)
 
 /* The first MSFT_SmbGlobalMapping whose RemotePath is root ("Get-
  * SmbGlobalMapping -RemotePath"; WQL string comparison ignores case), or
- * *obj NULL when there is none. The enumerator gets its own blanket. */
+ * S_FALSE and *obj NULL when there is none. */
 static HRESULT find_mapping(IWbemServices *svc, const char *root, IWbemClassObject **obj)
 {
     *obj = NULL;
@@ -168,28 +168,8 @@ static HRESULT find_mapping(IWbemServices *svc, const char *root, IWbemClassObje
     if (query != NULL)
         swprintf(query, len, L"SELECT * FROM MSFT_SmbGlobalMapping WHERE RemotePath = '%ls'", q);
     free(q);
-    BSTR lang = cp_com.SysAllocString(L"WQL");
-    BSTR bq = query != NULL ? cp_com.SysAllocString(query) : NULL;
+    HRESULT hr = query != NULL ? cp_wmi_first(svc, query, obj) : E_OUTOFMEMORY;
     free(query);
-    IEnumWbemClassObject *en = NULL;
-    ULONG got = 0;
-    HRESULT hr = lang != NULL && bq != NULL ? S_OK : E_OUTOFMEMORY;
-    /* "IWbemServices::ExecQuery method"; "IEnumWbemClassObject::Next". */
-    if (SUCCEEDED(hr))
-        hr = IWbemServices_ExecQuery(
-            svc, lang, bq, WBEM_FLAG_FORWARD_ONLY | WBEM_FLAG_RETURN_IMMEDIATELY, NULL, &en);
-    if (SUCCEEDED(hr))
-        hr = cp_wmi_blanket((IUnknown *)en);
-    if (SUCCEEDED(hr))
-        hr = IEnumWbemClassObject_Next(en, WBEM_INFINITE, 1, obj, &got);
-    if (SUCCEEDED(hr) && got == 0) {
-        *obj = NULL;
-        hr = S_FALSE;
-    }
-    if (en != NULL)
-        IEnumWbemClassObject_Release(en);
-    cp_com.SysFreeString(lang);
-    cp_com.SysFreeString(bq);
     return hr;
 }
 

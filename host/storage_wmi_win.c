@@ -84,34 +84,17 @@ int w32w_update_host_storage_cache(cp_wmi_conn *c, cp_error *e)
 }
 
 /* The __PATH of the first object `query` (WQL) returns, into *path (a
- * VT_BSTR the caller clears). S_FALSE when there is none. The enumerator
- * gets its own blanket. */
+ * VT_BSTR the caller clears). S_FALSE when there is none. */
 static HRESULT first_path(IWbemServices *svc, const wchar_t *query, VARIANT *path)
 {
-    BSTR lang = cp_com.SysAllocString(L"WQL"), q = cp_com.SysAllocString(query);
-    IEnumWbemClassObject *en = NULL;
     IWbemClassObject *obj = NULL;
-    ULONG got = 0;
-    HRESULT hr = lang != NULL && q != NULL ? S_OK : E_OUTOFMEMORY;
-    if (SUCCEEDED(hr))
-        hr = IWbemServices_ExecQuery(
-            svc, lang, q, WBEM_FLAG_FORWARD_ONLY | WBEM_FLAG_RETURN_IMMEDIATELY, NULL, &en);
-    if (SUCCEEDED(hr))
-        hr = cp_wmi_blanket((IUnknown *)en);
-    if (SUCCEEDED(hr))
-        hr = IEnumWbemClassObject_Next(en, WBEM_INFINITE, 1, &obj, &got);
-    if (SUCCEEDED(hr) && got == 0)
-        hr = S_FALSE;
-    else if (SUCCEEDED(hr))
+    HRESULT hr = cp_wmi_first(svc, query, &obj);
+    if (hr == S_OK)
         hr = IWbemClassObject_Get(obj, L"__PATH", 0, path, NULL, NULL);
     if (hr == S_OK && V_VT(path) != VT_BSTR)
         hr = E_UNEXPECTED;
     if (obj != NULL)
         IWbemClassObject_Release(obj);
-    if (en != NULL)
-        IEnumWbemClassObject_Release(en);
-    cp_com.SysFreeString(lang);
-    cp_com.SysFreeString(q);
     return hr;
 }
 

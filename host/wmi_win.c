@@ -252,3 +252,29 @@ HRESULT cp_wmi_exec(IWbemServices *svc, BSTR path, BSTR method, IWbemClassObject
         IWbemClassObject_Release(out);
     return hr;
 }
+
+HRESULT cp_wmi_first(IWbemServices *svc, const wchar_t *query, IWbemClassObject **obj)
+{
+    *obj = NULL;
+    BSTR lang = cp_com.SysAllocString(L"WQL"), q = cp_com.SysAllocString(query);
+    IEnumWbemClassObject *en = NULL;
+    ULONG got = 0;
+    HRESULT hr = lang != NULL && q != NULL ? S_OK : E_OUTOFMEMORY;
+    /* "IWbemServices::ExecQuery method"; "IEnumWbemClassObject::Next". */
+    if (SUCCEEDED(hr))
+        hr = IWbemServices_ExecQuery(
+            svc, lang, q, WBEM_FLAG_FORWARD_ONLY | WBEM_FLAG_RETURN_IMMEDIATELY, NULL, &en);
+    if (SUCCEEDED(hr))
+        hr = cp_wmi_blanket((IUnknown *)en);
+    if (SUCCEEDED(hr))
+        hr = IEnumWbemClassObject_Next(en, WBEM_INFINITE, 1, obj, &got);
+    if (SUCCEEDED(hr) && got == 0) {
+        *obj = NULL;
+        hr = S_FALSE;
+    }
+    if (en != NULL)
+        IEnumWbemClassObject_Release(en);
+    cp_com.SysFreeString(lang);
+    cp_com.SysFreeString(q);
+    return hr;
+}

@@ -77,6 +77,10 @@ void cp_wmi_conn_release(cp_wmi_conn *c);
 /* The uint32 "ReturnValue" of a method's out-parameters. */
 HRESULT cp_wmi_return_value(IWbemClassObject *out, ULONG *rv);
 
+/* The first object the WQL query returns, in *obj (release it); S_FALSE
+ * and *obj NULL when there is none. The enumerator gets its own blanket. */
+HRESULT cp_wmi_first(IWbemServices *svc, const wchar_t *query, IWbemClassObject **obj);
+
 /* The Windows error code in the extended error object (MSFT_WmiError
  * error_Code) the last failed WMI call on this thread left; 0 when there
  * is none. Read it before any other COM call. */
