@@ -140,6 +140,22 @@ static int refuse_system_volume(cp_call *call, const char *id, const char *what)
     return CP_OK;
 }
 
+/* The volume of an ID that passed check_id, and one this call may change
+ * (refuse_system_volume: `what` is the change). */
+static int volume_to_change(cp_call *call, const char *id, const char *what, cp_volume_info *v)
+{
+    int rc = get_volume(call, id, v);
+    return rc == CP_OK ? refuse_system_volume(call, id, what) : rc;
+}
+
+/* check_id with upstream's "volume id empty", then the volume. */
+static int known_volume(cp_call *call, const char *raw, char id[CP_VOLUME_ID_LEN + 1],
+                        cp_volume_info *v)
+{
+    int rc = check_id(call, raw, "volume id empty", id);
+    return rc == CP_OK ? get_volume(call, id, v) : rc;
+}
+
 /* --- handlers ------------------------------------------------------------- */
 
 /* Whether the disk should show a volume: it is online and has a basic
@@ -224,9 +240,7 @@ static int mount(cp_call *call, const cp_volume_request *q)
     if (rc == CP_OK)
         rc = check_dir(call, q->target_path, "", CP_PATH_REPLACE, &dir);
     if (rc == CP_OK)
-        rc = get_volume(call, id, &v);
-    if (rc == CP_OK)
-        rc = refuse_system_volume(call, id, "mount it");
+        rc = volume_to_change(call, id, "mount it", &v);
     if (rc != CP_OK)
         return rc;
 
@@ -264,9 +278,7 @@ int cp_volume_handle_unmount(cp_call *call, const void *req, void *resp)
     if (rc == CP_OK)
         rc = check_dir(call, q->target_path, "", CP_PATH_REPLACE, &dir);
     if (rc == CP_OK)
-        rc = get_volume(call, id, &v);
-    if (rc == CP_OK)
-        rc = refuse_system_volume(call, id, "unmount it");
+        rc = volume_to_change(call, id, "unmount it", &v);
     if (rc != CP_OK)
         return rc;
 
@@ -296,9 +308,7 @@ int cp_volume_handle_is_formatted(cp_call *call, const void *req, void *resp)
     const cp_volume_request *q = req;
     char id[CP_VOLUME_ID_LEN + 1];
     cp_volume_info v;
-    int rc = check_id(call, q->volume_id, "volume id empty", id);
-    if (rc == CP_OK)
-        rc = get_volume(call, id, &v);
+    int rc = known_volume(call, q->volume_id, id, &v);
     if (rc != CP_OK)
         return rc;
     ((cp_volume_response *)resp)->formatted = v.formatted;
@@ -312,9 +322,7 @@ static int format(cp_call *call, const cp_volume_request *q)
     cp_volume_info v;
     int rc = check_id(call, q->volume_id, "volume id empty", id);
     if (rc == CP_OK)
-        rc = get_volume(call, id, &v);
-    if (rc == CP_OK)
-        rc = refuse_system_volume(call, id, "format it");
+        rc = volume_to_change(call, id, "format it", &v);
     if (rc != CP_OK)
         return rc;
     cp_error e;
@@ -438,9 +446,7 @@ int cp_volume_handle_resize(cp_call *call, const void *req, void *resp)
         rc = vfail(call, CP_E_INVALID_ARGUMENT, "size %lld of volume %s is negative",
                    (long long)q->size_bytes, id);
     if (rc == CP_OK)
-        rc = get_volume(call, id, &v);
-    if (rc == CP_OK)
-        rc = refuse_system_volume(call, id, "resize it");
+        rc = volume_to_change(call, id, "resize it", &v);
     if (rc != CP_OK)
         return rc;
 
@@ -479,9 +485,7 @@ int cp_volume_handle_stats(cp_call *call, const void *req, void *resp)
             return efail(call, &e);
         return CP_OK;
     }
-    int rc = check_id(call, q->volume_id, "volume id empty", id);
-    if (rc == CP_OK)
-        rc = get_volume(call, id, &v);
+    int rc = known_volume(call, q->volume_id, id, &v);
     if (rc != CP_OK)
         return rc;
     r->total_bytes = (int64_t)v.size;
@@ -495,9 +499,7 @@ int cp_volume_handle_disk_number(cp_call *call, const void *req, void *resp)
     cp_volume_response *r = resp;
     char id[CP_VOLUME_ID_LEN + 1];
     cp_volume_info v;
-    int rc = check_id(call, q->volume_id, "volume id empty", id);
-    if (rc == CP_OK)
-        rc = get_volume(call, id, &v);
+    int rc = known_volume(call, q->volume_id, id, &v);
     if (rc != CP_OK)
         return rc;
     r->disk_number = v.disk_number;
@@ -664,9 +666,7 @@ int cp_volume_handle_flush(cp_call *call, const void *req, void *resp)
     cp_volume_info v;
     int rc = check_id(call, q->volume_id, "volume id empty", id);
     if (rc == CP_OK)
-        rc = get_volume(call, id, &v);
-    if (rc == CP_OK)
-        rc = refuse_system_volume(call, id, "flush its cache");
+        rc = volume_to_change(call, id, "flush its cache", &v);
     if (rc != CP_OK)
         return rc;
     cp_error e;
