@@ -12,33 +12,43 @@ static const ProtobufCFieldDescriptor *field_of(const ProtobufCMessage *msg, con
     return protobuf_c_message_descriptor_get_field_by_name(msg->descriptor, name);
 }
 
+/* Copies one field of `kind` from src to dst; to_msg says the direction
+ * (bool is protobuf_c_boolean on the message side). A NULL string is
+ * copied as "": protobuf-c encodes "" as absent in proto3, and NULL would
+ * crash the packer and the handlers. */
+static void copy_field(cp_field_kind kind, const char *src, char *dst, bool to_msg)
+{
+    switch (kind) {
+    case CP_F_STRING: {
+        const char *s = *(const char *const *)src;
+        *(const char **)dst = s != NULL ? s : "";
+        break;
+    }
+    case CP_F_BOOL:
+        if (to_msg)
+            *(protobuf_c_boolean *)dst = *(const bool *)src ? 1 : 0;
+        else
+            *(bool *)dst = *(const protobuf_c_boolean *)src != 0;
+        break;
+    case CP_F_UINT32:
+        *(uint32_t *)dst = *(const uint32_t *)src;
+        break;
+    case CP_F_INT64:
+        *(int64_t *)dst = *(const int64_t *)src;
+        break;
+    case CP_F_ENUM:
+        *(int *)dst = *(const int *)src;
+        break;
+    }
+}
+
 void cp_fieldmap_from_msg(const cp_fieldmap *map, const ProtobufCMessage *msg, void *internal)
 {
     for (; map != NULL && map->field != NULL; map++) {
         const ProtobufCFieldDescriptor *f = field_of(msg, map->field);
-        if (f == NULL)
-            continue;
-        const char *src = (const char *)msg + f->offset;
-        char *dst = (char *)internal + map->offset;
-        switch (map->kind) {
-        case CP_F_STRING: {
-            const char *s = *(char *const *)src;
-            *(const char **)dst = s != NULL ? s : "";
-            break;
-        }
-        case CP_F_BOOL:
-            *(bool *)dst = *(const protobuf_c_boolean *)src != 0;
-            break;
-        case CP_F_UINT32:
-            *(uint32_t *)dst = *(const uint32_t *)src;
-            break;
-        case CP_F_INT64:
-            *(int64_t *)dst = *(const int64_t *)src;
-            break;
-        case CP_F_ENUM:
-            *(int *)dst = *(const int *)src;
-            break;
-        }
+        if (f != NULL)
+            copy_field(map->kind, (const char *)msg + f->offset, (char *)internal + map->offset,
+                       false);
     }
 }
 
@@ -46,30 +56,9 @@ void cp_fieldmap_to_msg(const cp_fieldmap *map, const void *internal, ProtobufCM
 {
     for (; map != NULL && map->field != NULL; map++) {
         const ProtobufCFieldDescriptor *f = field_of(msg, map->field);
-        if (f == NULL)
-            continue;
-        const char *src = (const char *)internal + map->offset;
-        char *dst = (char *)msg + f->offset;
-        switch (map->kind) {
-        case CP_F_STRING: {
-            const char *s = *(const char *const *)src;
-            /* protobuf-c encodes "" as absent in proto3; NULL would crash. */
-            *(const char **)dst = s != NULL ? s : "";
-            break;
-        }
-        case CP_F_BOOL:
-            *(protobuf_c_boolean *)dst = *(const bool *)src ? 1 : 0;
-            break;
-        case CP_F_UINT32:
-            *(uint32_t *)dst = *(const uint32_t *)src;
-            break;
-        case CP_F_INT64:
-            *(int64_t *)dst = *(const int64_t *)src;
-            break;
-        case CP_F_ENUM:
-            *(int *)dst = *(const int *)src;
-            break;
-        }
+        if (f != NULL)
+            copy_field(map->kind, (const char *)internal + map->offset, (char *)msg + f->offset,
+                       true);
     }
 }
 

@@ -39,44 +39,11 @@
 #define ERROR_SESSION_CREDENTIAL_CONFLICT 1219L
 #endif
 
-/* IID_IWbemClassObject (wbemcli.h), for the extended error object. */
-static const IID wbem_object_iid = {
-    0xdc12a681, 0x737f, 0x11cf, {0x88, 0x4d, 0x00, 0xaa, 0x00, 0x4b, 0x2e, 0x24}};
-
 typedef struct smbw {
     cp_wmi_conn wmi;
 } smbw;
 
 /* --- errors --------------------------------------------------------------- */
-
-/* The Win32 error code a failed call left in its extended error object.
- * A WMI provider reports a failure as an error object retrievable with
- * GetErrorInfo and queried for IWbemClassObject ("IWbemServices::
- * ExecMethod": "COM-specific error codes also may be returned ... further
- * information ... through the GetErrorInfo function"); the SMB provider's
- * object is an MSFT_WmiError whose error_Code is the Windows error
- * ("MSFT_WmiError class": error_Code, error_Type). 0 when there is none.
- * The object's Message text is not read: it is not needed for a status and
- * is kept out of error texts on principle. */
-static ULONG extended_code(void)
-{
-    IErrorInfo *ei = NULL;
-    ULONG code = 0;
-    if (cp_com.GetErrorInfo(0, &ei) != S_OK || ei == NULL)
-        return 0;
-    IWbemClassObject *obj = NULL;
-    if (SUCCEEDED(IErrorInfo_QueryInterface(ei, &wbem_object_iid, (void **)&obj))) {
-        VARIANT v;
-        cp_com.VariantInit(&v);
-        if (SUCCEEDED(IWbemClassObject_Get(obj, L"error_Code", 0, &v, NULL, NULL)) &&
-            (V_VT(&v) == VT_I4 || V_VT(&v) == VT_UI4))
-            code = (ULONG)V_I4(&v);
-        cp_com.VariantClear(&v);
-        IWbemClassObject_Release(obj);
-    }
-    IErrorInfo_Release(ei);
-    return code;
-}
 
 /* The status of a failed WMI step (hr) or of a method's non-zero
  * ReturnValue / Windows error (code), with a text naming the share, the
@@ -189,7 +156,7 @@ static wchar_t *wql_quote(const char *s)
 
 /* The first MSFT_SmbGlobalMapping whose RemotePath is root ("Get-
  * SmbGlobalMapping -RemotePath"; WQL string comparison ignores case), or
- * *obj NULL when there is none. The enumerator gets its own blanket. */
+ * S_FALSE and *obj NULL when there is none. */
 static HRESULT find_mapping(IWbemServices *svc, const char *root, IWbemClassObject **obj)
 {
     *obj = NULL;
@@ -201,28 +168,8 @@ static HRESULT find_mapping(IWbemServices *svc, const char *root, IWbemClassObje
     if (query != NULL)
         swprintf(query, len, L"SELECT * FROM MSFT_SmbGlobalMapping WHERE RemotePath = '%ls'", q);
     free(q);
-    BSTR lang = cp_com.SysAllocString(L"WQL");
-    BSTR bq = query != NULL ? cp_com.SysAllocString(query) : NULL;
+    HRESULT hr = query != NULL ? cp_wmi_first(svc, query, obj) : E_OUTOFMEMORY;
     free(query);
-    IEnumWbemClassObject *en = NULL;
-    ULONG got = 0;
-    HRESULT hr = lang != NULL && bq != NULL ? S_OK : E_OUTOFMEMORY;
-    /* "IWbemServices::ExecQuery method"; "IEnumWbemClassObject::Next". */
-    if (SUCCEEDED(hr))
-        hr = IWbemServices_ExecQuery(
-            svc, lang, bq, WBEM_FLAG_FORWARD_ONLY | WBEM_FLAG_RETURN_IMMEDIATELY, NULL, &en);
-    if (SUCCEEDED(hr))
-        hr = cp_wmi_blanket((IUnknown *)en);
-    if (SUCCEEDED(hr))
-        hr = IEnumWbemClassObject_Next(en, WBEM_INFINITE, 1, obj, &got);
-    if (SUCCEEDED(hr) && got == 0) {
-        *obj = NULL;
-        hr = S_FALSE;
-    }
-    if (en != NULL)
-        IEnumWbemClassObject_Release(en);
-    cp_com.SysFreeString(lang);
-    cp_com.SysFreeString(bq);
     return hr;
 }
 
@@ -265,7 +212,7 @@ static int state_attempt(void *arg, cp_wmi_failure *f, cp_error *e)
     }
     if (FAILED(hr)) {
         f->hr = (uint32_t)hr;
-        rc = smb_error(e, root, "querying " WHERE, hr, extended_code());
+        rc = smb_error(e, root, "querying " WHERE, hr, cp_wmi_error_code());
         if (rc == CP_E_NOT_FOUND) /* a query that finds nothing is no error */
             rc = CP_OK;
     }
@@ -355,7 +302,7 @@ static int map_attempt(void *arg, cp_wmi_failure *f, cp_error *e)
     smb_op *op = arg;
     const char *root = op->root, *username = op->username, *password = op->password;
     IWbemServices *svc;
-    IWbemClassObject *def, *in_def = NULL, *in = NULL, *out = NULL;
+    IWbemClassObject *def, *in_def = NULL, *in = NULL;
     wchar_t *cred = NULL;
     int rc = open_class(op->s, root, &svc, &def, f, e);
     if (rc != CP_OK)
@@ -380,14 +327,11 @@ static int map_attempt(void *arg, cp_wmi_failure *f, cp_error *e)
         if (FAILED(hr))
             step = "MSFT_SmbGlobalMapping.Create: setting its Credential argument";
     }
-    ULONG rv = 0;
+    ULONG rv = 0, code = FAILED(hr) ? cp_wmi_error_code() : 0;
     if (SUCCEEDED(hr)) {
-        hr = IWbemServices_ExecMethod(svc, cls, method, 0, NULL, in, &out, NULL);
+        hr = cp_wmi_exec(svc, cls, method, in, &rv, &code);
         f->effect = true; /* from here on the mapping may have been made */
     }
-    ULONG code = FAILED(hr) ? extended_code() : 0;
-    if (SUCCEEDED(hr))
-        hr = cp_wmi_return_value(out, &rv);
     if (FAILED(hr)) {
         f->hr = (uint32_t)hr;
         rc = smb_error(e, root, step, hr, code);
@@ -399,8 +343,6 @@ static int map_attempt(void *arg, cp_wmi_failure *f, cp_error *e)
     } else if (rv != 0) {
         rc = smb_error(e, root, step, S_OK, rv);
     }
-    if (out != NULL)
-        IWbemClassObject_Release(out);
     if (cred != NULL) {
         SecureZeroMemory(cred, wcslen(cred) * sizeof(wchar_t));
         free(cred);
@@ -441,7 +383,7 @@ static int unmap_attempt(void *arg, cp_wmi_failure *f, cp_error *e)
     smb_op *op = arg;
     const char *root = op->root;
     IWbemServices *svc;
-    IWbemClassObject *def, *obj = NULL, *in_def = NULL, *in = NULL, *out = NULL;
+    IWbemClassObject *def, *obj = NULL, *in_def = NULL, *in = NULL;
     op->attempts++;
     int rc = open_class(op->s, root, &svc, &def, f, e);
     if (rc != CP_OK)
@@ -468,14 +410,11 @@ static int unmap_attempt(void *arg, cp_wmi_failure *f, cp_error *e)
         if (SUCCEEDED(hr))
             hr = cp_wmi_put_bool(in, L"Force", true);
     }
+    ULONG rv = 0, code = FAILED(hr) ? cp_wmi_error_code() : 0;
     if (SUCCEEDED(hr)) {
-        hr = IWbemServices_ExecMethod(svc, V_BSTR(&path), method, 0, NULL, in, &out, NULL);
+        hr = cp_wmi_exec(svc, V_BSTR(&path), method, in, &rv, &code);
         f->effect = true;
     }
-    ULONG code = FAILED(hr) ? extended_code() : 0;
-    ULONG rv = 0;
-    if (SUCCEEDED(hr))
-        hr = cp_wmi_return_value(out, &rv);
     if (FAILED(hr)) {
         f->hr = (uint32_t)hr;
         rc = smb_error(e, root, "MSFT_SmbGlobalMapping.Remove", hr, code);
@@ -484,8 +423,6 @@ static int unmap_attempt(void *arg, cp_wmi_failure *f, cp_error *e)
     }
 out:
     cp_com.VariantClear(&path);
-    if (out != NULL)
-        IWbemClassObject_Release(out);
     if (in != NULL)
         IWbemClassObject_Release(in);
     if (in_def != NULL)

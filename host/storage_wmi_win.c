@@ -34,7 +34,7 @@ static HRESULT update_cache(IWbemServices *svc, ULONG *rv)
 {
     BSTR cls = cp_com.SysAllocString(L"MSFT_StorageSetting");
     BSTR method = cp_com.SysAllocString(L"UpdateHostStorageCache");
-    IWbemClassObject *def = NULL, *out = NULL;
+    IWbemClassObject *def = NULL;
     HRESULT hr = cls == NULL || method == NULL ? E_OUTOFMEMORY : S_OK;
     /* The class and its method must exist before ExecMethod is asked to
      * run it ("Calling a Provider Method": IWbemServices::GetObject, then
@@ -46,13 +46,9 @@ static HRESULT update_cache(IWbemServices *svc, ULONG *rv)
         hr = WBEM_E_NOT_FOUND;
     if (SUCCEEDED(hr))
         hr = IWbemClassObject_GetMethod(def, method, 0, NULL, NULL);
-    if (SUCCEEDED(hr))
-        hr = IWbemServices_ExecMethod(svc, cls, method, 0, NULL, NULL, &out, NULL);
     *rv = 0;
     if (SUCCEEDED(hr))
-        hr = cp_wmi_return_value(out, rv);
-    if (out != NULL)
-        IWbemClassObject_Release(out);
+        hr = cp_wmi_exec(svc, cls, method, NULL, rv, NULL);
     if (def != NULL)
         IWbemClassObject_Release(def);
     cp_com.SysFreeString(cls);
@@ -88,34 +84,17 @@ int w32w_update_host_storage_cache(cp_wmi_conn *c, cp_error *e)
 }
 
 /* The __PATH of the first object `query` (WQL) returns, into *path (a
- * VT_BSTR the caller clears). S_FALSE when there is none. The enumerator
- * gets its own blanket. */
+ * VT_BSTR the caller clears). S_FALSE when there is none. */
 static HRESULT first_path(IWbemServices *svc, const wchar_t *query, VARIANT *path)
 {
-    BSTR lang = cp_com.SysAllocString(L"WQL"), q = cp_com.SysAllocString(query);
-    IEnumWbemClassObject *en = NULL;
     IWbemClassObject *obj = NULL;
-    ULONG got = 0;
-    HRESULT hr = lang != NULL && q != NULL ? S_OK : E_OUTOFMEMORY;
-    if (SUCCEEDED(hr))
-        hr = IWbemServices_ExecQuery(
-            svc, lang, q, WBEM_FLAG_FORWARD_ONLY | WBEM_FLAG_RETURN_IMMEDIATELY, NULL, &en);
-    if (SUCCEEDED(hr))
-        hr = cp_wmi_blanket((IUnknown *)en);
-    if (SUCCEEDED(hr))
-        hr = IEnumWbemClassObject_Next(en, WBEM_INFINITE, 1, &obj, &got);
-    if (SUCCEEDED(hr) && got == 0)
-        hr = S_FALSE;
-    else if (SUCCEEDED(hr))
+    HRESULT hr = cp_wmi_first(svc, query, &obj);
+    if (hr == S_OK)
         hr = IWbemClassObject_Get(obj, L"__PATH", 0, path, NULL, NULL);
     if (hr == S_OK && V_VT(path) != VT_BSTR)
         hr = E_UNEXPECTED;
     if (obj != NULL)
         IWbemClassObject_Release(obj);
-    if (en != NULL)
-        IEnumWbemClassObject_Release(en);
-    cp_com.SysFreeString(lang);
-    cp_com.SysFreeString(q);
     return hr;
 }
 
@@ -156,7 +135,7 @@ static int format_attempt(void *arg, cp_wmi_failure *f, cp_error *e)
     if (rc != CP_OK)
         return rc;
     BSTR cls = cp_com.SysAllocString(L"MSFT_Volume"), method = cp_com.SysAllocString(L"Format");
-    IWbemClassObject *def = NULL, *in = NULL, *in_def = NULL, *out = NULL;
+    IWbemClassObject *def = NULL, *in = NULL, *in_def = NULL;
     VARIANT path;
     cp_com.VariantInit(&path);
     ULONG rv = 0;
@@ -202,11 +181,9 @@ static int format_attempt(void *arg, cp_wmi_failure *f, cp_error *e)
         hr = cp_wmi_put(in, L"Force", &v);
     }
     if (SUCCEEDED(hr)) {
-        hr = IWbemServices_ExecMethod(svc, V_BSTR(&path), method, 0, NULL, in, &out, NULL);
+        hr = cp_wmi_exec(svc, V_BSTR(&path), method, in, &rv, NULL);
         f->effect = true; /* from here on the volume may have been formatted */
     }
-    if (SUCCEEDED(hr))
-        hr = cp_wmi_return_value(out, &rv);
     if (FAILED(hr)) {
         f->hr = (uint32_t)hr;
         rc = w32s_hr_error(e, hr, "WMI: MSFT_Volume.Format", id);
@@ -216,8 +193,6 @@ static int format_attempt(void *arg, cp_wmi_failure *f, cp_error *e)
     }
 out:
     cp_com.VariantClear(&path);
-    if (out != NULL)
-        IWbemClassObject_Release(out);
     if (in != NULL)
         IWbemClassObject_Release(in);
     if (in_def != NULL)
@@ -274,7 +249,6 @@ static int online_attempt(void *arg, cp_wmi_failure *f, cp_error *e)
     if (rc != CP_OK)
         return rc;
     BSTR method = cp_com.SysAllocString(L"Online");
-    IWbemClassObject *out = NULL;
     VARIANT path;
     cp_com.VariantInit(&path);
     ULONG rv = 0;
@@ -284,11 +258,9 @@ static int online_attempt(void *arg, cp_wmi_failure *f, cp_error *e)
     if (hr == S_FALSE) {
         rc = cp_error_set(e, CP_E_NOT_FOUND, "disk %u not found (MSFT_Disk)", (unsigned)op->number);
     } else if (SUCCEEDED(hr)) {
-        hr = IWbemServices_ExecMethod(svc, V_BSTR(&path), method, 0, NULL, NULL, &out, NULL);
+        hr = cp_wmi_exec(svc, V_BSTR(&path), method, NULL, &rv, NULL);
         f->effect = true;
     }
-    if (hr == S_OK)
-        hr = cp_wmi_return_value(out, &rv);
     if (FAILED(hr)) {
         f->hr = (uint32_t)hr;
         rc = w32s_hr_error(e, hr, "WMI: MSFT_Disk.Online", obj);
@@ -297,8 +269,6 @@ static int online_attempt(void *arg, cp_wmi_failure *f, cp_error *e)
                           (unsigned long)rv);
     }
     cp_com.VariantClear(&path);
-    if (out != NULL)
-        IWbemClassObject_Release(out);
     cp_com.SysFreeString(method);
     IWbemServices_Release(svc);
     return rc;

@@ -7,6 +7,9 @@ static const CLSID wbem_locator_clsid = {
     0x4590f811, 0x1d3a, 0x11d0, {0x89, 0x1f, 0x00, 0xaa, 0x00, 0x4b, 0x2e, 0x24}};
 static const IID wbem_locator_iid = {
     0xdc12a687, 0x737f, 0x11cf, {0x88, 0x4d, 0x00, 0xaa, 0x00, 0x4b, 0x2e, 0x24}};
+/* IID_IWbemClassObject, for a provider's extended error object. */
+static const IID wbem_object_iid = {
+    0xdc12a681, 0x737f, 0x11cf, {0x88, 0x4d, 0x00, 0xaa, 0x00, 0x4b, 0x2e, 0x24}};
 
 /* --- COM entry points, loaded on first use -------------------------------- */
 
@@ -202,4 +205,76 @@ HRESULT cp_wmi_put_bool(IWbemClassObject *in, const wchar_t *name, bool b)
     V_VT(&v) = VT_BOOL;
     V_BOOL(&v) = b ? VARIANT_TRUE : VARIANT_FALSE;
     return cp_wmi_put(in, name, &v);
+}
+
+/* A WMI provider reports a failure as an error object retrievable with
+ * GetErrorInfo and queried for IWbemClassObject ("IWbemServices::
+ * ExecMethod": "COM-specific error codes also may be returned ... further
+ * information ... through the GetErrorInfo function"); the Windows
+ * providers' object is an MSFT_WmiError whose error_Code is the Windows
+ * error ("MSFT_WmiError class": error_Code, error_Type). The object's
+ * Message text is not read: it is not needed for a status and is kept out
+ * of error texts on principle. */
+ULONG cp_wmi_error_code(void)
+{
+    IErrorInfo *ei = NULL;
+    ULONG code = 0;
+    if (cp_com.GetErrorInfo(0, &ei) != S_OK || ei == NULL)
+        return 0;
+    IWbemClassObject *obj = NULL;
+    if (SUCCEEDED(IErrorInfo_QueryInterface(ei, &wbem_object_iid, (void **)&obj))) {
+        VARIANT v;
+        cp_com.VariantInit(&v);
+        if (SUCCEEDED(IWbemClassObject_Get(obj, L"error_Code", 0, &v, NULL, NULL)) &&
+            (V_VT(&v) == VT_I4 || V_VT(&v) == VT_UI4))
+            code = (ULONG)V_I4(&v);
+        cp_com.VariantClear(&v);
+        IWbemClassObject_Release(obj);
+    }
+    IErrorInfo_Release(ei);
+    return code;
+}
+
+/* "IWbemServices::ExecMethod" (synchronous: no flags, no call result),
+ * then the out-parameters' ReturnValue; the out-parameters object is
+ * released here. */
+HRESULT cp_wmi_exec(IWbemServices *svc, BSTR path, BSTR method, IWbemClassObject *in, ULONG *rv,
+                    ULONG *code)
+{
+    IWbemClassObject *out = NULL;
+    *rv = 0;
+    HRESULT hr = IWbemServices_ExecMethod(svc, path, method, 0, NULL, in, &out, NULL);
+    if (FAILED(hr) && code != NULL)
+        *code = cp_wmi_error_code();
+    if (SUCCEEDED(hr))
+        hr = cp_wmi_return_value(out, rv);
+    if (out != NULL)
+        IWbemClassObject_Release(out);
+    return hr;
+}
+
+HRESULT cp_wmi_first(IWbemServices *svc, const wchar_t *query, IWbemClassObject **obj)
+{
+    *obj = NULL;
+    BSTR lang = cp_com.SysAllocString(L"WQL"), q = cp_com.SysAllocString(query);
+    IEnumWbemClassObject *en = NULL;
+    ULONG got = 0;
+    HRESULT hr = lang != NULL && q != NULL ? S_OK : E_OUTOFMEMORY;
+    /* "IWbemServices::ExecQuery method"; "IEnumWbemClassObject::Next". */
+    if (SUCCEEDED(hr))
+        hr = IWbemServices_ExecQuery(
+            svc, lang, q, WBEM_FLAG_FORWARD_ONLY | WBEM_FLAG_RETURN_IMMEDIATELY, NULL, &en);
+    if (SUCCEEDED(hr))
+        hr = cp_wmi_blanket((IUnknown *)en);
+    if (SUCCEEDED(hr))
+        hr = IEnumWbemClassObject_Next(en, WBEM_INFINITE, 1, obj, &got);
+    if (SUCCEEDED(hr) && got == 0) {
+        *obj = NULL;
+        hr = S_FALSE;
+    }
+    if (en != NULL)
+        IEnumWbemClassObject_Release(en);
+    cp_com.SysFreeString(lang);
+    cp_com.SysFreeString(q);
+    return hr;
 }

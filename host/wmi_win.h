@@ -77,6 +77,22 @@ void cp_wmi_conn_release(cp_wmi_conn *c);
 /* The uint32 "ReturnValue" of a method's out-parameters. */
 HRESULT cp_wmi_return_value(IWbemClassObject *out, ULONG *rv);
 
+/* The first object the WQL query returns, in *obj (release it); S_FALSE
+ * and *obj NULL when there is none. The enumerator gets its own blanket. */
+HRESULT cp_wmi_first(IWbemServices *svc, const wchar_t *query, IWbemClassObject **obj);
+
+/* The Windows error code in the extended error object (MSFT_WmiError
+ * error_Code) the last failed WMI call on this thread left; 0 when there
+ * is none. Read it before any other COM call. */
+ULONG cp_wmi_error_code(void);
+
+/* Runs `method` on `path` (an instance's __PATH, or the class name for a
+ * static method) with the in-parameters `in` (NULL: none) and puts its
+ * ReturnValue in *rv (0 unless read). When ExecMethod itself fails and
+ * code is not NULL, *code gets cp_wmi_error_code(). */
+HRESULT cp_wmi_exec(IWbemServices *svc, BSTR path, BSTR method, IWbemClassObject *in, ULONG *rv,
+                    ULONG *code);
+
 /* Puts v into in[name] and clears v (whatever the outcome). */
 HRESULT cp_wmi_put(IWbemClassObject *in, const wchar_t *name, VARIANT *v);
 HRESULT cp_wmi_put_str(IWbemClassObject *in, const wchar_t *name, const wchar_t *s);

@@ -222,21 +222,37 @@ static bool ace_sid(const char *p, size_t n, cp_sid *out)
     return n == 2 ? cp_sid_alias(buf, out) : cp_sid_parse(buf, out);
 }
 
+/* The mask of a rights field [p, p+n) written as a number ("0x...");
+ * false when the field is two-letter codes. */
+static bool hex_mask(const char *p, size_t n, unsigned long *m)
+{
+    if (n <= 2 || p[0] != '0' || (p[1] != 'x' && p[1] != 'X'))
+        return false;
+    *m = 0;
+    for (size_t i = 2; i < n; i++)
+        *m = *m * 16 + (unsigned long)(isdigit((unsigned char)p[i])
+                                           ? p[i] - '0'
+                                           : tolower((unsigned char)p[i]) - 'a' + 10);
+    return true;
+}
+
+/* Whether the two-letter codes [p, p+n) hold any of list. */
+static bool has_code(const char *p, size_t n, const char *const *list)
+{
+    for (size_t i = 0; i + 1 < n; i += 2)
+        if (in_list(p + i, list))
+            return true;
+    return false;
+}
+
 /* Whether the rights field [p, p+n) is full access. */
 static bool full_access(const char *p, size_t n)
 {
-    if (n > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-        unsigned long m = 0;
-        for (size_t i = 2; i < n; i++)
-            m = m * 16 + (unsigned long)(isdigit((unsigned char)p[i])
-                                             ? p[i] - '0'
-                                             : tolower((unsigned char)p[i]) - 'a' + 10);
+    unsigned long m;
+    if (hex_mask(p, n, &m))
         return (m & 0x10000000ul) != 0 || (m & 0x1F01FFul) == 0x1F01FFul;
-    }
-    for (size_t i = 0; i + 1 < n; i += 2)
-        if (strncmp(p + i, "GA", 2) == 0 || strncmp(p + i, "FA", 2) == 0)
-            return true;
-    return false;
+    static const char *const full[] = {"GA", "FA", NULL};
+    return has_code(p, n, full);
 }
 
 /* Whether the rights field [p, p+n) takes away any right a pipe's server
@@ -247,30 +263,36 @@ static bool full_access(const char *p, size_t n)
  * 0x100, RC READ_CONTROL, FA/FR/FW/FX and the generic ones). */
 static bool takes_needed(const char *p, size_t n)
 {
-    if (n > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-        unsigned long m = 0;
-        for (size_t i = 2; i < n; i++)
-            m = m * 16 + (unsigned long)(isdigit((unsigned char)p[i])
-                                             ? p[i] - '0'
-                                             : tolower((unsigned char)p[i]) - 'a' + 10);
+    unsigned long m;
+    if (hex_mask(p, n, &m))
         return (m & (0x12019Ful | 0x10000000ul | 0x20000000ul | 0x40000000ul | 0x80000000ul)) != 0;
-    }
     static const char *const hit[] = {"GA", "GR", "GW", "GX", "FA", "FR", "FW",
                                       "FX", "CC", "DC", "LC", "SW", "RP", "LO",
                                       "CR", "RC", "KA", "KR", "KW", "KX", NULL};
-    for (size_t i = 0; i + 1 < n; i += 2)
-        for (const char *const *h = hit; *h != NULL; h++)
-            if (strncmp(p + i, *h, 2) == 0)
-                return true;
-    return false;
+    return has_code(p, n, hit);
 }
 
 /* Whether the ACE flags [p, p+n) hold IO (inherit only). */
 static bool inherit_only(const char *p, size_t n)
 {
-    for (size_t i = 0; i + 1 < n; i += 2)
-        if (strncmp(p + i, "IO", 2) == 0)
-            return true;
+    static const char *const io[] = {"IO", NULL};
+    return has_code(p, n, io);
+}
+
+/* The six ';'-separated fields of the ACE whose '(' is at p, into f and
+ * len; false when it has another number of fields. */
+static bool ace_fields(const char *p, const char *f[6], size_t len[6])
+{
+    const char *q = p + 1;
+    for (int k = 0; k < 6; k++) {
+        size_t m = strcspn(q, ";)");
+        f[k] = q;
+        len[k] = m;
+        q += m;
+        if (*q != ';')
+            return k == 5;
+        q++;
+    }
     return false;
 }
 
@@ -289,18 +311,7 @@ bool cp_sddl_grants(const char *s, const cp_sid *account, const cp_sid *held, si
     for (const char *p = strchr(s, '('); p != NULL; p = strchr(p + 1, '(')) {
         const char *f[6];
         size_t len[6];
-        const char *q = p + 1;
-        int k = 0;
-        for (; k < 6; k++) {
-            size_t m = strcspn(q, ";)");
-            f[k] = q;
-            len[k] = m;
-            q += m;
-            if (*q != ';')
-                break;
-            q++;
-        }
-        if (k != 5 || len[0] != 1 || (f[0][0] != 'A' && f[0][0] != 'D') ||
+        if (!ace_fields(p, f, len) || len[0] != 1 || (f[0][0] != 'A' && f[0][0] != 'D') ||
             inherit_only(f[1], len[1]))
             continue;
         cp_sid sid;
@@ -366,20 +377,11 @@ size_t cp_sddl_for_sids(const cp_sid *sids, size_t n, char *out, size_t cap)
  * Strings" and "Access Mask", Microsoft Learn. */
 static bool beyond_client(const char *p, size_t n)
 {
-    if (n > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-        unsigned long m = 0;
-        for (size_t i = 2; i < n; i++)
-            m = m * 16 + (unsigned long)(isdigit((unsigned char)p[i])
-                                             ? p[i] - '0'
-                                             : tolower((unsigned char)p[i]) - 'a' + 10);
+    unsigned long m;
+    if (hex_mask(p, n, &m))
         return (m & (0x10000000ul | 0x1000000ul | 0x40000ul | 0x80000ul | 0x10000ul)) != 0;
-    }
     static const char *const hit[] = {"GA", "FA", "KA", "WD", "WO", "SD", NULL};
-    for (size_t i = 0; i + 1 < n; i += 2)
-        for (const char *const *h = hit; *h != NULL; h++)
-            if (strncmp(p + i, *h, 2) == 0)
-                return true;
-    return false;
+    return has_code(p, n, hit);
 }
 
 bool cp_sddl_caller_excess(const char *s, char *which, size_t cap)
@@ -390,23 +392,11 @@ bool cp_sddl_caller_excess(const char *s, char *which, size_t cap)
         which[0] = '\0';
     if (!cp_sid_parse("S-1-5-18", &sy))
         return false;
-    /* The fields of each "(A;...)" entry, as in cp_sddl_grants. */
     for (const char *p = strchr(s, '('); p != NULL; p = strchr(p + 1, '(')) {
         const char *f[6];
         size_t flen[6];
-        const char *q = p + 1;
-        int k = 0;
-        for (; k < 6; k++) {
-            size_t m = strcspn(q, ";)");
-            f[k] = q;
-            flen[k] = m;
-            q += m;
-            if (*q != ';')
-                break;
-            q++;
-        }
-        if (k != 5 || flen[0] != 1 || f[0][0] != 'A' || inherit_only(f[1], flen[1]) ||
-            !beyond_client(f[2], flen[2]))
+        if (!ace_fields(p, f, flen) || flen[0] != 1 || f[0][0] != 'A' ||
+            inherit_only(f[1], flen[1]) || !beyond_client(f[2], flen[2]))
             continue;
         cp_sid sid;
         if (ace_sid(f[5], flen[5], &sid) && cp_sid_equal(&sid, &sy))

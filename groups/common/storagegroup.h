@@ -34,6 +34,24 @@ static inline const cp_storage_group_ctx *cp_sg_ctx(cp_call *call)
     return (const cp_storage_group_ctx *)cp_call_ctx(call);
 }
 
+/* The storage host the call's group runs on. */
+static inline const cp_storage_host *cp_sg_host(cp_call *call)
+{
+    return &cp_sg_ctx(call)->storage;
+}
+
+/* The per-disk lock of disk for this call: CP_OK, or CP_PARKED (return
+ * it at once; see disklocks.h). */
+static inline int cp_sg_lock_disk(cp_call *call, uint32_t disk)
+{
+    return cp_disklocks_lock(cp_sg_ctx(call)->locks, call, disk);
+}
+
+static inline void cp_sg_unlock_disk(cp_call *call, uint32_t disk)
+{
+    cp_disklocks_unlock(cp_sg_ctx(call)->locks, call, disk);
+}
+
 /* "PartitionDisk" from "/v1.Disk/PartitionDisk": messages name the RPC the
  * client called, legacy names included. */
 const char *cp_sg_method(cp_call *call);

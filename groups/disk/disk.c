@@ -13,22 +13,6 @@
  * their 16-bit size; real ones are tens of bytes. */
 #define ID_TEXT_MAX 1024
 
-static const cp_storage_host *host(cp_call *call)
-{
-    return &cp_sg_ctx(call)->storage;
-}
-
-/* CP_OK, or CP_PARKED: return it at once (see disklocks.h). */
-static int lock_disk(cp_call *call, uint32_t disk)
-{
-    return cp_disklocks_lock(cp_sg_ctx(call)->locks, call, disk);
-}
-
-static void unlock_disk(cp_call *call, uint32_t disk)
-{
-    cp_disklocks_unlock(cp_sg_ctx(call)->locks, call, disk);
-}
-
 static int by_number(const void *a, const void *b)
 {
     uint32_t x = ((const cp_disk_info *)a)->number, y = ((const cp_disk_info *)b)->number;
@@ -38,7 +22,7 @@ static int by_number(const void *a, const void *b)
 /* Every disk, sorted by number. */
 static int list_disks(cp_call *call, cp_disk_info **disks, size_t *n)
 {
-    const cp_storage_host *h = host(call);
+    const cp_storage_host *h = cp_sg_host(call);
     cp_storage_alloc a = cp_sg_alloc(call);
     cp_error e;
     *disks = NULL;
@@ -139,14 +123,14 @@ static void note_writable(cp_call *call, const cp_disk_info *d)
 
 static int partition(cp_call *call, const cp_disk_request *q)
 {
-    const cp_storage_host *h = host(call);
+    const cp_storage_host *h = cp_sg_host(call);
     cp_storage_alloc a = cp_sg_alloc(call);
     cp_error e;
     cp_disk_info d;
     cp_partition_info *parts = NULL;
     size_t n = 0;
 
-    if (lock_disk(call, q->disk_number) != CP_OK)
+    if (cp_sg_lock_disk(call, q->disk_number) != CP_OK)
         return CP_PARKED;
     int rc = h->ops->get_disk(h->ctx, q->disk_number, &a, &d, &e);
     bool raw = rc == CP_OK && d.style == CP_PART_STYLE_RAW;
@@ -175,7 +159,7 @@ static int partition(cp_call *call, const cp_disk_request *q)
         rc = h->ops->init_gpt(h->ctx, q->disk_number, &e);
     if (rc == CP_OK && !basic)
         rc = h->ops->create_basic_partition(h->ctx, q->disk_number, &e);
-    unlock_disk(call, q->disk_number);
+    cp_sg_unlock_disk(call, q->disk_number);
     return rc == CP_OK ? CP_OK : cp_sg_fail(call, &e);
 }
 
@@ -201,7 +185,7 @@ int cp_disk_handle_partition(cp_call *call, const void *req, void *resp)
 int cp_disk_handle_rescan(cp_call *call, const void *req, void *resp)
 {
     (void)req, (void)resp;
-    const cp_storage_host *h = host(call);
+    const cp_storage_host *h = cp_sg_host(call);
     cp_error e;
     if (h->ops->rescan(h->ctx, &e) != CP_OK)
         return cp_sg_fail(call, &e);
@@ -260,13 +244,13 @@ int cp_disk_handle_list_ids(cp_call *call, const void *req, void *resp)
 /* Looks the disk up under its lock. */
 static int get_disk(cp_call *call, uint32_t number, cp_disk_info *d)
 {
-    const cp_storage_host *h = host(call);
+    const cp_storage_host *h = cp_sg_host(call);
     cp_storage_alloc a = cp_sg_alloc(call);
     cp_error e;
-    if (lock_disk(call, number) != CP_OK)
+    if (cp_sg_lock_disk(call, number) != CP_OK)
         return CP_PARKED;
     int rc = h->ops->get_disk(h->ctx, number, &a, d, &e);
-    unlock_disk(call, number);
+    cp_sg_unlock_disk(call, number);
     return rc == CP_OK ? CP_OK : cp_sg_fail(call, &e);
 }
 
@@ -299,18 +283,18 @@ static int refuse_needed_volumes(cp_call *call, const cp_disk_info *d, cp_error 
     char what[48];
     snprintf(what, sizeof(what), "take disk %u offline", (unsigned)d->number);
     cp_storage_alloc a = cp_sg_alloc(call);
-    return cp_sg_refuse_needed_volumes(host(call), d->number, &a, what, e);
+    return cp_sg_refuse_needed_volumes(cp_sg_host(call), d->number, &a, what, e);
 }
 
 int cp_disk_handle_set_state(cp_call *call, const void *req, void *resp)
 {
     (void)resp;
     const cp_disk_request *q = req;
-    const cp_storage_host *h = host(call);
+    const cp_storage_host *h = cp_sg_host(call);
     cp_storage_alloc a = cp_sg_alloc(call);
     cp_error e;
     cp_disk_info d;
-    if (lock_disk(call, q->disk_number) != CP_OK)
+    if (cp_sg_lock_disk(call, q->disk_number) != CP_OK)
         return CP_PARKED;
     int rc = h->ops->get_disk(h->ctx, q->disk_number, &a, &d, &e);
     if (rc == CP_OK && !q->is_online)
@@ -325,7 +309,7 @@ int cp_disk_handle_set_state(cp_call *call, const void *req, void *resp)
         rc = h->ops->set_disk_online(h->ctx, q->disk_number, q->is_online, &e);
     if (rc == CP_OK && q->is_online && d.read_only)
         note_writable(call, &d);
-    unlock_disk(call, q->disk_number);
+    cp_sg_unlock_disk(call, q->disk_number);
     return rc == CP_OK ? CP_OK : cp_sg_fail(call, &e);
 }
 

@@ -106,6 +106,18 @@ static int checked(cp_call *call, const char *path, resolve_mode mode, cp_path_i
     return confine(call, path, mode, intent, out);
 }
 
+/* checked(), then the guard the host's write judges again through, for
+ * the same path and intent. */
+static int checked_write(cp_call *call, const char *path, resolve_mode mode, cp_path_intent intent,
+                         const char **out, const cp_fs_guard **g)
+{
+    int rc = checked(call, path, mode, intent, out);
+    if (rc != CP_OK)
+        return rc;
+    *g = guard(call, path, intent);
+    return *g != NULL ? CP_OK : no_memory(call);
+}
+
 /* --- handlers ------------------------------------------------------------- */
 
 int cp_fs_handle_path_exists(cp_call *call, const void *req, void *resp)
@@ -130,12 +142,10 @@ int cp_fs_handle_mkdir(cp_call *call, const void *req, void *resp)
     const cp_fs_request *r = req;
     const cp_fs_host *fs = &group_ctx(call)->fs;
     const char *p;
-    int rc = checked(call, r->path, RESOLVE_ENTRY, CP_PATH_READ, &p);
+    const cp_fs_guard *g;
+    int rc = checked_write(call, r->path, RESOLVE_ENTRY, CP_PATH_READ, &p, &g);
     if (rc != CP_OK)
         return rc;
-    const cp_fs_guard *g = guard(call, r->path, CP_PATH_READ);
-    if (g == NULL)
-        return no_memory(call);
     cp_error e;
     if (fs->ops->mkdir_all(fs->ctx, p, g, &e) != CP_OK)
         return fail(call, &e);
@@ -148,12 +158,10 @@ int cp_fs_handle_rmdir(cp_call *call, const void *req, void *resp)
     const cp_fs_request *r = req;
     const cp_fs_host *fs = &group_ctx(call)->fs;
     const char *p;
-    int rc = checked(call, r->path, RESOLVE_ENTRY, CP_PATH_REPLACE, &p);
+    const cp_fs_guard *g;
+    int rc = checked_write(call, r->path, RESOLVE_ENTRY, CP_PATH_REPLACE, &p, &g);
     if (rc != CP_OK)
         return rc;
-    const cp_fs_guard *g = guard(call, r->path, CP_PATH_REPLACE);
-    if (g == NULL)
-        return no_memory(call);
     cp_error e;
     if (fs->ops->remove(fs->ctx, p, r->force, g, &e) != CP_OK)
         return fail(call, &e);
@@ -166,12 +174,10 @@ int cp_fs_handle_rmdir_contents(cp_call *call, const void *req, void *resp)
     const cp_fs_request *r = req;
     const cp_fs_host *fs = &group_ctx(call)->fs;
     const char *p;
-    int rc = checked(call, r->path, RESOLVE_ALL, CP_PATH_REPLACE, &p);
+    const cp_fs_guard *g;
+    int rc = checked_write(call, r->path, RESOLVE_ALL, CP_PATH_REPLACE, &p, &g);
     if (rc != CP_OK)
         return rc;
-    const cp_fs_guard *g = guard(call, r->path, CP_PATH_REPLACE);
-    if (g == NULL)
-        return no_memory(call);
     cp_error e;
     if (fs->ops->remove_contents(fs->ctx, p, g, &e) != CP_OK)
         return fail(call, &e);
@@ -239,11 +245,8 @@ int cp_fs_handle_is_symlink(cp_call *call, const void *req, void *resp)
      * first (cp_hostpath_with_drive), then every rule applies. */
     const char *p;
     const char *path = cp_hostpath_with_drive(call, r->path);
-    if (path == NULL) {
-        cp_error e;
-        cp_error_set(&e, CP_E_NOMEM, "out of memory");
-        return fail(call, &e);
-    }
+    if (path == NULL)
+        return no_memory(call);
     int rc = checked(call, path, RESOLVE_ENTRY, CP_PATH_READ, &p);
     if (rc != CP_OK)
         return rc;

@@ -67,28 +67,19 @@ static int fail(cp_call *call, const cp_error *e)
     return cp_call_fail_error(call, e);
 }
 
-static int portal(cp_call *call, const cp_iscsi_request *r, cp_iscsi_portal *p)
-{
-    cp_error e;
-    if (cp_iscsi_portal_of(r, p, &e) != CP_OK)
-        return fail(call, &e);
-    return CP_OK;
-}
+/* What a request's portal must pass besides its own form. */
+enum { NEED_IQN = 1, NEED_REACHABLE = 2 };
 
-/* A portal the initiator is about to connect to: the destination rule too. */
-static int reachable_portal(cp_call *call, const cp_iscsi_request *r, cp_iscsi_portal *p)
+/* The request's portal into p, checked in this order: its form, then the
+ * iqn (NEED_IQN), then the destination rule for a portal the initiator is
+ * about to connect to (NEED_REACHABLE); the first failure is recorded. */
+static int checked_portal(cp_call *call, const cp_iscsi_request *r, int need, cp_iscsi_portal *p)
 {
     cp_error e;
     if (cp_iscsi_portal_of(r, p, &e) != CP_OK ||
-        cp_iscsi_check_portal(&group_ctx(call)->policy, p, &e) != CP_OK)
-        return fail(call, &e);
-    return CP_OK;
-}
-
-static int portal_iqn(cp_call *call, const cp_iscsi_request *r, cp_iscsi_portal *p)
-{
-    cp_error e;
-    if (cp_iscsi_portal_of(r, p, &e) != CP_OK || cp_iscsi_check_iqn(r->iqn, &e) != CP_OK)
+        ((need & NEED_IQN) && cp_iscsi_check_iqn(r->iqn, &e) != CP_OK) ||
+        ((need & NEED_REACHABLE) &&
+         cp_iscsi_check_portal(&group_ctx(call)->policy, p, &e) != CP_OK))
         return fail(call, &e);
     return CP_OK;
 }
@@ -99,7 +90,7 @@ int cp_iscsi_handle_add(cp_call *call, const void *req, void *resp)
     const cp_iscsi_group_ctx *ctx = group_ctx(call);
     cp_iscsi_portal p;
     cp_error e;
-    int bad = reachable_portal(call, req, &p);
+    int bad = checked_portal(call, req, NEED_REACHABLE, &p);
     if (bad != CP_OK)
         return bad;
     int rc = ctx->host.ops->add_portal(ctx->host.ctx, &p, &e);
@@ -114,7 +105,7 @@ int cp_iscsi_handle_remove(cp_call *call, const void *req, void *resp)
     const cp_iscsi_group_ctx *ctx = group_ctx(call);
     cp_iscsi_portal p;
     cp_error e;
-    int bad = portal(call, req, &p);
+    int bad = checked_portal(call, req, 0, &p);
     if (bad != CP_OK)
         return bad;
     if (ctx->host.ops->remove_portal(ctx->host.ctx, &p, &e) != CP_OK)
@@ -128,7 +119,7 @@ int cp_iscsi_handle_discover(cp_call *call, const void *req, void *resp)
     cp_iscsi_response *out = resp;
     cp_iscsi_portal p;
     cp_error e;
-    int bad = reachable_portal(call, req, &p);
+    int bad = checked_portal(call, req, NEED_REACHABLE, &p);
     if (bad != CP_OK)
         return bad;
     char(*iqns)[CP_ISCSI_NAME_MAX] = cp_call_alloc(call, CP_ISCSI_LIST_MAX * sizeof(*iqns));
@@ -169,9 +160,7 @@ int cp_iscsi_handle_connect(cp_call *call, const void *req, void *resp)
     const cp_iscsi_group_ctx *ctx = group_ctx(call);
     cp_iscsi_portal p;
     cp_error e;
-    int bad = portal_iqn(call, r, &p);
-    if (bad == CP_OK)
-        bad = reachable_portal(call, r, &p);
+    int bad = checked_portal(call, r, NEED_IQN | NEED_REACHABLE, &p);
     if (bad != CP_OK)
         return bad;
     if (r->auth_type < CP_ISCSI_AUTH_NONE || r->auth_type > CP_ISCSI_AUTH_MUTUAL_CHAP)
@@ -192,7 +181,7 @@ int cp_iscsi_handle_disconnect(cp_call *call, const void *req, void *resp)
     const cp_iscsi_group_ctx *ctx = group_ctx(call);
     cp_iscsi_portal p;
     cp_error e;
-    int bad = portal_iqn(call, r, &p);
+    int bad = checked_portal(call, r, NEED_IQN, &p);
     if (bad != CP_OK)
         return bad;
     int rc = ctx->host.ops->disconnect(ctx->host.ctx, &p, r->iqn, &e);
@@ -208,7 +197,7 @@ int cp_iscsi_handle_disks(cp_call *call, const void *req, void *resp)
     cp_iscsi_response *out = resp;
     cp_iscsi_portal p;
     cp_error e;
-    int bad = portal_iqn(call, r, &p);
+    int bad = checked_portal(call, r, NEED_IQN, &p);
     if (bad != CP_OK)
         return bad;
     uint32_t nums[CP_ISCSI_LIST_MAX];

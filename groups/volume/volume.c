@@ -64,22 +64,6 @@ static int efail(cp_call *call, const cp_error *e)
     return vfail(call, e->status, "%s", e->msg);
 }
 
-static const cp_storage_host *host(cp_call *call)
-{
-    return &cp_sg_ctx(call)->storage;
-}
-
-/* CP_OK, or CP_PARKED: return it at once (see disklocks.h). */
-static int lock_disk(cp_call *call, uint32_t disk)
-{
-    return cp_disklocks_lock(cp_sg_ctx(call)->locks, call, disk);
-}
-
-static void unlock_disk(cp_call *call, uint32_t disk)
-{
-    cp_disklocks_unlock(cp_sg_ctx(call)->locks, call, disk);
-}
-
 /* Upstream's "volume id empty" check, then the form of the ID. norm gets
  * the lower-case ID the hosts use. An SMB share's ID (smbvol.h) names no
  * disk volume: refused by name, with the code any other ID gets. */
@@ -128,7 +112,7 @@ static int check_dir(cp_call *call, const char *path, const char *empty_text, cp
 static int get_volume(cp_call *call, const char *id, cp_volume_info *v)
 {
     cp_error e;
-    if (host(call)->ops->get_volume(host(call)->ctx, id, v, &e) != CP_OK)
+    if (cp_sg_host(call)->ops->get_volume(cp_sg_host(call)->ctx, id, v, &e) != CP_OK)
         return efail(call, &e);
     return CP_OK;
 }
@@ -139,7 +123,7 @@ static int get_volume(cp_call *call, const char *id, cp_volume_info *v)
  * ("mount it"). A host that cannot tell refuses too (its error). */
 static int refuse_system_volume(cp_call *call, const char *id, const char *what)
 {
-    const cp_storage_host *h = host(call);
+    const cp_storage_host *h = cp_sg_host(call);
     cp_storage_alloc a = cp_sg_alloc(call);
     cp_volume_use u;
     cp_error e;
@@ -156,13 +140,29 @@ static int refuse_system_volume(cp_call *call, const char *id, const char *what)
     return CP_OK;
 }
 
+/* The volume of an ID that passed check_id, and one this call may change
+ * (refuse_system_volume: `what` is the change). */
+static int volume_to_change(cp_call *call, const char *id, const char *what, cp_volume_info *v)
+{
+    int rc = get_volume(call, id, v);
+    return rc == CP_OK ? refuse_system_volume(call, id, what) : rc;
+}
+
+/* check_id with upstream's "volume id empty", then the volume. */
+static int known_volume(cp_call *call, const char *raw, char id[CP_VOLUME_ID_LEN + 1],
+                        cp_volume_info *v)
+{
+    int rc = check_id(call, raw, "volume id empty", id);
+    return rc == CP_OK ? get_volume(call, id, v) : rc;
+}
+
 /* --- handlers ------------------------------------------------------------- */
 
 /* Whether the disk should show a volume: it is online and has a basic
  * partition (the one asked for, or any for partition 0). */
 static bool expects_volume(cp_call *call, uint32_t disk, uint32_t partition)
 {
-    const cp_storage_host *h = host(call);
+    const cp_storage_host *h = cp_sg_host(call);
     cp_storage_alloc a = cp_sg_alloc(call);
     cp_disk_info d;
     cp_partition_info *parts = NULL;
@@ -204,12 +204,12 @@ int cp_volume_handle_list(cp_call *call, const void *req, void *resp)
 {
     const cp_volume_request *q = req;
     cp_volume_response *r = resp;
-    const cp_storage_host *h = host(call);
+    const cp_storage_host *h = cp_sg_host(call);
     cp_storage_alloc a = cp_sg_alloc(call);
     char **ids = NULL;
     size_t n = 0;
     cp_error e;
-    if (lock_disk(call, q->disk_number) != CP_OK)
+    if (cp_sg_lock_disk(call, q->disk_number) != CP_OK)
         return CP_PARKED;
     int rc = h->ops->list_volumes(h->ctx, q->disk_number, q->partition_number, &a, &ids, &n, &e);
     if (rc == CP_OK && n == 0 && expects_volume(call, q->disk_number, q->partition_number)) {
@@ -220,7 +220,7 @@ int cp_volume_handle_list(cp_call *call, const void *req, void *resp)
                 h->ops->list_volumes(h->ctx, q->disk_number, q->partition_number, &a, &ids, &n, &e);
         }
     }
-    unlock_disk(call, q->disk_number);
+    cp_sg_unlock_disk(call, q->disk_number);
     if (rc != CP_OK)
         return efail(call, &e);
     r->volume_ids = (const char **)ids;
@@ -230,7 +230,7 @@ int cp_volume_handle_list(cp_call *call, const void *req, void *resp)
 
 static int mount(cp_call *call, const cp_volume_request *q)
 {
-    const cp_storage_host *h = host(call);
+    const cp_storage_host *h = cp_sg_host(call);
     char id[CP_VOLUME_ID_LEN + 1];
     const char *dir;
     cp_volume_info v;
@@ -240,14 +240,12 @@ static int mount(cp_call *call, const cp_volume_request *q)
     if (rc == CP_OK)
         rc = check_dir(call, q->target_path, "", CP_PATH_REPLACE, &dir);
     if (rc == CP_OK)
-        rc = get_volume(call, id, &v);
-    if (rc == CP_OK)
-        rc = refuse_system_volume(call, id, "mount it");
+        rc = volume_to_change(call, id, "mount it", &v);
     if (rc != CP_OK)
         return rc;
 
     cp_error e;
-    if (lock_disk(call, v.disk_number) != CP_OK)
+    if (cp_sg_lock_disk(call, v.disk_number) != CP_OK)
         return CP_PARKED;
     rc = h->ops->add_mount_point(h->ctx, id, dir, &e);
     if (rc != CP_OK) {
@@ -262,7 +260,7 @@ static int mount(cp_call *call, const cp_volume_request *q)
                                   "%s is already the mount point of volume %s", dir, there);
         }
     }
-    unlock_disk(call, v.disk_number);
+    cp_sg_unlock_disk(call, v.disk_number);
     return rc == CP_OK ? CP_OK : efail(call, &e);
 }
 
@@ -270,7 +268,7 @@ int cp_volume_handle_unmount(cp_call *call, const void *req, void *resp)
 {
     (void)resp;
     const cp_volume_request *q = req;
-    const cp_storage_host *h = host(call);
+    const cp_storage_host *h = cp_sg_host(call);
     char id[CP_VOLUME_ID_LEN + 1];
     const char *dir;
     cp_volume_info v;
@@ -280,15 +278,13 @@ int cp_volume_handle_unmount(cp_call *call, const void *req, void *resp)
     if (rc == CP_OK)
         rc = check_dir(call, q->target_path, "", CP_PATH_REPLACE, &dir);
     if (rc == CP_OK)
-        rc = get_volume(call, id, &v);
-    if (rc == CP_OK)
-        rc = refuse_system_volume(call, id, "unmount it");
+        rc = volume_to_change(call, id, "unmount it", &v);
     if (rc != CP_OK)
         return rc;
 
     cp_error e;
     char there[CP_VOLUME_ID_LEN + 1];
-    if (lock_disk(call, v.disk_number) != CP_OK)
+    if (cp_sg_lock_disk(call, v.disk_number) != CP_OK)
         return CP_PARKED;
     rc = h->ops->flush_volume(h->ctx, id, &e); /* as upstream: flush first */
     bool mounted = false;
@@ -303,7 +299,7 @@ int cp_volume_handle_unmount(cp_call *call, const void *req, void *resp)
                           "%s is the mount point of volume %s, not of %s", dir, there, id);
     if (rc == CP_OK && mounted)
         rc = h->ops->remove_mount_point(h->ctx, dir, &e);
-    unlock_disk(call, v.disk_number);
+    cp_sg_unlock_disk(call, v.disk_number);
     return rc == CP_OK ? CP_OK : efail(call, &e);
 }
 
@@ -312,9 +308,7 @@ int cp_volume_handle_is_formatted(cp_call *call, const void *req, void *resp)
     const cp_volume_request *q = req;
     char id[CP_VOLUME_ID_LEN + 1];
     cp_volume_info v;
-    int rc = check_id(call, q->volume_id, "volume id empty", id);
-    if (rc == CP_OK)
-        rc = get_volume(call, id, &v);
+    int rc = known_volume(call, q->volume_id, id, &v);
     if (rc != CP_OK)
         return rc;
     ((cp_volume_response *)resp)->formatted = v.formatted;
@@ -323,18 +317,16 @@ int cp_volume_handle_is_formatted(cp_call *call, const void *req, void *resp)
 
 static int format(cp_call *call, const cp_volume_request *q)
 {
-    const cp_storage_host *h = host(call);
+    const cp_storage_host *h = cp_sg_host(call);
     char id[CP_VOLUME_ID_LEN + 1];
     cp_volume_info v;
     int rc = check_id(call, q->volume_id, "volume id empty", id);
     if (rc == CP_OK)
-        rc = get_volume(call, id, &v);
-    if (rc == CP_OK)
-        rc = refuse_system_volume(call, id, "format it");
+        rc = volume_to_change(call, id, "format it", &v);
     if (rc != CP_OK)
         return rc;
     cp_error e;
-    if (lock_disk(call, v.disk_number) != CP_OK)
+    if (cp_sg_lock_disk(call, v.disk_number) != CP_OK)
         return CP_PARKED;
     /* A volume Windows reads as RAW may hold a file system it does not
      * mount (ext4, XFS, LUKS, ...): never formatted over unless the
@@ -343,7 +335,7 @@ static int format(cp_call *call, const cp_volume_request *q)
         rc = cp_sg_refuse_foreign(h, id, &e);
     if (rc == CP_OK)
         rc = h->ops->format_volume(h->ctx, id, &e);
-    unlock_disk(call, v.disk_number);
+    cp_sg_unlock_disk(call, v.disk_number);
     return rc == CP_OK ? CP_OK : efail(call, &e);
 }
 
@@ -412,7 +404,7 @@ static bool parse_disk_source(const char *s, uint32_t *disk, uint32_t *partition
 static int resolve_disk_source(cp_call *call, uint32_t disk, uint32_t partition,
                                char out[CP_VOLUME_ID_LEN + 1])
 {
-    const cp_storage_host *h = host(call);
+    const cp_storage_host *h = cp_sg_host(call);
     cp_storage_alloc a = cp_sg_alloc(call);
     cp_disk_info d;
     char **ids = NULL;
@@ -443,7 +435,7 @@ int cp_volume_handle_resize(cp_call *call, const void *req, void *resp)
 {
     (void)resp;
     const cp_volume_request *q = req;
-    const cp_storage_host *h = host(call);
+    const cp_storage_host *h = cp_sg_host(call);
     char id[CP_VOLUME_ID_LEN + 1];
     cp_volume_info v;
     uint32_t by_disk, by_part;
@@ -454,14 +446,12 @@ int cp_volume_handle_resize(cp_call *call, const void *req, void *resp)
         rc = vfail(call, CP_E_INVALID_ARGUMENT, "size %lld of volume %s is negative",
                    (long long)q->size_bytes, id);
     if (rc == CP_OK)
-        rc = get_volume(call, id, &v);
-    if (rc == CP_OK)
-        rc = refuse_system_volume(call, id, "resize it");
+        rc = volume_to_change(call, id, "resize it", &v);
     if (rc != CP_OK)
         return rc;
 
     cp_error e;
-    if (lock_disk(call, v.disk_number) != CP_OK)
+    if (cp_sg_lock_disk(call, v.disk_number) != CP_OK)
         return CP_PARKED;
     rc = h->ops->get_volume(h->ctx, id, &v, &e); /* sizes as of now, under the lock */
     uint64_t want = q->size_bytes == 0 ? v.partition_max : (uint64_t)q->size_bytes;
@@ -475,7 +465,7 @@ int cp_volume_handle_resize(cp_call *call, const void *req, void *resp)
             rc = h->ops->grow_volume(h->ctx, id, want, &e);
     }
     /* else: less than 100 MiB more, or smaller: nothing to do (upstream). */
-    unlock_disk(call, v.disk_number);
+    cp_sg_unlock_disk(call, v.disk_number);
     return rc == CP_OK ? CP_OK : efail(call, &e);
 }
 
@@ -495,9 +485,7 @@ int cp_volume_handle_stats(cp_call *call, const void *req, void *resp)
             return efail(call, &e);
         return CP_OK;
     }
-    int rc = check_id(call, q->volume_id, "volume id empty", id);
-    if (rc == CP_OK)
-        rc = get_volume(call, id, &v);
+    int rc = known_volume(call, q->volume_id, id, &v);
     if (rc != CP_OK)
         return rc;
     r->total_bytes = (int64_t)v.size;
@@ -511,9 +499,7 @@ int cp_volume_handle_disk_number(cp_call *call, const void *req, void *resp)
     cp_volume_response *r = resp;
     char id[CP_VOLUME_ID_LEN + 1];
     cp_volume_info v;
-    int rc = check_id(call, q->volume_id, "volume id empty", id);
-    if (rc == CP_OK)
-        rc = get_volume(call, id, &v);
+    int rc = known_volume(call, q->volume_id, id, &v);
     if (rc != CP_OK)
         return rc;
     r->disk_number = v.disk_number;
@@ -574,7 +560,7 @@ int cp_volume_handle_id_from_target(cp_call *call, const void *req, void *resp)
 {
     const cp_volume_request *q = req;
     const cp_storage_group_ctx *ctx = cp_sg_ctx(call);
-    const cp_storage_host *h = host(call);
+    const cp_storage_host *h = cp_sg_host(call);
     const char *dir;
     if (q->target_path[0] == '\0')
         return vfail(call, CP_E_INVALID_ARGUMENT, "target path is empty");
@@ -636,7 +622,7 @@ int cp_volume_handle_id_from_target(cp_call *call, const void *req, void *resp)
 int cp_volume_handle_closest_id(cp_call *call, const void *req, void *resp)
 {
     const cp_volume_request *q = req;
-    const cp_storage_host *h = host(call);
+    const cp_storage_host *h = cp_sg_host(call);
     const char *dir;
     int rc = check_dir(call, q->target_path, "target path is empty", CP_PATH_READ, &dir);
     if (rc != CP_OK)
@@ -675,21 +661,19 @@ int cp_volume_handle_flush(cp_call *call, const void *req, void *resp)
 {
     (void)resp;
     const cp_volume_request *q = req;
-    const cp_storage_host *h = host(call);
+    const cp_storage_host *h = cp_sg_host(call);
     char id[CP_VOLUME_ID_LEN + 1];
     cp_volume_info v;
     int rc = check_id(call, q->volume_id, "volume id empty", id);
     if (rc == CP_OK)
-        rc = get_volume(call, id, &v);
-    if (rc == CP_OK)
-        rc = refuse_system_volume(call, id, "flush its cache");
+        rc = volume_to_change(call, id, "flush its cache", &v);
     if (rc != CP_OK)
         return rc;
     cp_error e;
-    if (lock_disk(call, v.disk_number) != CP_OK)
+    if (cp_sg_lock_disk(call, v.disk_number) != CP_OK)
         return CP_PARKED;
     rc = h->ops->flush_volume(h->ctx, id, &e);
-    unlock_disk(call, v.disk_number);
+    cp_sg_unlock_disk(call, v.disk_number);
     return rc == CP_OK ? CP_OK : efail(call, &e);
 }
 

@@ -376,6 +376,13 @@ static void test_rpcs_refuse_loopback(void **state)
                          CP_E_INVALID_ARGUMENT);
         assert_non_null(strstr(msg, "link-local"));
     }
+    /* ConnectTarget checks the portal's form, then the iqn, then the rule */
+    assert_int_equal(run(t, "ConnectTarget", "127.0.0.1", 0, "", msg, sizeof(msg), NULL),
+                     CP_E_INVALID_ARGUMENT);
+    assert_string_equal(msg, "iqn is empty");
+    assert_int_equal(run(t, "ConnectTarget", "127.0.0.1", 99999, "", msg, sizeof(msg), NULL),
+                     CP_E_INVALID_ARGUMENT);
+    assert_non_null(strstr(msg, "target_port 99999"));
     size_t n = 99;
     assert_int_equal(run(t, "ListTargetPortals", "", 0, "", msg, sizeof(msg), &n), CP_OK);
     assert_int_equal(n, 0); /* the initiator was never given it */
