@@ -113,7 +113,8 @@ static const cp_method methods[] = {
      .resp_desc = &grpc__health__v1__health_check_response__descriptor,
      .req_conv = conv_check_req,
      .handler = handle,
-     .resp_conv = conv_check_resp},
+     .resp_conv = conv_check_resp,
+     .flags = CP_METHOD_SERVER_STREAM},
 };
 
 const cp_service_def cp_health_def = {

@@ -37,6 +37,8 @@ typedef int (*cp_resp_conv_fn)(cp_call *call, const void *resp, ProtobufCMessage
 
 enum {
     CP_METHOD_MUTATES = 1u << 0, /* changes host state: audited */
+    /* server streaming (grpc.health.v1.Health/Watch); the rest are unary */
+    CP_METHOD_SERVER_STREAM = 1u << 1,
 };
 
 typedef struct cp_method {

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "dispatch/dispatch.h"
+#include "dispatch/health.h"
 #include "groups/catalog.h"
 #include "groups/common/disklocks.h"
 #include "groups/common/pathrules.h"
@@ -371,6 +372,9 @@ int cp_groups_add_metrics(cp_groups *g, cp_metrics *m)
     for (size_t i = 0; i < g->n; i++)
         if (cp_metrics_add_service(m, g->services[i].def) != 0)
             return -1;
+    /* every pipe also serves the standard health service */
+    if (cp_metrics_add_shared_service(m, &cp_health_def) != 0)
+        return -1;
     if (cp_metrics_add_collector(m, "csi_proxy_path_refusals_total",
                                  "Paths refused by the path rules (working directories, "
                                  "kubelet path, path syntax).",

@@ -56,11 +56,12 @@ void cp_groups_free(cp_groups *g);
 size_t cp_groups_count(const cp_groups *g);
 const cp_service *cp_groups_service(const cp_groups *g, size_t i);
 
-/* Counts every service's calls in m (cp_metrics_add_service) and adds the
- * groups' own families: csi_proxy_path_refusals_total (paths the path
- * rules refused) and csi_proxy_disk_waiting_calls{disk} (calls queued
- * behind a disk's lock, for each disk held now). Before serving. 0, or -1
- * when m is full or out of memory. */
+/* Counts every service's calls in m (cp_metrics_add_service) and those
+ * of the health service every pipe serves (cp_metrics_add_shared_service),
+ * and adds the groups' own families: csi_proxy_path_refusals_total (paths
+ * the path rules refused) and csi_proxy_disk_waiting_calls{disk} (calls
+ * queued behind a disk's lock, for each disk held now). Before serving. 0,
+ * or -1 when m is full or out of memory. */
 int cp_groups_add_metrics(cp_groups *g, cp_metrics *m) __attribute__((warn_unused_result));
 
 /* "csi-proxy-<group>-<version>" */

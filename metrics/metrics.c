@@ -40,7 +40,7 @@ static cp_metrics_svc *find_svc(cp_metrics *m, const cp_service_def *def)
     return NULL;
 }
 
-int cp_metrics_add_service(cp_metrics *m, const cp_service_def *def)
+static int add_service(cp_metrics *m, const cp_service_def *def, bool shared)
 {
     if (find_svc(m, def) != NULL)
         return 0;
@@ -52,8 +52,19 @@ int cp_metrics_add_service(cp_metrics *m, const cp_service_def *def)
     if (s->slots == NULL)
         return -1;
     s->def = def;
+    s->shared = shared;
     m->n_svcs++;
     return 0;
+}
+
+int cp_metrics_add_service(cp_metrics *m, const cp_service_def *def)
+{
+    return add_service(m, def, false);
+}
+
+int cp_metrics_add_shared_service(cp_metrics *m, const cp_service_def *def)
+{
+    return add_service(m, def, true);
 }
 
 static cp_metrics_slot *find_slot(cp_metrics *m, const cp_service_def *def, const cp_method *meth)
@@ -90,6 +101,13 @@ void cp_metrics_call_handled(cp_metrics *m, const cp_service_def *def, const cp_
     atomic_fetch_add_explicit(&slot->bucket[b], 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&slot->sum_us, (uint_fast64_t)duration_us, memory_order_relaxed);
     atomic_fetch_add_explicit(&slot->handled[code], 1, memory_order_relaxed);
+}
+
+void cp_metrics_msg_sent(cp_metrics *m, const cp_service_def *def, const cp_method *meth)
+{
+    cp_metrics_slot *slot = find_slot(m, def, meth);
+    if (slot != NULL)
+        atomic_fetch_add_explicit(&slot->msg_sent, 1, memory_order_relaxed);
 }
 
 void cp_metrics_conn_opened(cp_metrics *m, const cp_service_def *def, bool refused)

@@ -10,14 +10,33 @@
  *   grpc_server_msg_received_total / grpc_server_msg_sent_total{...}
  *   grpc_server_handling_seconds{_bucket,_sum,_count}{...}
  *
- * grpc_type is "unary" (every csi-proxy RPC is), grpc_service the proto
- * service ("v1.Filesystem"), grpc_code grpc-go's code name ("OK",
- * "InvalidArgument", "PermissionDenied", ...). A series appears once its
- * method was called, as with upstream (it does not pre-register them).
- * Counted are the calls handed to a method (upstream: the calls its
- * interceptor saw); a refused caller's calls and unknown methods are not
- * (the latter would let a client make up label values), they have their
- * own counters below. Unary, so received == sent == started.
+ * grpc_service is the proto service ("v1.Filesystem"), grpc_code
+ * grpc-go's code name ("OK", "InvalidArgument", "PermissionDenied", ...),
+ * grpc_type "unary" (every csi-proxy RPC is) or "server_stream" (the
+ * standard health service's Watch, served on every pipe besides its own
+ * service, counted under grpc_service="grpc.health.v1.Health" as upstream
+ * counts a grpc-go health server registered on the same server). A series
+ * appears once its method was called, as with upstream (it does not
+ * pre-register them). Counted are the calls handed to a method (upstream:
+ * the calls its interceptor saw); a refused caller's calls and unknown
+ * methods are not (the latter would let a client make up label values),
+ * they have their own counters below.
+ *
+ * What go-grpc-middleware's interceptors (interceptors/server.go, with the
+ * prometheus provider's reporter) count, and so do we:
+ *   unary          started when the handler is called; one message received
+ *                  then; one sent and handled{code} with the handling time
+ *                  when it returns (sent whatever the code). Rendered:
+ *                  received == sent == started.
+ *   server_stream  started once when the stream's call starts, before its
+ *                  one request message (received: one per call started);
+ *                  sent once per message the stream sends; handled{code}
+ *                  once, with the stream's whole life as handling time,
+ *                  when it ends: the code it ends with when the server
+ *                  ends it, Canceled when the client resets it, its
+ *                  deadline passes or its connection closes (what a
+ *                  grpc-go health server's Watch returns when its
+ *                  stream's context ends).
  *
  * Ours, named csi_proxy_*: connections (open, accepted, refused) and calls
  * refused, by group; and whatever a collector adds at scrape time (audit
@@ -53,15 +72,25 @@ void cp_metrics_free(cp_metrics *m);
 int cp_metrics_add_service(cp_metrics *m, const cp_service_def *def)
     __attribute__((warn_unused_result));
 
+/* The same for a service every pipe serves besides its own (the standard
+ * health service): its calls are counted, it has no pipes, connections or
+ * refused calls of its own (those count under the pipe's group), so it has
+ * no csi_proxy_* series. */
+int cp_metrics_add_shared_service(cp_metrics *m, const cp_service_def *def)
+    __attribute__((warn_unused_result));
+
 /* ---- hot path: thread-safe, m may be NULL (metrics off) ---------------- */
 
-/* A call was handed to method meth of def. A def or method the registry
- * does not know is not counted. */
+/* A call was handed to method meth of def (a stream: once, when it
+ * starts). A def or method the registry does not know is not counted. */
 void cp_metrics_call_started(cp_metrics *m, const cp_service_def *def, const cp_method *meth);
 /* It finished with status (CP_OK or a negative cp_status) after
- * duration_us microseconds. */
+ * duration_us microseconds (a stream: once, when it ends). */
 void cp_metrics_call_handled(cp_metrics *m, const cp_service_def *def, const cp_method *meth,
                              int status, int64_t duration_us);
+/* A server-streaming call of meth sent a message (unary calls count theirs
+ * from started). */
+void cp_metrics_msg_sent(cp_metrics *m, const cp_service_def *def, const cp_method *meth);
 
 /* A connection to def's listener was made; refused: its caller was
  * refused (every call will get PERMISSION_DENIED). */

@@ -4,6 +4,7 @@
 #define CP_METRICS_INTERNAL_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "metrics/metrics.h"
@@ -22,11 +23,13 @@ typedef struct cp_metrics_slot { /* one method */
      * the last bound. Made cumulative when rendered. */
     atomic_uint_fast64_t bucket[CP_METRICS_BUCKETS + 1];
     atomic_uint_fast64_t sum_us;
+    atomic_uint_fast64_t msg_sent; /* server_stream only: unary renders started */
 } cp_metrics_slot;
 
 typedef struct cp_metrics_svc { /* one service (group version) */
     const cp_service_def *def;
     cp_metrics_slot *slots; /* def->n_methods */
+    bool shared;            /* served on every pipe: no csi_proxy_* series */
     atomic_int_fast64_t conns_open;
     atomic_uint_fast64_t conns_total;
     atomic_uint_fast64_t conns_refused;

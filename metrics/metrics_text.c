@@ -102,7 +102,12 @@ static uint64_t ld(atomic_uint_fast64_t *a)
     return (uint64_t)atomic_load_explicit(a, memory_order_relaxed);
 }
 
-/* name{[grpc_code="...",]grpc_method="...",grpc_service="...",grpc_type="unary"[,le="..."]} */
+static const char *grpc_type(const cp_method *meth)
+{
+    return (meth->flags & CP_METHOD_SERVER_STREAM) ? "server_stream" : "unary";
+}
+
+/* name{[grpc_code="...",]grpc_method="...",grpc_service="...",grpc_type="..."[,le="..."]} */
 static void grpc_series(buf *b, const char *name, const char *code, const cp_service_def *def,
                         const cp_method *meth, const char *le)
 {
@@ -112,20 +117,24 @@ static void grpc_series(buf *b, const char *name, const char *code, const cp_ser
         label(b, true, "grpc_code", code);
     label(b, code == NULL, "grpc_method", meth->name);
     label(b, false, "grpc_service", def->service);
-    label(b, false, "grpc_type", "unary");
+    label(b, false, "grpc_type", grpc_type(meth));
     if (le != NULL)
         label(b, false, "le", le);
     puts_(b, "} ");
 }
 
-static void fam_per_call(buf *b, cp_metrics *m, const char *name, const char *help)
+/* Started, received, and a unary call's sent: one each per call started,
+ * as upstream counts (metrics.h); sent_family: a stream's sent messages
+ * are counted apart. */
+static void fam_per_call(buf *b, cp_metrics *m, const char *name, const char *help,
+                         bool sent_family)
 {
-    /* unary: one message each way per call started, as upstream counts */
     header(b, name, help, "counter");
     for (size_t i = 0; i < m->n_svcs; i++) {
         cp_metrics_svc *s = &m->svcs[i];
         for (size_t k = 0; k < s->def->n_methods; k++) {
-            uint64_t n = ld(&s->slots[k].started);
+            bool stream = (s->def->methods[k].flags & CP_METHOD_SERVER_STREAM) != 0;
+            uint64_t n = ld(sent_family && stream ? &s->slots[k].msg_sent : &s->slots[k].started);
             if (n == 0)
                 continue;
             grpc_series(b, name, NULL, s->def, &s->def->methods[k], NULL);
@@ -136,19 +145,20 @@ static void fam_per_call(buf *b, cp_metrics *m, const char *name, const char *he
 
 static void fam_started(buf *b, cp_metrics *m)
 {
-    fam_per_call(b, m, "grpc_server_started_total", "Total number of RPCs started on the server.");
+    fam_per_call(b, m, "grpc_server_started_total", "Total number of RPCs started on the server.",
+                 false);
 }
 
 static void fam_received(buf *b, cp_metrics *m)
 {
     fam_per_call(b, m, "grpc_server_msg_received_total",
-                 "Total number of RPC stream messages received on the server.");
+                 "Total number of RPC stream messages received on the server.", false);
 }
 
 static void fam_sent(buf *b, cp_metrics *m)
 {
     fam_per_call(b, m, "grpc_server_msg_sent_total",
-                 "Total number of gRPC stream messages sent by the server.");
+                 "Total number of gRPC stream messages sent by the server.", true);
 }
 
 static void fam_handled(buf *b, cp_metrics *m)
@@ -222,12 +232,16 @@ static int64_t group_value(cp_metrics_svc *s, by_group what)
     }
 }
 
-/* One sample per group: the sum over its versions. */
+/* One sample per group: the sum over its versions. A shared service (the
+ * health service) has no pipes: its connections count under each pipe's
+ * group. */
 static void fam_group(buf *b, cp_metrics *m, const char *name, const char *help, const char *type,
                       by_group what)
 {
     header(b, name, help, type);
     for (size_t i = 0; i < m->n_svcs; i++) {
+        if (m->svcs[i].shared)
+            continue;
         const char *g = m->svcs[i].def->group;
         bool seen = false;
         for (size_t j = 0; j < i && !seen; j++)

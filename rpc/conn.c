@@ -42,6 +42,8 @@ static void respond_status(cp_conn *c, cp_stream *st, int status, const char *ms
 {
     if (st->responded)
         return;
+    if (st->watch)
+        cp_watch_handled(c, st, status);
     if (st->w_started) { /* a Watch whose answers flow: its trailers end it */
         cp_watch_end(c, st, status, msg);
         return;
@@ -207,12 +209,8 @@ static bool check_request(cp_conn *c, cp_stream *st)
  * group's calls in the pool. */
 cp_job *cp_conn_stream_job(cp_conn *c, cp_stream *st, uint8_t *req, size_t len)
 {
-    cp_job *job = cp_job_new(c, st->id, st->method, st->path, req, len);
-    if (job != NULL && st->health) {
-        job->svc = &c->health_svc;
-        job->task.group = cp_health_def.group;
-    }
-    return job;
+    const cp_service *svc = st->health ? &c->health_svc : c->svc;
+    return cp_job_new_svc(c, svc, st->id, st->method, st->path, req, len);
 }
 
 /* Hands the kept bytes to a job on the pool. */
@@ -242,6 +240,8 @@ static void start_job(cp_conn *c, cp_stream *st)
         return;
     }
     job->deadline = st->deadline;
+    if (st->watch)
+        cp_watch_started(c, st);
     st->job_started = true;
     st->job = job;
     st->buf = NULL; /* the job owns it now */
@@ -543,6 +543,7 @@ static int on_stream_close(nghttp2_session *h2, int32_t id, uint32_t err, void *
         return 0;
     nghttp2_session_set_stream_user_data(h2, id, NULL);
     c->held -= st->held;
+    cp_watch_handled(c, st, CP_E_CANCELLED); /* a Watch the client left */
     if (st->watching)
         c->watching--;
     if (st->job != NULL) /* reset by the client (or answered at its deadline) */
@@ -640,9 +641,11 @@ void cp_conn_unref(cp_conn *c)
 
 void cp_conn_close(cp_conn *c)
 {
-    for (cp_stream *st = c->streams; st != NULL; st = st->next)
+    for (cp_stream *st = c->streams; st != NULL; st = st->next) {
         if (st->job != NULL) /* nobody waits for its answer any more */
             cp_job_cancel(st->job);
+        cp_watch_handled(c, st, CP_E_CANCELLED); /* a Watch whose client went away */
+    }
     c->closed = true;
     cp_metrics_conn_closed(c->opts.metrics, c->svc->def);
     c->out = NULL;
@@ -729,6 +732,9 @@ void cp_conn_expire(cp_conn *c, int64_t now)
             continue;
         char msg[384];
         snprintf(msg, sizeof(msg), "deadline exceeded (grpc-timeout) before %s finished", st->path);
+        /* a grpc-go health server's Watch returns Canceled when its
+         * stream's context ends, deadline or not (metrics.h) */
+        cp_watch_handled(c, st, CP_E_CANCELLED);
         respond_status(c, st, CP_E_DEADLINE_EXCEEDED, msg);
     }
     for (cp_stream *st = c->streams; st != NULL; st = st->next) {

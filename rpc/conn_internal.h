@@ -72,9 +72,14 @@ struct cp_job {
     size_t resp_len;
 };
 
-/* job.c: builds a job that owns req (malloc'd). NULL on out-of-memory. */
+/* job.c: builds a job that owns req (malloc'd) for a call of c's own
+ * service. NULL on out-of-memory. */
 cp_job *cp_job_new(cp_conn *c, int32_t stream_id, const cp_method *m, const char *path,
                    uint8_t *req, size_t req_len);
+/* The same for a call of svc (c's health service), run and counted under
+ * svc's group and service. */
+cp_job *cp_job_new_svc(cp_conn *c, const cp_service *svc, int32_t stream_id, const cp_method *m,
+                       const char *path, uint8_t *req, size_t req_len);
 void cp_job_free(cp_job *job);
 
 /* I/O thread: the client no longer waits for the job's answer. */

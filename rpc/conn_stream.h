@@ -47,7 +47,10 @@ struct cp_stream {
     bool health;
     bool watch;
     bool watching; /* counted in c->watching */
-    uint8_t *wreq; /* the Watch request, for each probe */
+    /* In grpc_server_started_total, not yet in handled (watch.c). */
+    bool w_counted;
+    int64_t w_t0_us; /* cp_now_us() when it started */
+    uint8_t *wreq;   /* the Watch request, for each probe */
     size_t wreq_len;
     /* When to probe again: set where the connection's calls run (conn.h),
      * never by a worker, so that a transport that reads the connection's

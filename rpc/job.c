@@ -118,15 +118,24 @@ post:
     free(job->req);
     job->req = NULL;
     /* Upstream's interceptor reports the handler's own code, even when the
-     * client's deadline was answered first (cp_conn_expire). */
-    cp_metrics_call_handled(job->metrics, job->svc->def, job->method, job->err.status,
-                            cp_now_us() - job->t0_us);
+     * client's deadline was answered first (cp_conn_expire). A stream's
+     * jobs (a Watch's probes) are not calls: the stream counts itself
+     * (watch.c). */
+    if (!(job->method->flags & CP_METHOD_SERVER_STREAM))
+        cp_metrics_call_handled(job->metrics, job->svc->def, job->method, job->err.status,
+                                cp_now_us() - job->t0_us);
     job->post(job->post_ctx, job);
     return CP_TASK_DONE;
 }
 
 cp_job *cp_job_new(cp_conn *c, int32_t stream_id, const cp_method *m, const char *path,
                    uint8_t *req, size_t req_len)
+{
+    return cp_job_new_svc(c, c->svc, stream_id, m, path, req, req_len);
+}
+
+cp_job *cp_job_new_svc(cp_conn *c, const cp_service *svc, int32_t stream_id, const cp_method *m,
+                       const char *path, uint8_t *req, size_t req_len)
 {
     cp_job *job = calloc(1, sizeof(*job));
     if (job == NULL)
@@ -137,7 +146,7 @@ cp_job *cp_job_new(cp_conn *c, int32_t stream_id, const cp_method *m, const char
         return NULL;
     }
     job->task.run = job_run;
-    job->task.group = c->svc->def->group;
+    job->task.group = svc->def->group;
     job->conn = c;
     job->pool = c->pool;
     job->deadline = INT64_MAX;
@@ -145,7 +154,7 @@ cp_job *cp_job_new(cp_conn *c, int32_t stream_id, const cp_method *m, const char
     job->post = c->post;
     job->post_ctx = c->post_ctx;
     job->stream_id = stream_id;
-    job->svc = c->svc;
+    job->svc = svc;
     job->method = m;
     job->peer_pid = c->opts.peer_pid;
     job->peer_id = c->opts.peer_id;
@@ -155,7 +164,8 @@ cp_job *cp_job_new(cp_conn *c, int32_t stream_id, const cp_method *m, const char
     job->req_len = req_len;
     job->metrics = c->opts.metrics;
     job->t0_us = cp_now_us();
-    cp_metrics_call_started(job->metrics, job->svc->def, m);
+    if (!(m->flags & CP_METHOD_SERVER_STREAM)) /* a stream counts itself (watch.c) */
+        cp_metrics_call_started(job->metrics, svc->def, m);
     return job;
 }
 

@@ -10,6 +10,7 @@
 
 #include "base/thread.h"
 #include "dispatch/health.h"
+#include "metrics/metrics.h"
 #include "rpc/conn_internal.h"
 #include "rpc/conn_stream.h"
 #include "rpc/grpc_wire.h"
@@ -19,15 +20,17 @@
 static ssize_t read_watch(nghttp2_session *h2, int32_t id, uint8_t *buf, size_t len,
                           uint32_t *flags, nghttp2_data_source *src, void *ud)
 {
-    (void)ud;
+    cp_conn *c = ud;
     cp_stream *st = src->ptr;
     if (st->w_msg_off < st->w_msg_len) {
         size_t left = st->w_msg_len - st->w_msg_off;
         size_t n = left < len ? left : len;
         memcpy(buf, st->w_msg + st->w_msg_off, n);
         st->w_msg_off += n;
-        if (st->w_msg_off == st->w_msg_len)
+        if (st->w_msg_off == st->w_msg_len) { /* all of it handed to nghttp2: sent */
             st->w_msg_off = st->w_msg_len = 0;
+            cp_metrics_msg_sent(c->opts.metrics, c->health_svc.def, st->method);
+        }
         return (ssize_t)n;
     }
     if (!st->w_end)
@@ -75,9 +78,26 @@ static void watch_queue(cp_conn *c, cp_stream *st, int status)
     watch_send(c, st);
 }
 
+void cp_watch_started(cp_conn *c, cp_stream *st)
+{
+    st->w_counted = true;
+    st->w_t0_us = cp_now_us();
+    cp_metrics_call_started(c->opts.metrics, c->health_svc.def, st->method);
+}
+
+void cp_watch_handled(cp_conn *c, cp_stream *st, int status)
+{
+    if (!st->w_counted)
+        return;
+    st->w_counted = false;
+    cp_metrics_call_handled(c->opts.metrics, c->health_svc.def, st->method, status,
+                            cp_now_us() - st->w_t0_us);
+}
+
 /* Ends the stream with status after what is queued. */
 void cp_watch_end(cp_conn *c, cp_stream *st, int status, const char *msg)
 {
+    cp_watch_handled(c, st, status);
     st->responded = true;
     cp_stream_hold(c, st, STREAM_HELD_COST); /* answered: held until its trailers are out */
     st->w_end = true;

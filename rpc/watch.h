@@ -13,5 +13,11 @@ void cp_watch_drain(cp_conn *c, cp_stream *st);
 void cp_watch_deliver(cp_conn *c, cp_stream *st, const cp_job *job);
 /* Asks the back end again (cp_conn_expire, when next_probe is due). */
 void cp_watch_probe(cp_conn *c, cp_stream *st);
+/* The Watch's call starts, for the metrics: started (and its one request
+ * message received) once. */
+void cp_watch_started(cp_conn *c, cp_stream *st);
+/* It ends, for the metrics: handled with status, once, whichever way it
+ * ends; nothing for a stream that is not a started Watch. */
+void cp_watch_handled(cp_conn *c, cp_stream *st, int status);
 
 #endif

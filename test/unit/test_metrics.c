@@ -468,6 +468,52 @@ static void test_audit_records(void **state)
     cp_audit_free(a);
 }
 
+/* A server-streaming method: grpc_type="server_stream", msg_sent counted
+ * apart from started; a shared service (served on every pipe) has its
+ * calls counted but no csi_proxy_* series. */
+static const cp_method stream_methods[] = {
+    {"Check", NULL, NULL, NULL, NULL, h_none, NULL, NULL, 0},
+    {"Watch", NULL, NULL, NULL, NULL, h_none, NULL, NULL, CP_METHOD_SERVER_STREAM},
+};
+static const cp_service_def health_def = {
+    "health", "v1", "grpc.health.v1.Health", NULL, stream_methods, 2, 0, 0};
+
+static void test_server_stream_and_shared_service(void **state)
+{
+    (void)state;
+    cp_metrics *m = cp_metrics_new();
+    assert_int_equal(cp_metrics_add_service(m, &v1), 0);
+    assert_int_equal(cp_metrics_add_shared_service(m, &health_def), 0);
+    const cp_method *check = &stream_methods[0], *watch = &stream_methods[1];
+    cp_metrics_call_started(m, &health_def, check);
+    cp_metrics_call_handled(m, &health_def, check, CP_OK, 10);
+    cp_metrics_call_started(m, &health_def, watch);
+    for (int i = 0; i < 3; i++)
+        cp_metrics_msg_sent(m, &health_def, watch);
+    cp_metrics_call_handled(m, &health_def, watch, CP_E_CANCELLED, 5000000);
+    cp_metrics_msg_sent(NULL, &health_def, watch); /* metrics off: no crash */
+    cp_metrics_conn_opened(m, &v1, false);
+    char *t = render(m);
+    has(t, SERIES("grpc_server_started_total", "Check", "grpc.health.v1.Health") "} 1");
+    has(t, SERIES("grpc_server_msg_sent_total", "Check", "grpc.health.v1.Health") "} 1");
+    has(t, "grpc_server_started_total{grpc_method=\"Watch\",grpc_service=\"grpc.health.v1.Health\","
+           "grpc_type=\"server_stream\"} 1");
+    has(t, "grpc_server_msg_received_total{grpc_method=\"Watch\",grpc_service=\"grpc.health.v1."
+           "Health\",grpc_type=\"server_stream\"} 1");
+    has(t,
+        "grpc_server_msg_sent_total{grpc_method=\"Watch\",grpc_service=\"grpc.health.v1.Health\","
+        "grpc_type=\"server_stream\"} 3");
+    has(t, "grpc_server_handled_total{grpc_code=\"Canceled\",grpc_method=\"Watch\",grpc_service="
+           "\"grpc.health.v1.Health\",grpc_type=\"server_stream\"} 1");
+    has(t,
+        "grpc_server_handling_seconds_bucket{grpc_method=\"Watch\",grpc_service=\"grpc.health.v1."
+        "Health\",grpc_type=\"server_stream\",le=\"6\"} 1");
+    has(t, "csi_proxy_connections_total{group=\"fake\"} 1");
+    assert_null(strstr(t, "group=\"health\""));
+    free(t);
+    cp_metrics_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -482,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_path_refusals_counted),
         cmocka_unit_test(test_disk_waiting),
         cmocka_unit_test(test_audit_records),
+        cmocka_unit_test(test_server_stream_and_shared_service),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

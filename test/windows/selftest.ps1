@@ -19,7 +19,8 @@
        kubelet directory itself refused with INVALID_ARGUMENT, nothing done;
     5. the Event Log: the scratch Mkdir's audit record from source csi-proxy
        (skipped with -NoEventLog);
-    6. with -MetricsUrl: /metrics counts the Mkdir calls.
+    6. with -MetricsUrl: /metrics counts the Mkdir calls and the health
+       service's Checks of step 2.
   Prints "ok - ..." / "not ok - ..." / "skip - ..." and
   "N passed, N failed, N skipped"; exits 1 on any failure.
   Needs an elevated PowerShell when the pipes admit only SYSTEM and
@@ -200,6 +201,9 @@ if ($fsNote) {
         Check ($line.Count -eq 1 -and [double]($line[0] -split ' ')[-1] -ge 1) 'grpc_server_handled_total counts the Mkdir (code OK)' ($line -join ' ')
         $bad = @($text -split "`n" | Where-Object { $_ -like 'grpc_server_handled_total{*grpc_code="InvalidArgument"*grpc_method="Mkdir"*' })
         Check ($bad.Count -eq 1) '... and the refused one (code InvalidArgument)' ($bad -join ' ')
+        # step 2's csi-proxy-cli health called the health service's Check on every pipe
+        $hc = @($text -split "`n" | Where-Object { $_ -like 'grpc_server_handled_total{*grpc_method="Check"*grpc_service="grpc.health.v1.Health"*grpc_type="unary"*' -and $_ -like '*grpc_code="OK"*' })
+        Check ($hc.Count -eq 1 -and [double]($hc[0] -split ' ')[-1] -ge 1) '... and the health Checks of step 2 (grpc.health.v1.Health, unary, code OK)' ($hc -join ' ')
     } catch {
         Bad "GET $MetricsUrl" "$_"
     }

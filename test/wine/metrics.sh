@@ -6,14 +6,16 @@
 # an INVALID_ARGUMENT from the path rules, a refused caller - must show in
 # the counters exactly. Also: a bad address is a start-up error naming the
 # flag and the value; 404 and 405 for other paths and methods; loopback
-# only. Upstream's own form, localhost:PORT, asked from inside the prefix
+# only. The standard health service's calls, made with grpc-go's own health
+# client (health-probe.exe), count as upstream counts a grpc-go health
+# server: Check unary, Watch a server stream. Upstream's own form, localhost:PORT, asked from inside the prefix
 # (httpcheck.exe) with each Host spelling: loopback ones served, any other
 # 400 at once; then stopped with Ctrl+C: exit 0, no Wine stub reached.
 # Prints "ok - ..." and "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . test/wine/lib.sh
-wine_suite metrics csi-proxy.exe csi-proxy-cli.exe pipecheck.exe httpcheck.exe
+wine_suite metrics csi-proxy.exe csi-proxy-cli.exe pipecheck.exe httpcheck.exe health-probe.exe
 PY=/usr/bin/python3
 LOG=$WINEPREFIX/server.log
 
@@ -21,7 +23,8 @@ wineboot -i >/dev/null 2>&1
 wineserver -p
 C=$WINEPREFIX/drive_c
 mkdir -p "$C/csi" "$C/var/lib/kubelet" "$C/csi-work"
-cp "$W/csi-proxy.exe" "$W/csi-proxy-cli.exe" "$W/pipecheck.exe" "$W/httpcheck.exe" "$C/csi/"
+cp "$W/csi-proxy.exe" "$W/csi-proxy-cli.exe" "$W/pipecheck.exe" "$W/httpcheck.exe" \
+    "$W/health-probe.exe" "$C/csi/"
 
 # --- a bad address stops the start, naming the flag and the value ----------
 expect_run "a host name is refused at start: exit 2, flag and value named" 2 \
@@ -119,6 +122,62 @@ OUT=$($PY test/wine/metrics_check.py check "$PORT" "$WINEPREFIX/expect.json")
 RC=$?
 echo "$OUT" | sed 's/^/    /'
 check "the scrape matches the calls made (Prometheus' parser; $(tail -1 <<<"$OUT"))" $RC
+
+# --- the standard health service counts as a grpc-go health server would ------
+# grpc-go's health client (health-probe.exe): two Checks, a Watch that takes
+# its first message and leaves (the handler of a grpc-go health server then
+# returns Canceled), and a refused caller's Check (not a health call: a
+# refused call).
+hp() { run 'C:\csi\health-probe.exe' -pipe "\\\\.\\pipe\\csi-proxy-$1" "${@:2}"; }
+for i in 1 2; do
+    hp filesystem-v1
+    check "health Check $i on the filesystem pipe: SERVING" \
+        "$([ "$RC" = 0 ] && [[ "$OUT" == *"status: SERVING"* ]] && echo 0 || echo 1)" "exit $RC: $OUT"
+done
+hp filesystem-v1 -watch 1
+check "health Watch on the filesystem pipe: SERVING, then the client leaves" \
+    "$([ "$RC" = 0 ] && [[ "$OUT" == *"watch: SERVING"* ]] && echo 0 || echo 1)" "exit $RC: $OUT"
+hp system-v1alpha1
+check "a refused caller's health Check: PERMISSION_DENIED" \
+    "$([ "$RC" = 3 ] && [[ "$OUT" == *"code PermissionDenied"* ]] && echo 0 || echo 1)" "exit $RC: $OUT"
+for _ in $(seq 1 50); do
+    [ "$($PY - "$PORT" <<'PYEOF'
+import sys, urllib.request
+from prometheus_client.parser import text_string_to_metric_families as p
+t = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=10).read().decode()
+print(sum(s.value for f in p(t) for s in f.samples if s.name == "csi_proxy_connections_open"))
+PYEOF
+)" = "0.0" ] && break
+    sleep 0.2
+done
+cat >"$WINEPREFIX/health.json" <<'JSON'
+{"samples": [
+  ["grpc_server_started_total", {"grpc_type": "unary", "grpc_service": "grpc.health.v1.Health", "grpc_method": "Check"}, 2],
+  ["grpc_server_handled_total", {"grpc_type": "unary", "grpc_service": "grpc.health.v1.Health", "grpc_method": "Check", "grpc_code": "OK"}, 2],
+  ["grpc_server_msg_received_total", {"grpc_type": "unary", "grpc_service": "grpc.health.v1.Health", "grpc_method": "Check"}, 2],
+  ["grpc_server_msg_sent_total", {"grpc_type": "unary", "grpc_service": "grpc.health.v1.Health", "grpc_method": "Check"}, 2],
+  ["grpc_server_handling_seconds_count", {"grpc_type": "unary", "grpc_service": "grpc.health.v1.Health", "grpc_method": "Check"}, 2],
+  ["grpc_server_started_total", {"grpc_type": "server_stream", "grpc_service": "grpc.health.v1.Health", "grpc_method": "Watch"}, 1],
+  ["grpc_server_msg_received_total", {"grpc_type": "server_stream", "grpc_service": "grpc.health.v1.Health", "grpc_method": "Watch"}, 1],
+  ["grpc_server_msg_sent_total", {"grpc_type": "server_stream", "grpc_service": "grpc.health.v1.Health", "grpc_method": "Watch"}, 1],
+  ["grpc_server_handled_total", {"grpc_type": "server_stream", "grpc_service": "grpc.health.v1.Health", "grpc_method": "Watch", "grpc_code": "Canceled"}, 1],
+  ["grpc_server_handling_seconds_count", {"grpc_type": "server_stream", "grpc_service": "grpc.health.v1.Health", "grpc_method": "Watch"}, 1],
+  ["grpc_server_started_total", {"grpc_service": "v1.Filesystem", "grpc_method": "Mkdir"}, 3],
+  ["csi_proxy_connections_total", {"group": "filesystem"}, 7],
+  ["csi_proxy_connections_open", {"group": "filesystem"}, 0],
+  ["csi_proxy_refused_calls_total", {"group": "system"}, 2]
+ ],
+ "absent": [
+  ["grpc_server_handled_total", {"grpc_service": "grpc.health.v1.Health", "grpc_code": "PermissionDenied"}],
+  ["grpc_server_started_total", {"grpc_service": "v1.Filesystem", "grpc_method": "Check"}],
+  ["grpc_server_started_total", {"grpc_service": "v1.Filesystem", "grpc_method": "Watch"}],
+  ["csi_proxy_connections_total", {"group": "health"}]
+ ]}
+JSON
+OUT=$($PY test/wine/metrics_check.py check "$PORT" "$WINEPREFIX/health.json")
+RC=$?
+echo "$OUT" | sed 's/^/    /'
+check "health calls show as grpc.health.v1.Health: Check unary, Watch server_stream ($(tail -1 <<<"$OUT"))" $RC
 
 st=$($PY test/wine/metrics_check.py status "$PORT" /other)
 check "another path: 404" "$([ "$st" = 404 ] && echo 0 || echo 1)" "$st"
