@@ -1,6 +1,10 @@
-/* storage_sim_internal.h - the simulator's state, shared by its two
- * files: storage_sim.c (the ops) and storage_fixture_sim.c (the YAML
- * fixture that seeds it). Not for other modules. */
+/* storage_sim_internal.h - the storage simulator's state and what its
+ * files share: storage_sim.c (the host, its operations table),
+ * storage_op_sim.c (lookups, layout, the disk-operation protocol),
+ * storage_disk_sim.c, storage_volume_sim.c and storage_mount_sim.c (the
+ * operations), storage_fixture_sim.c (the YAML fixture that seeds it),
+ * storage_hotplug_sim.c (disks arriving and leaving). Not for other
+ * modules. */
 #ifndef CP_WINAPI_STORAGE_SIM_INTERNAL_H
 #define CP_WINAPI_STORAGE_SIM_INTERNAL_H
 
@@ -102,5 +106,76 @@ sim *cp_sim_of(const cp_storage_host *h);
  * naming the line and the problem (s may then hold some disks: the caller
  * destroys it). storage_fixture_sim.c. */
 int cp_sim_fixture_load(sim *s, yaml_parser_t *parser, const char *name, cp_error *e);
+
+/* --- storage_op_sim.c -------------------------------------------------------- */
+
+/* n bytes (at least 1) of the caller's memory; NULL when out of memory. */
+void *cp_sim_alloc(const cp_storage_alloc *a, size_t n);
+char *cp_sim_strdup(const cp_storage_alloc *a, const char *s);
+
+/* CP_E_NOMEM, with e saying so. */
+int cp_sim_nomem(cp_error *e);
+
+/* CP_E_NOT_FOUND naming the disk or the volume. */
+int cp_sim_not_found_disk(cp_error *e, uint32_t number);
+int cp_sim_not_found_volume(cp_error *e, const char *id);
+
+/* Lookups, s->mu held. A volume is found only on an online disk whose
+ * volumes have arrived (cp_sim_volumes_visible); *disk (may be NULL) gets
+ * the disk holding it. */
+sim_disk *cp_sim_find_disk(sim *s, uint32_t number);
+bool cp_sim_volumes_visible(const sim_disk *d);
+sim_part *cp_sim_find_volume(sim *s, const char *id, sim_disk **disk);
+
+/* Where d's usable space ends (a GPT disk keeps its last 1 MiB), and the
+ * size partition p can grow to: up to the next partition or that end. */
+uint64_t cp_sim_usable_end(const sim_disk *d);
+uint64_t cp_sim_part_max(const sim_disk *d, const sim_part *p);
+
+/* A disk operation on disk `number`, or on the disk holding volume id
+ * (extra_ms: latency on top of the fixture's): the per-disk serialization
+ * check, then the latency outside the mutex. CP_OK with s->mu held and the
+ * disk (and the volume's partition, looked up again after the latency) set;
+ * the caller ends it with cp_sim_finish. Else unlocked, e set. */
+int cp_sim_begin_disk(sim *s, uint32_t number, sim_disk **out, cp_error *e);
+int cp_sim_begin_volume(sim *s, const char *id, unsigned extra_ms, sim_disk **disk, sim_part **part,
+                        cp_error *e);
+void cp_sim_finish(sim *s, sim_disk *d);
+
+/* CP_E_PERMISSION_DENIED, as Windows' ERROR_WRITE_PROTECT for `what`, when
+ * d is read-only or its media write-protected; else CP_OK. */
+int cp_sim_need_writable(const sim_disk *d, const char *what, cp_error *e);
+
+/* --- the operations (cp_storage_ops, host/storage.h) ------------------------ */
+
+/* storage_disk_sim.c */
+int cp_sim_list_disks(void *ctx, const cp_storage_alloc *a, cp_disk_info **disks, size_t *n,
+                      cp_error *e);
+int cp_sim_get_disk(void *ctx, uint32_t number, const cp_storage_alloc *a, cp_disk_info *out,
+                    cp_error *e);
+int cp_sim_set_disk_online(void *ctx, uint32_t number, bool online, cp_error *e);
+int cp_sim_make_disk_writable(void *ctx, uint32_t number, cp_error *e);
+int cp_sim_rescan(void *ctx, cp_error *e);
+int cp_sim_init_gpt(void *ctx, uint32_t number, cp_error *e);
+int cp_sim_list_partitions(void *ctx, uint32_t number, const cp_storage_alloc *a,
+                           cp_partition_info **parts, size_t *n, cp_error *e);
+int cp_sim_create_basic_partition(void *ctx, uint32_t number, cp_error *e);
+
+/* storage_volume_sim.c */
+int cp_sim_list_volumes(void *ctx, uint32_t disk, uint32_t partition, const cp_storage_alloc *a,
+                        char ***ids, size_t *n, cp_error *e);
+int cp_sim_get_volume(void *ctx, const char *id, cp_volume_info *out, cp_error *e);
+int cp_sim_volume_use(void *ctx, const char *id, cp_volume_use *out, cp_error *e);
+int cp_sim_read_volume_head(void *ctx, const char *id, uint8_t *buf, size_t len, size_t *got,
+                            cp_error *e);
+int cp_sim_format_volume(void *ctx, const char *id, cp_error *e);
+int cp_sim_grow_volume(void *ctx, const char *id, uint64_t size, cp_error *e);
+int cp_sim_flush_volume(void *ctx, const char *id, cp_error *e);
+
+/* storage_mount_sim.c */
+int cp_sim_add_mount_point(void *ctx, const char *id, const char *dir, cp_error *e);
+int cp_sim_remove_mount_point(void *ctx, const char *dir, cp_error *e);
+int cp_sim_volume_at(void *ctx, const char *dir, char *id, size_t idlen, cp_error *e);
+int cp_sim_drive_volume(void *ctx, char letter, char *id, size_t idlen, cp_error *e);
 
 #endif
