@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/headbytes_sim.h"
+
 static int nomem(cp_error *e)
 {
     return cp_error_set(e, CP_E_NOMEM, "storage simulator: out of memory");
@@ -323,40 +325,21 @@ static int load_roles(loader *l, const yaml_node_t *list, unsigned *roles)
     return CP_OK;
 }
 
-static int hexval(int c)
-{
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
-/* volume bytes: ["OFFSET:HEX", ...]: bytes the volume holds from OFFSET
- * (decimal) on, e.g. an ext4 superblock's magic "1080:53ef". Within the
- * first 256 KiB. */
+/* volume bytes: ["OFFSET:HEX", ...] (headbytes_sim.h). */
 static int load_bytes(loader *l, const yaml_node_t *list, sim_part *p)
 {
-    const size_t cap = 256u * 1024u;
     if (list->type != YAML_SEQUENCE_NODE)
         return bad(l, list, "bytes must be a list of \"OFFSET:HEX\"", "");
     for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top;
          it++) {
         yaml_node_t *n = yaml_document_get_node(l->doc, *it);
         const char *t = n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : "";
-        char *end;
-        unsigned long long at = strtoull(t, &end, 10);
-        if (end == t || *end != ':' || end[1] == '\0' || strlen(end + 1) % 2 != 0 ||
-            at + strlen(end + 1) / 2 > cap)
-            return bad(l, n, "bytes: not \"OFFSET:HEX\" within 256 KiB: ", t);
-        if (p->head == NULL && (p->head = calloc(1, cap)) == NULL)
+        const char *why = "";
+        int rc = cp_sim_head_bytes(t, &p->head, &p->head_len, &why);
+        if (rc == CP_E_NOMEM)
             return nomem(l->e);
-        p->head_len = cap;
-        for (const char *h = end + 1; *h != '\0'; h += 2, at++) {
-            int hi = hexval((unsigned char)h[0]), lo = hexval((unsigned char)h[1]);
-            if (hi < 0 || lo < 0)
-                return bad(l, n, "bytes: not hex: ", t);
-            p->head[at] = (uint8_t)(hi << 4 | lo);
-        }
+        if (rc != CP_OK)
+            return bad(l, n, why, t);
     }
     return CP_OK;
 }
