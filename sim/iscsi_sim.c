@@ -34,6 +34,7 @@
 
 #include "base/thread.h"
 #include "sim/iscsi_sim_internal.h"
+#include "sim/simfixture_sim.h"
 #include "sim/storage_sim.h"
 
 #define SIM_MAX_SESSIONS 32
@@ -345,24 +346,34 @@ static int sim_connect(void *ctx, const cp_iscsi_portal *p, const char *iqn, cp_
     return rc;
 }
 
+/* The session with target iqn, of a running initiator: CP_OK with s->mu
+ * held (the caller unlocks it) and *i its index; else e set, unlocked. */
+static int lock_session(sim *s, const char *iqn, long *i, cp_error *e)
+{
+    if (stopped(s, e) != CP_OK)
+        return e->status;
+    cp_mutex_lock(s->mu);
+    *i = find_session(s, iqn);
+    if (*i < 0) {
+        cp_mutex_unlock(s->mu);
+        return cp_error_set(e, CP_E_NOT_FOUND, "target %s is not connected", iqn);
+    }
+    return CP_OK;
+}
+
 static int sim_disconnect(void *ctx, const cp_iscsi_portal *p, const char *iqn, cp_error *e)
 {
     (void)p;
     sim *s = ctx;
-    if (stopped(s, e) != CP_OK)
-        return e->status;
-    int rc = CP_OK;
-    cp_mutex_lock(s->mu);
-    long i = find_session(s, iqn);
-    if (i < 0) {
-        rc = cp_error_set(e, CP_E_NOT_FOUND, "target %s is not connected", iqn);
-    } else {
-        cp_error se;
-        rc = depart(s, &s->sessions[i], &se);
-        if (rc != CP_OK)
-            cp_error_set(e, rc, "logging out of %s: %s", iqn, se.msg);
-    }
-    if (rc == CP_OK)
+    long i = -1;
+    int rc = lock_session(s, iqn, &i, e);
+    if (rc != CP_OK)
+        return rc;
+    cp_error se;
+    rc = depart(s, &s->sessions[i], &se);
+    if (rc != CP_OK)
+        cp_error_set(e, rc, "logging out of %s: %s", iqn, se.msg);
+    else
         s->sessions[i] = s->sessions[--s->n_sessions];
     cp_mutex_unlock(s->mu);
     return rc;
@@ -373,20 +384,15 @@ static int sim_disks(void *ctx, const cp_iscsi_portal *p, const char *iqn, uint3
 {
     (void)p;
     sim *s = ctx;
-    if (stopped(s, e) != CP_OK)
-        return e->status;
-    int rc = CP_OK;
-    cp_mutex_lock(s->mu);
-    long i = find_session(s, iqn);
-    if (i < 0) {
-        rc = cp_error_set(e, CP_E_NOT_FOUND, "target %s is not connected", iqn);
-    } else {
-        const sim_session *ss = &s->sessions[i];
-        *n = ss->n_disks < max ? ss->n_disks : max;
-        memcpy(out, ss->disks, *n * sizeof(*out));
-    }
+    long i = -1;
+    int rc = lock_session(s, iqn, &i, e);
+    if (rc != CP_OK)
+        return rc;
+    const sim_session *ss = &s->sessions[i];
+    *n = ss->n_disks < max ? ss->n_disks : max;
+    memcpy(out, ss->disks, *n * sizeof(*out));
     cp_mutex_unlock(s->mu);
-    return rc;
+    return CP_OK;
 }
 
 static int sim_set_mutual(void *ctx, const char *secret, cp_error *e)
@@ -507,6 +513,5 @@ int cp_iscsi_sim_new_from_string(const char *yaml, cp_iscsi_host *out, cp_error 
  * fixture the storage simulator reads (CSI_PROXY_SIM_FIXTURE, storage.h). */
 int cp_iscsi_host_open_default(cp_iscsi_host *out, cp_error *e)
 {
-    const char *path = getenv(CP_STORAGE_SIM_FIXTURE_ENV);
-    return cp_iscsi_sim_new(path != NULL && path[0] != '\0' ? path : NULL, out, e);
+    return cp_iscsi_sim_new(cp_simfx_default_path(), out, e);
 }

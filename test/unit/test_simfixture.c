@@ -426,6 +426,28 @@ static const char smb_yaml[] =
     "  mappings:\n"
     "    - {remote: '\\\\FSX1.corp.example\\vol1', username: 'CORP\\backup'}\n";
 
+/* A target's disks and its logout need a session, of a running initiator. */
+static void test_session_calls_need_a_login(void **state)
+{
+    env *t = *state;
+    const char *data = "iqn.2003-01.org.example:data";
+    uint32_t out[4];
+    size_t n = 9;
+    cp_error e;
+    assert_int_equal(t->i.ops->disks(t->i.ctx, &t->san, data, out, 4, &n, &e), CP_E_NOT_FOUND);
+    assert_string_equal(e.msg, "target iqn.2003-01.org.example:data is not connected");
+    assert_int_equal(t->i.ops->disconnect(t->i.ctx, &t->san, data, &e), CP_E_NOT_FOUND);
+    assert_string_equal(e.msg, "target iqn.2003-01.org.example:data is not connected");
+    cp_iscsi_host h;
+    assert_int_equal(cp_iscsi_sim_new_from_string("iscsi: {initiator_stopped: true}", &h, &e),
+                     CP_OK);
+    assert_int_equal(h.ops->disks(h.ctx, &t->san, data, out, 4, &n, &e), CP_E_FAILED_PRECONDITION);
+    assert_non_null(strstr(e.msg, "(MSiSCSI) is not running"));
+    assert_int_equal(h.ops->disconnect(h.ctx, &t->san, data, &e), CP_E_FAILED_PRECONDITION);
+    assert_non_null(strstr(e.msg, "(MSiSCSI) is not running"));
+    h.ops->destroy(h.ctx);
+}
+
 static void test_smb_servers_shares_credentials(void **state)
 {
     (void)state;
@@ -488,6 +510,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_chap_login_and_fixture_serial, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lun_keeps_data_between_logins, setup, teardown),
         cmocka_unit_test_setup_teardown(test_logout_refused_while_disk_busy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_session_calls_need_a_login, setup, teardown),
         cmocka_unit_test(test_smb_servers_shares_credentials),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
