@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/simfixture_sim.h"
 #include "sim/storage_sim_internal.h"
 
 void cp_sim_disk_free(sim_disk *d)
@@ -164,6 +165,5 @@ int cp_storage_sim_new_from_string(const char *yaml, cp_storage_host *out, cp_er
  * host; storage_win.c defines it for csi-proxy.exe. */
 int cp_storage_host_open_default(cp_storage_host *out, cp_error *e)
 {
-    const char *path = getenv(CP_STORAGE_SIM_FIXTURE_ENV);
-    return cp_storage_sim_new(path != NULL && path[0] != '\0' ? path : NULL, out, e);
+    return cp_storage_sim_new(cp_simfx_default_path(), out, e);
 }
