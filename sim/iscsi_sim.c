@@ -346,35 +346,35 @@ static int sim_connect(void *ctx, const cp_iscsi_portal *p, const char *iqn, cp_
     return rc;
 }
 
-/* The session with target iqn, of a running initiator: CP_OK with s->mu
- * held (the caller unlocks it) and *i its index; else e set, unlocked. */
-static int lock_session(sim *s, const char *iqn, long *i, cp_error *e)
+/* The session with target iqn, of a running initiator, with s->mu held
+ * (the caller unlocks it); else NULL, e set, unlocked. */
+static sim_session *lock_session(sim *s, const char *iqn, cp_error *e)
 {
     if (stopped(s, e) != CP_OK)
-        return e->status;
+        return NULL;
     cp_mutex_lock(s->mu);
-    *i = find_session(s, iqn);
-    if (*i < 0) {
+    long i = find_session(s, iqn);
+    if (i < 0) {
         cp_mutex_unlock(s->mu);
-        return cp_error_set(e, CP_E_NOT_FOUND, "target %s is not connected", iqn);
+        cp_error_set(e, CP_E_NOT_FOUND, "target %s is not connected", iqn);
+        return NULL;
     }
-    return CP_OK;
+    return &s->sessions[i];
 }
 
 static int sim_disconnect(void *ctx, const cp_iscsi_portal *p, const char *iqn, cp_error *e)
 {
     (void)p;
     sim *s = ctx;
-    long i = -1;
-    int rc = lock_session(s, iqn, &i, e);
-    if (rc != CP_OK)
-        return rc;
+    sim_session *ss = lock_session(s, iqn, e);
+    if (ss == NULL)
+        return e->status;
     cp_error se;
-    rc = depart(s, &s->sessions[i], &se);
+    int rc = depart(s, ss, &se);
     if (rc != CP_OK)
         cp_error_set(e, rc, "logging out of %s: %s", iqn, se.msg);
     else
-        s->sessions[i] = s->sessions[--s->n_sessions];
+        *ss = s->sessions[--s->n_sessions];
     cp_mutex_unlock(s->mu);
     return rc;
 }
@@ -384,15 +384,13 @@ static int sim_disks(void *ctx, const cp_iscsi_portal *p, const char *iqn, uint3
 {
     (void)p;
     sim *s = ctx;
-    long i = -1;
-    int rc = lock_session(s, iqn, &i, e);
-    if (rc != CP_OK)
-        return rc;
-    const sim_session *ss = &s->sessions[i];
-    *n = ss->n_disks < max ? ss->n_disks : max;
-    memcpy(out, ss->disks, *n * sizeof(*out));
-    cp_mutex_unlock(s->mu);
-    return CP_OK;
+    const sim_session *ss = lock_session(s, iqn, e);
+    if (ss != NULL) {
+        *n = ss->n_disks < max ? ss->n_disks : max;
+        memcpy(out, ss->disks, *n * sizeof(*out));
+        cp_mutex_unlock(s->mu);
+    }
+    return ss != NULL ? CP_OK : e->status;
 }
 
 static int sim_set_mutual(void *ctx, const char *secret, cp_error *e)

@@ -106,44 +106,41 @@ static int write_protected(cp_error *e, uint32_t number)
                         (unsigned)number);
 }
 
-int cp_sim_set_disk_online(void *ctx, uint32_t number, bool online, cp_error *e)
+static int set_online(sim *s, sim_disk *d, const void *arg, cp_error *e)
 {
-    sim *s = ctx;
-    sim_disk *d;
-    int rc = cp_sim_begin_disk(s, number, &d, e);
-    if (rc != CP_OK)
-        return rc;
+    bool online = *(const bool *)arg;
     /* Coming online, its volumes arrive arrival_ms later (Windows' volume
      * arrival is asynchronous: SetDiskState returns before them). */
     /* Online clears DISK_ATTRIBUTE_READ_ONLY too, as the Win32 host does
      * (one IOCTL_DISK_SET_DISK_ATTRIBUTES). Write-protected media is
      * refused and the disk left as it was (the Win32 host puts it back
      * offline). */
-    if (online && d->write_protected) {
-        cp_sim_finish(s, d);
-        return write_protected(e, number);
-    }
+    if (online && d->write_protected)
+        return write_protected(e, d->number);
     if (online && !d->online && s->arrival_ms > 0)
         d->volumes_at = cp_now_ms() + s->arrival_ms;
     d->online = online;
     if (online)
         d->read_only = false;
-    cp_sim_finish(s, d);
-    return rc;
+    return CP_OK;
+}
+
+int cp_sim_set_disk_online(void *ctx, uint32_t number, bool online, cp_error *e)
+{
+    return cp_sim_on_disk(ctx, number, set_online, &online, e);
+}
+
+static int make_writable(sim *s, sim_disk *d, const void *arg, cp_error *e)
+{
+    (void)s;
+    (void)arg;
+    d->read_only = false;
+    return d->write_protected ? write_protected(e, d->number) : CP_OK;
 }
 
 int cp_sim_make_disk_writable(void *ctx, uint32_t number, cp_error *e)
 {
-    sim *s = ctx;
-    sim_disk *d;
-    int rc = cp_sim_begin_disk(s, number, &d, e);
-    if (rc != CP_OK)
-        return rc;
-    d->read_only = false;
-    if (d->write_protected)
-        rc = write_protected(e, number);
-    cp_sim_finish(s, d);
-    return rc;
+    return cp_sim_on_disk(ctx, number, make_writable, NULL, e);
 }
 
 int cp_sim_rescan(void *ctx, cp_error *e)
@@ -170,31 +167,30 @@ static int need_online(const sim_disk *d, cp_error *e)
     return CP_OK;
 }
 
-int cp_sim_init_gpt(void *ctx, uint32_t number, cp_error *e)
+static int create_gpt(sim *s, sim_disk *d, const void *arg, cp_error *e)
 {
-    sim *s = ctx;
-    sim_disk *d;
-    int rc = cp_sim_begin_disk(s, number, &d, e);
-    if (rc != CP_OK)
-        return rc;
+    (void)s;
+    (void)arg;
     /* A RAW disk is brought online first, as the Win32 host does: it has
      * no volume to expose, and drivers partition before SetDiskState. */
-    if (d->style == CP_PART_STYLE_RAW && !d->online && d->write_protected) {
-        cp_sim_finish(s, d); /* judged once online, then put back offline */
-        return write_protected(e, number);
-    }
+    if (d->style == CP_PART_STYLE_RAW && !d->online && d->write_protected)
+        return write_protected(e, d->number); /* judged once online, then put back offline */
     if (d->style == CP_PART_STYLE_RAW)
         d->online = true;
-    rc = need_online(d, e);
+    int rc = need_online(d, e);
     if (rc == CP_OK)
         rc = cp_sim_need_writable(d, "IOCTL_DISK_CREATE_DISK", e);
     if (rc == CP_OK && d->style != CP_PART_STYLE_RAW)
         rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "disk %u is already initialized (%s)",
-                          (unsigned)number, d->style == CP_PART_STYLE_GPT ? "GPT" : "MBR");
+                          (unsigned)d->number, d->style == CP_PART_STYLE_GPT ? "GPT" : "MBR");
     if (rc == CP_OK)
         d->style = CP_PART_STYLE_GPT;
-    cp_sim_finish(s, d);
     return rc;
+}
+
+int cp_sim_init_gpt(void *ctx, uint32_t number, cp_error *e)
+{
+    return cp_sim_on_disk(ctx, number, create_gpt, NULL, e);
 }
 
 int cp_sim_list_partitions(void *ctx, uint32_t number, const cp_storage_alloc *a,
@@ -243,14 +239,12 @@ int cp_sim_add_part(sim_disk *d, const sim_part *p)
     return CP_OK;
 }
 
-int cp_sim_create_basic_partition(void *ctx, uint32_t number, cp_error *e)
+static int add_basic(sim *s, sim_disk *d, const void *arg, cp_error *e)
 {
-    sim *s = ctx;
-    sim_disk *d;
-    int rc = cp_sim_begin_disk(s, number, &d, e);
-    if (rc != CP_OK)
-        return rc;
-    rc = need_online(d, e);
+    (void)s;
+    (void)arg;
+    uint32_t number = d->number;
+    int rc = need_online(d, e);
     if (rc == CP_OK)
         rc = cp_sim_need_writable(d, "IOCTL_DISK_SET_DRIVE_LAYOUT_EX", e);
     if (rc == CP_OK && d->style == CP_PART_STYLE_RAW)
@@ -280,6 +274,10 @@ int cp_sim_create_basic_partition(void *ctx, uint32_t number, cp_error *e)
         if (cp_sim_add_part(d, &p) != CP_OK)
             rc = cp_sim_nomem(e);
     }
-    cp_sim_finish(s, d);
     return rc;
+}
+
+int cp_sim_create_basic_partition(void *ctx, uint32_t number, cp_error *e)
+{
+    return cp_sim_on_disk(ctx, number, add_basic, NULL, e);
 }

@@ -27,14 +27,23 @@ static sim_mount *find_mount(sim *s, const char *dir)
     return NULL;
 }
 
-int cp_sim_add_mount_point(void *ctx, const char *id, const char *dir, cp_error *e)
+static int not_mounted(cp_error *e, const char *dir)
 {
-    sim *s = ctx;
-    sim_disk *d;
-    sim_part *p;
-    int rc = cp_sim_begin_volume(s, id, 0, &d, &p, e);
-    if (rc != CP_OK)
-        return rc;
+    return cp_error_set(e, CP_E_FAILED_PRECONDITION, "%s: not a mounted folder", dir);
+}
+
+/* Forgets mount point m (its slot takes the last one); s->mu held. */
+static void forget(sim *s, sim_mount *m)
+{
+    free(m->dir);
+    *m = s->mounts[--s->n_mounts];
+}
+
+static int mount(sim *s, sim_disk *d, sim_part *p, const void *arg, cp_error *e)
+{
+    (void)d;
+    const char *dir = arg;
+    int rc = CP_OK;
     const sim_mount *m = find_mount(s, dir);
     if (m != NULL) {
         rc = cp_error_set(e, CP_E_ALREADY_EXISTS, "%s is already a mount point (of volume %s)", dir,
@@ -48,12 +57,28 @@ int cp_sim_add_mount_point(void *ctx, const char *id, const char *dir, cp_error 
             rc = cp_sim_nomem(e);
         } else {
             s->mounts[s->n_mounts].dir = copy;
-            snprintf(s->mounts[s->n_mounts].id, sizeof(s->mounts[0].id), "%s", id);
+            snprintf(s->mounts[s->n_mounts].id, sizeof(s->mounts[0].id), "%s", p->id);
             s->n_mounts++;
         }
     }
-    cp_sim_finish(s, d);
     return rc;
+}
+
+int cp_sim_add_mount_point(void *ctx, const char *id, const char *dir, cp_error *e)
+{
+    return cp_sim_on_volume(ctx, id, 0, mount, dir, e);
+}
+
+static int unmount(sim *s, sim_disk *d, sim_part *p, const void *arg, cp_error *e)
+{
+    (void)d;
+    (void)p;
+    const char *dir = arg;
+    sim_mount *m = find_mount(s, dir);
+    if (m == NULL)
+        return not_mounted(e, dir);
+    forget(s, m);
+    return CP_OK;
 }
 
 int cp_sim_remove_mount_point(void *ctx, const char *dir, cp_error *e)
@@ -66,21 +91,8 @@ int cp_sim_remove_mount_point(void *ctx, const char *dir, cp_error *e)
         snprintf(id, sizeof(id), "%s", m->id);
     cp_mutex_unlock(s->mu);
     if (m == NULL)
-        return cp_error_set(e, CP_E_FAILED_PRECONDITION, "%s: not a mounted folder", dir);
-    sim_disk *d;
-    sim_part *p;
-    int rc = cp_sim_begin_volume(s, id, 0, &d, &p, e);
-    if (rc != CP_OK)
-        return rc;
-    sim_mount *mm = find_mount(s, dir);
-    if (mm == NULL) {
-        rc = cp_error_set(e, CP_E_FAILED_PRECONDITION, "%s: not a mounted folder", dir);
-    } else {
-        free(mm->dir);
-        *mm = s->mounts[--s->n_mounts];
-    }
-    cp_sim_finish(s, d);
-    return rc;
+        return not_mounted(e, dir);
+    return cp_sim_on_volume(s, id, 0, unmount, dir, e);
 }
 
 int cp_sim_volume_at(void *ctx, const char *dir, char *id, size_t idlen, cp_error *e)
@@ -88,8 +100,7 @@ int cp_sim_volume_at(void *ctx, const char *dir, char *id, size_t idlen, cp_erro
     sim *s = ctx;
     cp_mutex_lock(s->mu);
     const sim_mount *m = find_mount(s, dir);
-    int rc = m == NULL ? cp_error_set(e, CP_E_FAILED_PRECONDITION, "%s: not a mounted folder", dir)
-                       : CP_OK;
+    int rc = m == NULL ? not_mounted(e, dir) : CP_OK;
     if (rc == CP_OK)
         snprintf(id, idlen, "%s", m->id);
     cp_mutex_unlock(s->mu);
@@ -139,8 +150,7 @@ static int mp_drop(void *ctx, const char *dir, char *id, size_t idlen)
     int rc = m != NULL ? CP_OK : CP_E_FAILED_PRECONDITION;
     if (m != NULL) {
         snprintf(id, idlen, "%s", m->id);
-        free(m->dir);
-        *m = s->mounts[--s->n_mounts];
+        forget(s, m);
     }
     cp_mutex_unlock(s->mu);
     return rc;

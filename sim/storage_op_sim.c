@@ -132,7 +132,7 @@ static void end_op(sim *s, sim_disk *d)
 
 /* Starts a disk operation on disk `number`: the latency passes outside the
  * mutex; returns with s->mu held and *out set, or unlocked on error. */
-int cp_sim_begin_disk(sim *s, uint32_t number, sim_disk **out, cp_error *e)
+static int begin_disk(sim *s, uint32_t number, sim_disk **out, cp_error *e)
 {
     cp_mutex_lock(s->mu);
     sim_disk *d = cp_sim_find_disk(s, number);
@@ -148,7 +148,7 @@ int cp_sim_begin_disk(sim *s, uint32_t number, sim_disk **out, cp_error *e)
 
 /* Same for the disk holding volume id; *part is looked up again after the
  * latency (it may have moved in memory). */
-int cp_sim_begin_volume(sim *s, const char *id, unsigned extra_ms, sim_disk **disk, sim_part **part,
+static int begin_volume(sim *s, const char *id, unsigned extra_ms, sim_disk **disk, sim_part **part,
                         cp_error *e)
 {
     cp_mutex_lock(s->mu);
@@ -171,10 +171,34 @@ int cp_sim_begin_volume(sim *s, const char *id, unsigned extra_ms, sim_disk **di
     return CP_OK;
 }
 
-void cp_sim_finish(sim *s, sim_disk *d)
+static void finish(sim *s, sim_disk *d)
 {
     cp_mutex_unlock(s->mu);
     end_op(s, d);
+}
+
+int cp_sim_on_disk(sim *s, uint32_t number, cp_sim_disk_fn fn, const void *arg, cp_error *e)
+{
+    sim_disk *d = NULL;
+    int rc = begin_disk(s, number, &d, e);
+    if (rc != CP_OK)
+        return rc;
+    rc = fn(s, d, arg, e);
+    finish(s, d);
+    return rc;
+}
+
+int cp_sim_on_volume(sim *s, const char *id, unsigned extra_ms, cp_sim_volume_fn fn,
+                     const void *arg, cp_error *e)
+{
+    sim_disk *d = NULL;
+    sim_part *p = NULL;
+    int rc = begin_volume(s, id, extra_ms, &d, &p, e);
+    if (rc != CP_OK)
+        return rc;
+    rc = fn(s, d, p, arg, e);
+    finish(s, d);
+    return rc;
 }
 
 /* A write to a read-only disk fails as Windows' does (ERROR_WRITE_PROTECT). */

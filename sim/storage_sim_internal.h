@@ -132,15 +132,17 @@ sim_part *cp_sim_find_volume(sim *s, const char *id, sim_disk **disk);
 uint64_t cp_sim_usable_end(const sim_disk *d);
 uint64_t cp_sim_part_max(const sim_disk *d, const sim_part *p);
 
-/* A disk operation on disk `number`, or on the disk holding volume id
- * (extra_ms: latency on top of the fixture's): the per-disk serialization
- * check, then the latency outside the mutex. CP_OK with s->mu held and the
- * disk (and the volume's partition, looked up again after the latency) set;
- * the caller ends it with cp_sim_finish. Else unlocked, e set. */
-int cp_sim_begin_disk(sim *s, uint32_t number, sim_disk **out, cp_error *e);
-int cp_sim_begin_volume(sim *s, const char *id, unsigned extra_ms, sim_disk **disk, sim_part **part,
-                        cp_error *e);
-void cp_sim_finish(sim *s, sim_disk *d);
+/* Disk operations (storage_sim.h): fn runs on disk `number`, or on the
+ * disk holding volume id with the volume's partition (looked up again
+ * after the latency), with s->mu held, after the per-disk serialization
+ * check and the latency (the fixture's, plus extra_ms) outside the mutex.
+ * fn's status is the operation's; an unknown disk or volume is
+ * CP_E_NOT_FOUND, an overlap CP_E_ABORTED. */
+typedef int (*cp_sim_disk_fn)(sim *s, sim_disk *d, const void *arg, cp_error *e);
+int cp_sim_on_disk(sim *s, uint32_t number, cp_sim_disk_fn fn, const void *arg, cp_error *e);
+typedef int (*cp_sim_volume_fn)(sim *s, sim_disk *d, sim_part *p, const void *arg, cp_error *e);
+int cp_sim_on_volume(sim *s, const char *id, unsigned extra_ms, cp_sim_volume_fn fn,
+                     const void *arg, cp_error *e);
 
 /* CP_E_PERMISSION_DENIED, as Windows' ERROR_WRITE_PROTECT for `what`, when
  * d is read-only or its media write-protected; else CP_OK. */
@@ -148,7 +150,7 @@ int cp_sim_need_writable(const sim_disk *d, const char *what, cp_error *e);
 
 /* --- the operations (cp_storage_ops, host/storage.h) ------------------------ */
 
-/* storage_disk_sim.c */
+/* storage_disk_sim.c: disks and partitions */
 int cp_sim_list_disks(void *ctx, const cp_storage_alloc *a, cp_disk_info **disks, size_t *n,
                       cp_error *e);
 int cp_sim_get_disk(void *ctx, uint32_t number, const cp_storage_alloc *a, cp_disk_info *out,
@@ -156,26 +158,26 @@ int cp_sim_get_disk(void *ctx, uint32_t number, const cp_storage_alloc *a, cp_di
 int cp_sim_set_disk_online(void *ctx, uint32_t number, bool online, cp_error *e);
 int cp_sim_make_disk_writable(void *ctx, uint32_t number, cp_error *e);
 int cp_sim_rescan(void *ctx, cp_error *e);
-int cp_sim_init_gpt(void *ctx, uint32_t number, cp_error *e);
 int cp_sim_list_partitions(void *ctx, uint32_t number, const cp_storage_alloc *a,
                            cp_partition_info **parts, size_t *n, cp_error *e);
+int cp_sim_init_gpt(void *ctx, uint32_t number, cp_error *e);
 int cp_sim_create_basic_partition(void *ctx, uint32_t number, cp_error *e);
 
-/* storage_volume_sim.c */
-int cp_sim_list_volumes(void *ctx, uint32_t disk, uint32_t partition, const cp_storage_alloc *a,
-                        char ***ids, size_t *n, cp_error *e);
+/* storage_volume_sim.c: volume reads, then disk operations on volumes */
 int cp_sim_get_volume(void *ctx, const char *id, cp_volume_info *out, cp_error *e);
 int cp_sim_volume_use(void *ctx, const char *id, cp_volume_use *out, cp_error *e);
 int cp_sim_read_volume_head(void *ctx, const char *id, uint8_t *buf, size_t len, size_t *got,
                             cp_error *e);
+int cp_sim_list_volumes(void *ctx, uint32_t disk, uint32_t partition, const cp_storage_alloc *a,
+                        char ***ids, size_t *n, cp_error *e);
 int cp_sim_format_volume(void *ctx, const char *id, cp_error *e);
 int cp_sim_grow_volume(void *ctx, const char *id, uint64_t size, cp_error *e);
 int cp_sim_flush_volume(void *ctx, const char *id, cp_error *e);
 
-/* storage_mount_sim.c */
-int cp_sim_add_mount_point(void *ctx, const char *id, const char *dir, cp_error *e);
-int cp_sim_remove_mount_point(void *ctx, const char *dir, cp_error *e);
+/* storage_mount_sim.c: folders and drive letters */
 int cp_sim_volume_at(void *ctx, const char *dir, char *id, size_t idlen, cp_error *e);
 int cp_sim_drive_volume(void *ctx, char letter, char *id, size_t idlen, cp_error *e);
+int cp_sim_add_mount_point(void *ctx, const char *id, const char *dir, cp_error *e);
+int cp_sim_remove_mount_point(void *ctx, const char *dir, cp_error *e);
 
 #endif

@@ -9,19 +9,19 @@
 #include "base/log.h"
 #include "sim/storage_sim_internal.h"
 
-/* Takes s->mu and finds volume id on an online disk: CP_OK with the mutex
- * held (the caller unlocks it), or CP_E_NOT_FOUND with it released. For
- * the reads, which are not disk operations. */
-static int lock_volume(sim *s, const char *id, sim_disk **disk, const sim_part **part, cp_error *e)
+/* A volume read (not a disk operation): fn fills out from the volume with
+ * this id on an online disk, s->mu held. */
+typedef void (*read_fn)(const sim_disk *d, const sim_part *p, void *out);
+
+static int read_volume(sim *s, const char *id, read_fn fn, void *out, cp_error *e)
 {
     cp_mutex_lock(s->mu);
-    const sim_part *p = cp_sim_find_volume(s, id, disk);
-    if (p == NULL) {
-        cp_mutex_unlock(s->mu);
-        return cp_sim_not_found_volume(e, id);
-    }
-    *part = p;
-    return CP_OK;
+    sim_disk *d = NULL;
+    const sim_part *p = cp_sim_find_volume(s, id, &d);
+    if (p != NULL)
+        fn(d, p, out);
+    cp_mutex_unlock(s->mu);
+    return p != NULL ? CP_OK : cp_sim_not_found_volume(e, id);
 }
 
 int cp_sim_list_volumes(void *ctx, uint32_t disk, uint32_t partition, const cp_storage_alloc *a,
@@ -50,14 +50,9 @@ int cp_sim_list_volumes(void *ctx, uint32_t disk, uint32_t partition, const cp_s
     return rc;
 }
 
-int cp_sim_get_volume(void *ctx, const char *id, cp_volume_info *out, cp_error *e)
+static void describe(const sim_disk *d, const sim_part *p, void *arg)
 {
-    sim *s = ctx;
-    sim_disk *d = NULL;
-    const sim_part *p = NULL;
-    int rc = lock_volume(s, id, &d, &p, e);
-    if (rc != CP_OK)
-        return rc;
+    cp_volume_info *out = arg;
     memset(out, 0, sizeof(*out));
     out->disk_number = d->number;
     out->partition_number = p->number;
@@ -68,38 +63,59 @@ int cp_sim_get_volume(void *ctx, const char *id, cp_volume_info *out, cp_error *
     out->size_remaining = out->formatted && p->used < p->vol_size ? p->vol_size - p->used : 0;
     out->partition_size = p->size;
     out->partition_max = cp_sim_part_max(d, p);
-    cp_mutex_unlock(s->mu);
-    return CP_OK;
+}
+
+int cp_sim_get_volume(void *ctx, const char *id, cp_volume_info *out, cp_error *e)
+{
+    return read_volume(ctx, id, describe, out, e);
 }
 
 /* The fixture's roles; a simulated volume lives on one partition. */
-int cp_sim_volume_use(void *ctx, const char *id, cp_volume_use *out, cp_error *e)
+static void use(const sim_disk *d, const sim_part *p, void *arg)
 {
-    sim *s = ctx;
-    sim_disk *d = NULL;
-    const sim_part *p = NULL;
-    int rc = lock_volume(s, id, &d, &p, e);
-    if (rc != CP_OK)
-        return rc;
+    cp_volume_use *out = arg;
     memset(out, 0, sizeof(*out));
     out->roles = p->roles;
     out->disks[0] = d->number;
     out->n_disks = 1;
-    cp_mutex_unlock(s->mu);
-    return CP_OK;
 }
 
-int cp_sim_format_volume(void *ctx, const char *id, cp_error *e)
+int cp_sim_volume_use(void *ctx, const char *id, cp_volume_use *out, cp_error *e)
 {
-    sim *s = ctx;
-    sim_disk *d;
-    sim_part *p;
-    /* Each format is logged: tests count how many ran. */
-    CP_LOG_INFO("storage simulator: formatting volume %s", id);
-    int rc = cp_sim_begin_volume(s, id, s->format_ms, &d, &p, e);
-    if (rc != CP_OK)
-        return rc;
-    rc = cp_sim_need_writable(d, "MSFT_Volume.Format of volume on", e);
+    return read_volume(ctx, id, use, out, e);
+}
+
+typedef struct head_read {
+    uint8_t *buf;
+    size_t len, got;
+} head_read;
+
+/* The volume's bytes: the fixture's, zeros elsewhere. */
+static void head(const sim_disk *d, const sim_part *p, void *arg)
+{
+    (void)d;
+    head_read *r = arg;
+    r->got = p->size < r->len ? (size_t)p->size : r->len;
+    memset(r->buf, 0, r->got);
+    if (p->head != NULL)
+        memcpy(r->buf, p->head, p->head_len < r->got ? p->head_len : r->got);
+}
+
+int cp_sim_read_volume_head(void *ctx, const char *id, uint8_t *buf, size_t len, size_t *got,
+                            cp_error *e)
+{
+    head_read r = {.buf = buf, .len = len};
+    int rc = read_volume(ctx, id, head, &r, e);
+    if (rc == CP_OK)
+        *got = r.got;
+    return rc;
+}
+
+static int format(sim *s, sim_disk *d, sim_part *p, const void *arg, cp_error *e)
+{
+    (void)s;
+    (void)arg;
+    int rc = cp_sim_need_writable(d, "MSFT_Volume.Format of volume on", e);
     if (rc == CP_OK) {
         snprintf(p->fs, sizeof(p->fs), "NTFS");
         p->vol_size = p->size;
@@ -108,61 +124,53 @@ int cp_sim_format_volume(void *ctx, const char *id, cp_error *e)
         p->head = NULL;
         p->head_len = 0;
     }
-    cp_sim_finish(s, d);
     return rc;
 }
 
-/* The volume's bytes: the fixture's, zeros elsewhere. */
-int cp_sim_read_volume_head(void *ctx, const char *id, uint8_t *buf, size_t len, size_t *got,
-                            cp_error *e)
+int cp_sim_format_volume(void *ctx, const char *id, cp_error *e)
 {
     sim *s = ctx;
-    sim_disk *d = NULL;
-    const sim_part *p = NULL;
-    int rc = lock_volume(s, id, &d, &p, e);
-    if (rc != CP_OK)
-        return rc;
-    size_t n = p->size < len ? (size_t)p->size : len;
-    memset(buf, 0, n);
-    if (p->head != NULL)
-        memcpy(buf, p->head, p->head_len < n ? p->head_len : n);
-    *got = n;
-    cp_mutex_unlock(s->mu);
-    return CP_OK;
+    /* Each format is logged: tests count how many ran. */
+    CP_LOG_INFO("storage simulator: formatting volume %s", id);
+    return cp_sim_on_volume(s, id, s->format_ms, format, NULL, e);
 }
 
-int cp_sim_grow_volume(void *ctx, const char *id, uint64_t size, cp_error *e)
+static int grow(sim *s, sim_disk *d, sim_part *p, const void *arg, cp_error *e)
 {
-    sim *s = ctx;
-    sim_disk *d;
-    sim_part *p;
-    int rc = cp_sim_begin_volume(s, id, 0, &d, &p, e);
-    if (rc != CP_OK)
-        return rc;
+    (void)s;
+    uint64_t size = *(const uint64_t *)arg;
     uint64_t max = cp_sim_part_max(d, p);
-    rc = cp_sim_need_writable(d, "IOCTL_DISK_GROW_PARTITION", e);
+    int rc = cp_sim_need_writable(d, "IOCTL_DISK_GROW_PARTITION", e);
     if (rc == CP_OK && (size < p->size || size > max))
         rc = cp_error_set(e, CP_E_OUT_OF_RANGE,
                           "cannot resize the partition of volume %s to %llu bytes (it has %llu, "
                           "at most %llu)",
-                          id, (unsigned long long)size, (unsigned long long)p->size,
+                          p->id, (unsigned long long)size, (unsigned long long)p->size,
                           (unsigned long long)max);
     if (rc == CP_OK) {
         p->size = size;
         p->vol_size = size;
     }
-    cp_sim_finish(s, d);
     return rc;
+}
+
+int cp_sim_grow_volume(void *ctx, const char *id, uint64_t size, cp_error *e)
+{
+    return cp_sim_on_volume(ctx, id, 0, grow, &size, e);
+}
+
+/* Nothing to write back: the operation's checks and latency only. */
+static int flush(sim *s, sim_disk *d, sim_part *p, const void *arg, cp_error *e)
+{
+    (void)s;
+    (void)d;
+    (void)p;
+    (void)arg;
+    (void)e;
+    return CP_OK;
 }
 
 int cp_sim_flush_volume(void *ctx, const char *id, cp_error *e)
 {
-    sim *s = ctx;
-    sim_disk *d;
-    sim_part *p;
-    int rc = cp_sim_begin_volume(s, id, 0, &d, &p, e);
-    if (rc != CP_OK)
-        return rc;
-    cp_sim_finish(s, d);
-    return CP_OK;
+    return cp_sim_on_volume(ctx, id, 0, flush, NULL, e);
 }

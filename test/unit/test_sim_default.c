@@ -48,47 +48,39 @@ static void open_all(int want, size_t *disks, bool *san)
     sm.ops->destroy(sm.ctx);
 }
 
-static void test_fixture_named(void **state)
+static void test_default_hosts_follow_the_variable(void **state)
 {
     (void)state;
-    size_t disks = 0;
-    bool san = false;
-    assert_int_equal(setenv(CP_STORAGE_SIM_FIXTURE_ENV, "test/fixtures/storage.yaml", 1), 0);
-    open_all(CP_OK, &disks, &san);
-    assert_true(disks > 0);
-    assert_true(san);
-}
-
-static void test_fixture_missing(void **state)
-{
-    (void)state;
-    assert_int_equal(setenv(CP_STORAGE_SIM_FIXTURE_ENV, "/nonexistent/fixture.yaml", 1), 0);
-    open_all(CP_E_NOT_FOUND, NULL, NULL);
-}
-
-static void test_unset_or_empty_starts_empty(void **state)
-{
-    (void)state;
-    size_t disks = 9;
-    bool san = true;
-    assert_int_equal(setenv(CP_STORAGE_SIM_FIXTURE_ENV, "", 1), 0);
-    open_all(CP_OK, &disks, &san);
-    assert_int_equal(disks, 0);
-    assert_false(san);
-    disks = 9;
-    san = true;
-    assert_int_equal(unsetenv(CP_STORAGE_SIM_FIXTURE_ENV), 0);
-    open_all(CP_OK, &disks, &san);
-    assert_int_equal(disks, 0);
-    assert_false(san);
+    const struct {
+        const char *value; /* NULL: unset */
+        int status;
+        bool seeded;
+    } cases[] = {
+        {"test/fixtures/storage.yaml", CP_OK, true},
+        {"/nonexistent/fixture.yaml", CP_E_NOT_FOUND, false},
+        {"", CP_OK, false},
+        {NULL, CP_OK, false},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *v = cases[i].value;
+        assert_int_equal(v != NULL ? setenv(CP_STORAGE_SIM_FIXTURE_ENV, v, 1)
+                                   : unsetenv(CP_STORAGE_SIM_FIXTURE_ENV),
+                         0);
+        size_t disks = 9;
+        bool san = !cases[i].seeded;
+        open_all(cases[i].status, &disks, &san);
+        if (cases[i].status != CP_OK)
+            continue;
+        if ((disks > 0) != cases[i].seeded || san != cases[i].seeded)
+            fail_msg("case %zu (%s): %zu disks, SAN %s", i, v != NULL ? v : "unset", disks,
+                     san ? "known" : "unknown");
+    }
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixture_named),
-        cmocka_unit_test(test_fixture_missing),
-        cmocka_unit_test(test_unset_or_empty_starts_empty),
+        cmocka_unit_test(test_default_hosts_follow_the_variable),
     };
     return cmocka_run_group_tests_name("sim_default", tests, NULL, NULL);
 }
