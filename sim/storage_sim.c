@@ -3,7 +3,8 @@
  * table. The operations live by job: storage_disk_sim.c (disks,
  * partitions), storage_volume_sim.c (volumes), storage_mount_sim.c (mount
  * points, drive letters), on storage_op_sim.c (lookups, layout rules, the
- * disk-operation protocol); storage_fixture_sim.c reads the fixture and
+ * disk-operation protocol); storage_fixture_sim.c reads the fixture,
+ * storage_desc_sim.c builds a disk's descriptor bytes and
  * storage_hotplug_sim.c adds and removes disks at run time.
  *
  * State: an array of disks, each with its partitions (a partition may

@@ -3,6 +3,7 @@
  * storage_op_sim.c (lookups, layout, the disk-operation protocol),
  * storage_disk_sim.c, storage_volume_sim.c and storage_mount_sim.c (the
  * operations), storage_fixture_sim.c (the YAML fixture that seeds it),
+ * storage_desc_sim.c (a disk's identity as descriptor bytes),
  * storage_hotplug_sim.c (disks arriving and leaving). Not for other
  * modules. */
 #ifndef CP_WINAPI_STORAGE_SIM_INTERNAL_H
@@ -89,6 +90,9 @@ int cp_sim_add_part(sim_disk *d, const sim_part *p);
  * kept byte for byte) and STORAGE_BUS_TYPE. 0, or -1 when too long. */
 int cp_sim_set_device(sim_disk *d, const char *vendor, const char *product, const char *serial,
                       uint32_t bus);
+
+/* Gives d an identifier descriptor with no identifier in it. */
+void cp_sim_no_idents(sim_disk *d);
 
 /* Appends one STORAGE_IDENTIFIER (CP_SID_* code set, type, association)
  * to d's STORAGE_DEVICE_ID_DESCRIPTOR. 0, or -1 when too long. */
