@@ -16,10 +16,21 @@
 #include "host/smb_host.h"
 #include "host/storage.h"
 
+static void *blocks[256];
+static size_t n_blocks;
+
+/* The caller's memory of a listing: kept here, freed by free_blocks. */
 static void *heap(void *actx, size_t n)
 {
     (void)actx;
-    return calloc(1, n > 0 ? n : 1);
+    return n_blocks == sizeof(blocks) / sizeof(blocks[0]) ? NULL
+                                                          : (blocks[n_blocks++] = calloc(1, n));
+}
+
+static void free_blocks(void)
+{
+    while (n_blocks > 0)
+        free(blocks[--n_blocks]);
 }
 
 static const cp_storage_alloc alloc = {.alloc = heap};
@@ -42,7 +53,7 @@ static void open_all(int want, size_t *disks, bool *san)
     assert_int_equal(st.ops->list_disks(st.ctx, &alloc, &d, disks, &e), CP_OK);
     const cp_iscsi_portal p = {.address = "san-v1alpha1.sim.example", .port = 3260};
     *san = is.ops->add_portal(is.ctx, &p, &e) == CP_OK;
-    /* d's strings are left to the process's end: a few small blocks */
+    free_blocks();
     st.ops->destroy(st.ctx);
     is.ops->destroy(is.ctx);
     sm.ops->destroy(sm.ctx);
