@@ -221,13 +221,22 @@ static int stopped(const sim *s, cp_error *e)
                         "start it and set it to start automatically");
 }
 
+/* Takes s->mu when the initiator service runs: CP_OK with it held, else
+ * e set (and returned), unlocked. */
+static int lock_running(sim *s, cp_error *e)
+{
+    if (stopped(s, e) != CP_OK)
+        return e->status;
+    cp_mutex_lock(s->mu);
+    return CP_OK;
+}
+
 static int sim_add(void *ctx, const cp_iscsi_portal *p, cp_error *e)
 {
     sim *s = ctx;
-    if (stopped(s, e) != CP_OK)
+    if (lock_running(s, e) != CP_OK)
         return e->status;
     int rc = CP_OK;
-    cp_mutex_lock(s->mu);
     const iscsi_portal_def *d = portal_def(s, p);
     if (d == NULL || !d->reachable)
         rc = cp_error_set(e, CP_E_UNAVAILABLE, "target portal %s:%u does not answer", p->address,
@@ -247,10 +256,9 @@ static int sim_add(void *ctx, const cp_iscsi_portal *p, cp_error *e)
 static int sim_remove(void *ctx, const cp_iscsi_portal *p, cp_error *e)
 {
     sim *s = ctx;
-    if (stopped(s, e) != CP_OK)
+    if (lock_running(s, e) != CP_OK)
         return e->status;
     int rc = CP_OK;
-    cp_mutex_lock(s->mu);
     long i = find_portal(s, p);
     if (i < 0)
         rc = not_registered(p, e);
@@ -263,9 +271,8 @@ static int sim_remove(void *ctx, const cp_iscsi_portal *p, cp_error *e)
 static int sim_list(void *ctx, cp_iscsi_portal *out, size_t max, size_t *n, cp_error *e)
 {
     sim *s = ctx;
-    if (stopped(s, e) != CP_OK)
+    if (lock_running(s, e) != CP_OK)
         return e->status;
-    cp_mutex_lock(s->mu);
     *n = s->n_portals < max ? s->n_portals : max;
     memcpy(out, s->portals, *n * sizeof(*out));
     cp_mutex_unlock(s->mu);
@@ -276,10 +283,9 @@ static int sim_discover(void *ctx, const cp_iscsi_portal *p, char (*iqns)[CP_ISC
                         size_t max, size_t *n, cp_error *e)
 {
     sim *s = ctx;
-    if (stopped(s, e) != CP_OK)
+    if (lock_running(s, e) != CP_OK)
         return e->status;
     int rc = CP_OK;
-    cp_mutex_lock(s->mu);
     const iscsi_portal_def *d = portal_def(s, p);
     if (find_portal(s, p) < 0 || d == NULL) {
         rc = not_registered(p, e);
@@ -350,9 +356,8 @@ static int sim_connect(void *ctx, const cp_iscsi_portal *p, const char *iqn, cp_
  * (the caller unlocks it); else NULL, e set, unlocked. */
 static sim_session *lock_session(sim *s, const char *iqn, cp_error *e)
 {
-    if (stopped(s, e) != CP_OK)
+    if (lock_running(s, e) != CP_OK)
         return NULL;
-    cp_mutex_lock(s->mu);
     long i = find_session(s, iqn);
     if (i < 0) {
         cp_mutex_unlock(s->mu);

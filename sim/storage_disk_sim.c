@@ -74,10 +74,10 @@ int cp_sim_list_disks(void *ctx, const cp_storage_alloc *a, cp_disk_info **disks
         int r = describe_disk(s->disks[i], a, &out[k], &e2);
         if (r == CP_OK)
             k++;
-        else if (r == CP_E_NOMEM)
-            rc = cp_sim_nomem(e);
-        else
+        else if (r != CP_E_NOMEM)
             CP_LOG_WARN("storage: listing disks: skipping %s", e2.msg);
+        else
+            rc = cp_sim_nomem(e);
     }
     if (rc == CP_OK) {
         *disks = out;

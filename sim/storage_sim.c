@@ -48,24 +48,6 @@ static void sim_destroy(void *ctx)
     free(s);
 }
 
-unsigned cp_storage_sim_overlaps(const cp_storage_host *h)
-{
-    sim *s = h->ctx;
-    cp_mutex_lock(s->mu);
-    unsigned n = s->overlaps;
-    cp_mutex_unlock(s->mu);
-    return n;
-}
-
-unsigned cp_storage_sim_max_parallel(const cp_storage_host *h)
-{
-    sim *s = h->ctx;
-    cp_mutex_lock(s->mu);
-    unsigned n = s->max_running;
-    cp_mutex_unlock(s->mu);
-    return n;
-}
-
 static const cp_storage_ops sim_ops = {
     .list_disks = cp_sim_list_disks,
     .get_disk = cp_sim_get_disk,
@@ -88,6 +70,30 @@ static const cp_storage_ops sim_ops = {
     .drive_volume = cp_sim_drive_volume,
     .destroy = sim_destroy,
 };
+
+/* The serialization counters of the simulator behind h, read together. */
+static void counters(const cp_storage_host *h, unsigned *overlaps, unsigned *max_running)
+{
+    sim *s = h->ctx;
+    cp_mutex_lock(s->mu);
+    *overlaps = s->overlaps;
+    *max_running = s->max_running;
+    cp_mutex_unlock(s->mu);
+}
+
+unsigned cp_storage_sim_overlaps(const cp_storage_host *h)
+{
+    unsigned overlaps, max_running;
+    counters(h, &overlaps, &max_running);
+    return overlaps;
+}
+
+unsigned cp_storage_sim_max_parallel(const cp_storage_host *h)
+{
+    unsigned overlaps, max_running;
+    counters(h, &overlaps, &max_running);
+    return max_running;
+}
 
 sim *cp_sim_of(const cp_storage_host *h)
 {

@@ -12,28 +12,16 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "base/arena.h"
 #include "host/iscsi_host.h"
 #include "host/smb_host.h"
 #include "host/storage.h"
 
-static void *blocks[256];
-static size_t n_blocks;
-
-/* The caller's memory of a listing: kept here, freed by free_blocks. */
-static void *heap(void *actx, size_t n)
+/* The listing's memory: an arena, as the groups give the hosts. */
+static void *arena_alloc(void *actx, size_t n)
 {
-    (void)actx;
-    return n_blocks == sizeof(blocks) / sizeof(blocks[0]) ? NULL
-                                                          : (blocks[n_blocks++] = calloc(1, n));
+    return cp_arena_alloc(actx, n);
 }
-
-static void free_blocks(void)
-{
-    while (n_blocks > 0)
-        free(blocks[--n_blocks]);
-}
-
-static const cp_storage_alloc alloc = {.alloc = heap};
 
 /* Opens the three default hosts: each one's status must be `want`; when
  * CP_OK, *disks counts the storage host's disks and *san says whether the
@@ -49,11 +37,14 @@ static void open_all(int want, size_t *disks, bool *san)
     assert_int_equal(cp_smb_host_open_default(&sm, &e), want);
     if (want != CP_OK)
         return;
+    cp_arena *ar = cp_arena_new();
+    assert_non_null(ar);
+    const cp_storage_alloc alloc = {.alloc = arena_alloc, .actx = ar};
     cp_disk_info *d = NULL;
     assert_int_equal(st.ops->list_disks(st.ctx, &alloc, &d, disks, &e), CP_OK);
+    cp_arena_free(ar);
     const cp_iscsi_portal p = {.address = "san-v1alpha1.sim.example", .port = 3260};
     *san = is.ops->add_portal(is.ctx, &p, &e) == CP_OK;
-    free_blocks();
     st.ops->destroy(st.ctx);
     is.ops->destroy(is.ctx);
     sm.ops->destroy(sm.ctx);
