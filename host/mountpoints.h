@@ -8,7 +8,7 @@
  * recursive delete that never enters a reparse point) deletes the mount
  * point, not the volume's files. In the native build the POSIX fs host
  * (fs_posix.c) keeps plain directories and the storage simulator
- * (storage_sim.c) keeps the mount-point table; this interface lets the fs
+ * (storage_mount_sim.c) keeps the mount-point table; this interface lets the fs
  * host consult and update that table so both agree as Windows does.
  *
  * Obtained from the simulator (cp_storage_sim_mount_points, storage_sim.h)

@@ -11,10 +11,13 @@
 # The model's objects come before libcore.a: the linker takes the model's
 # cp_storage_host_open_default and never pulls storage_calls_win.o (the
 # real table) out of the archive; storage_win.o and the rest of the
-# Win32 host come from libcore.a as in csi-proxy.exe. csi-proxy.exe links
-# no test/model object (test/exe/check_imports.sh, test/wine/model.sh).
+# Win32 host come from libcore.a as in csi-proxy.exe. The fixture's
+# volume bytes are read by sim/headbytes_sim.c, as the storage simulator
+# reads its own (the one simulator object here; no simulated host).
+# csi-proxy.exe links no test/model object (test/exe/check_imports.sh,
+# test/wine/model.sh).
 
-MODEL_SRC := $(wildcard test/model/*.c)
+MODEL_SRC := $(wildcard test/model/*.c) sim/headbytes_sim.c
 
 $(WIN)/csi-proxy-model.exe: $(call wobj,service/main_win.c $(MODEL_SRC)) $(WIN)/libcore.a
 	$(WINCC) -s -municode -Wl,-Map=$@.map,--cref -o $@ $^ $(WLIBS)

@@ -34,6 +34,7 @@
 
 #include "base/thread.h"
 #include "sim/iscsi_sim_internal.h"
+#include "sim/simfixture_sim.h"
 #include "sim/storage_sim.h"
 
 #define SIM_MAX_SESSIONS 32
@@ -220,13 +221,22 @@ static int stopped(const sim *s, cp_error *e)
                         "start it and set it to start automatically");
 }
 
+/* Takes s->mu when the initiator service runs: CP_OK with it held, else
+ * e set (and returned), unlocked. */
+static int lock_running(sim *s, cp_error *e)
+{
+    if (stopped(s, e) != CP_OK)
+        return e->status;
+    cp_mutex_lock(s->mu);
+    return CP_OK;
+}
+
 static int sim_add(void *ctx, const cp_iscsi_portal *p, cp_error *e)
 {
     sim *s = ctx;
-    if (stopped(s, e) != CP_OK)
+    if (lock_running(s, e) != CP_OK)
         return e->status;
     int rc = CP_OK;
-    cp_mutex_lock(s->mu);
     const iscsi_portal_def *d = portal_def(s, p);
     if (d == NULL || !d->reachable)
         rc = cp_error_set(e, CP_E_UNAVAILABLE, "target portal %s:%u does not answer", p->address,
@@ -246,10 +256,9 @@ static int sim_add(void *ctx, const cp_iscsi_portal *p, cp_error *e)
 static int sim_remove(void *ctx, const cp_iscsi_portal *p, cp_error *e)
 {
     sim *s = ctx;
-    if (stopped(s, e) != CP_OK)
+    if (lock_running(s, e) != CP_OK)
         return e->status;
     int rc = CP_OK;
-    cp_mutex_lock(s->mu);
     long i = find_portal(s, p);
     if (i < 0)
         rc = not_registered(p, e);
@@ -262,9 +271,8 @@ static int sim_remove(void *ctx, const cp_iscsi_portal *p, cp_error *e)
 static int sim_list(void *ctx, cp_iscsi_portal *out, size_t max, size_t *n, cp_error *e)
 {
     sim *s = ctx;
-    if (stopped(s, e) != CP_OK)
+    if (lock_running(s, e) != CP_OK)
         return e->status;
-    cp_mutex_lock(s->mu);
     *n = s->n_portals < max ? s->n_portals : max;
     memcpy(out, s->portals, *n * sizeof(*out));
     cp_mutex_unlock(s->mu);
@@ -275,10 +283,9 @@ static int sim_discover(void *ctx, const cp_iscsi_portal *p, char (*iqns)[CP_ISC
                         size_t max, size_t *n, cp_error *e)
 {
     sim *s = ctx;
-    if (stopped(s, e) != CP_OK)
+    if (lock_running(s, e) != CP_OK)
         return e->status;
     int rc = CP_OK;
-    cp_mutex_lock(s->mu);
     const iscsi_portal_def *d = portal_def(s, p);
     if (find_portal(s, p) < 0 || d == NULL) {
         rc = not_registered(p, e);
@@ -345,25 +352,34 @@ static int sim_connect(void *ctx, const cp_iscsi_portal *p, const char *iqn, cp_
     return rc;
 }
 
+/* The session with target iqn, of a running initiator, with s->mu held
+ * (the caller unlocks it); else NULL, e set, unlocked. */
+static sim_session *lock_session(sim *s, const char *iqn, cp_error *e)
+{
+    if (lock_running(s, e) != CP_OK)
+        return NULL;
+    long i = find_session(s, iqn);
+    if (i < 0) {
+        cp_mutex_unlock(s->mu);
+        cp_error_set(e, CP_E_NOT_FOUND, "target %s is not connected", iqn);
+        return NULL;
+    }
+    return &s->sessions[i];
+}
+
 static int sim_disconnect(void *ctx, const cp_iscsi_portal *p, const char *iqn, cp_error *e)
 {
     (void)p;
     sim *s = ctx;
-    if (stopped(s, e) != CP_OK)
+    sim_session *ss = lock_session(s, iqn, e);
+    if (ss == NULL)
         return e->status;
-    int rc = CP_OK;
-    cp_mutex_lock(s->mu);
-    long i = find_session(s, iqn);
-    if (i < 0) {
-        rc = cp_error_set(e, CP_E_NOT_FOUND, "target %s is not connected", iqn);
-    } else {
-        cp_error se;
-        rc = depart(s, &s->sessions[i], &se);
-        if (rc != CP_OK)
-            cp_error_set(e, rc, "logging out of %s: %s", iqn, se.msg);
-    }
-    if (rc == CP_OK)
-        s->sessions[i] = s->sessions[--s->n_sessions];
+    cp_error se;
+    int rc = depart(s, ss, &se);
+    if (rc != CP_OK)
+        cp_error_set(e, rc, "logging out of %s: %s", iqn, se.msg);
+    else
+        *ss = s->sessions[--s->n_sessions];
     cp_mutex_unlock(s->mu);
     return rc;
 }
@@ -373,20 +389,13 @@ static int sim_disks(void *ctx, const cp_iscsi_portal *p, const char *iqn, uint3
 {
     (void)p;
     sim *s = ctx;
-    if (stopped(s, e) != CP_OK)
-        return e->status;
-    int rc = CP_OK;
-    cp_mutex_lock(s->mu);
-    long i = find_session(s, iqn);
-    if (i < 0) {
-        rc = cp_error_set(e, CP_E_NOT_FOUND, "target %s is not connected", iqn);
-    } else {
-        const sim_session *ss = &s->sessions[i];
+    const sim_session *ss = lock_session(s, iqn, e);
+    if (ss != NULL) {
         *n = ss->n_disks < max ? ss->n_disks : max;
         memcpy(out, ss->disks, *n * sizeof(*out));
+        cp_mutex_unlock(s->mu);
     }
-    cp_mutex_unlock(s->mu);
-    return rc;
+    return ss != NULL ? CP_OK : e->status;
 }
 
 static int sim_set_mutual(void *ctx, const char *secret, cp_error *e)
@@ -507,6 +516,5 @@ int cp_iscsi_sim_new_from_string(const char *yaml, cp_iscsi_host *out, cp_error 
  * fixture the storage simulator reads (CSI_PROXY_SIM_FIXTURE, storage.h). */
 int cp_iscsi_host_open_default(cp_iscsi_host *out, cp_error *e)
 {
-    const char *path = getenv(CP_STORAGE_SIM_FIXTURE_ENV);
-    return cp_iscsi_sim_new(path != NULL && path[0] != '\0' ? path : NULL, out, e);
+    return cp_iscsi_sim_new(cp_simfx_default_path(), out, e);
 }

@@ -4,7 +4,10 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "host/storage.h"
 
 typedef struct section_ctx {
     const char *section;
@@ -18,6 +21,12 @@ static int root_pair(cp_yw *w, const char *key, const yaml_node_t *k, const yaml
     (void)k;
     section_ctx *c = arg;
     return strcmp(key, c->section) == 0 ? c->fn(w, v, c->ctx) : CP_OK;
+}
+
+const char *cp_simfx_default_path(void)
+{
+    const char *path = getenv(CP_STORAGE_SIM_FIXTURE_ENV);
+    return path != NULL && path[0] != '\0' ? path : NULL;
 }
 
 int cp_simfx_load(const char *who, const char *path, const char *text, const char *section,

@@ -16,6 +16,11 @@
 /* Items in any list of a fixture. */
 #define CP_SIMFX_MAX_LIST 256
 
+/* The fixture file the simulator builds seed their default hosts from:
+ * the value of CP_STORAGE_SIM_FIXTURE_ENV (host/storage.h), NULL when it
+ * is unset or empty (then the hosts start empty). */
+const char *cp_simfx_default_path(void);
+
 /* Reads the YAML document of file `path`, or of `text` when path is NULL,
  * and calls fn with the node of its top-level `section` (not at all when
  * the document has no such key). who names the simulator in messages.

@@ -235,6 +235,5 @@ int cp_smb_sim_new_from_string(const char *yaml, cp_smb_host *out, cp_error *e)
  * fixture the storage simulator reads (CSI_PROXY_SIM_FIXTURE, storage.h). */
 int cp_smb_host_open_default(cp_smb_host *out, cp_error *e)
 {
-    const char *path = getenv(CP_STORAGE_SIM_FIXTURE_ENV);
-    return cp_smb_sim_new(path != NULL && path[0] != '\0' ? path : NULL, out, e);
+    return cp_smb_sim_new(cp_simfx_default_path(), out, e);
 }

@@ -3,13 +3,16 @@
  * checked (a typo fails loudly with its line), sizes take KiB..TiB
  * suffixes, and each disk's identity is turned into the raw
  * STORAGE_DEVICE_ID_DESCRIPTOR / STORAGE_DEVICE_DESCRIPTOR bytes a Windows
- * disk reports, so storage_ids.c formats simulated and real disks alike. */
+ * disk reports (storage_desc_sim.c), so storage_ids.c formats simulated
+ * and real disks alike. */
 #include "sim/storage_sim_internal.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sim/headbytes_sim.h"
 
 static int nomem(cp_error *e)
 {
@@ -119,22 +122,6 @@ static const char *get_str(loader *l, const yaml_node_t *map, const char *key)
     return scalar(map_get(l, map, key));
 }
 
-static void wr32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16),
-    p[3] = (uint8_t)(v >> 24);
-}
-
-static void wr16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8);
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static int hexdig(char c)
 {
     if (c >= '0' && c <= '9')
@@ -178,28 +165,6 @@ static int lookup(loader *l, const yaml_node_t *n, const char *key, const char *
     return bad(l, map_get(l, n, key), "unknown value for ", key);
 }
 
-int cp_sim_add_ident(sim_disk *d, uint32_t code_set, uint32_t type, uint32_t assoc,
-                     const uint8_t *val, size_t len)
-{
-    size_t off = d->id_desc_len > 0 ? d->id_desc_len : CP_STORAGE_ID_HEADER;
-    size_t step = (CP_STORAGE_IDENT_HEADER + len + 3) / 4 * 4;
-    if (len > 0xffff || off + step > DESC_MAX)
-        return -1;
-    uint8_t *p = d->id_desc + off;
-    wr32(p, code_set);
-    wr32(p + 4, type);
-    wr16(p + 8, (uint16_t)len);
-    wr16(p + 10, (uint16_t)step);
-    wr32(p + 12, assoc);
-    memcpy(p + CP_STORAGE_IDENT_HEADER, val, len);
-    uint32_t count = d->id_desc_len > 0 ? rd32(d->id_desc + 8) : 0;
-    wr32(d->id_desc, CP_STORAGE_ID_HEADER + 4);
-    wr32(d->id_desc + 4, (uint32_t)(off + step));
-    wr32(d->id_desc + 8, count + 1);
-    d->id_desc_len = off + step;
-    return 0;
-}
-
 /* page83: a list of identifiers -> STORAGE_DEVICE_ID_DESCRIPTOR bytes. */
 static int load_page83(loader *l, const yaml_node_t *list, sim_disk *d)
 {
@@ -219,11 +184,7 @@ static int load_page83(loader *l, const yaml_node_t *list, sim_disk *d)
     static const char *const keys[] = {"code_set", "type", "association", "ascii", "hex", NULL};
     if (list->type != YAML_SEQUENCE_NODE)
         return bad(l, list, "page83 must be a list of identifiers", "");
-    /* An empty list still reports a descriptor with no identifiers. */
-    wr32(d->id_desc, CP_STORAGE_ID_HEADER + 4);
-    wr32(d->id_desc + 4, CP_STORAGE_ID_HEADER);
-    wr32(d->id_desc + 8, 0);
-    d->id_desc_len = CP_STORAGE_ID_HEADER;
+    cp_sim_no_idents(d); /* an empty list still reports a descriptor */
     for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top;
          it++) {
         yaml_node_t *n = yaml_document_get_node(l->doc, *it);
@@ -251,31 +212,6 @@ static int load_page83(loader *l, const yaml_node_t *list, sim_disk *d)
             return bad(l, n, "page83 identifiers too long", "");
     }
     return CP_OK;
-}
-
-int cp_sim_set_device(sim_disk *d, const char *vendor, const char *product, const char *serial,
-                      uint32_t bus)
-{
-    uint8_t *p = d->dev_desc;
-    size_t off = CP_STORAGE_DEVDESC_HEADER;
-    const char *strs[3] = {vendor, product, serial};
-    const size_t at[3] = {12, 16, 24};
-    memset(p, 0, CP_STORAGE_DEVDESC_HEADER);
-    for (int i = 0; i < 3; i++) {
-        if (strs[i] == NULL)
-            continue;
-        size_t n = strlen(strs[i]) + 1;
-        if (off + n > DESC_MAX)
-            return -1;
-        memcpy(p + off, strs[i], n);
-        wr32(p + at[i], (uint32_t)off);
-        off += n;
-    }
-    wr32(p, 40); /* sizeof(STORAGE_DEVICE_DESCRIPTOR) */
-    wr32(p + 4, (uint32_t)off);
-    wr32(p + 28, bus);
-    d->dev_desc_len = off;
-    return 0;
 }
 
 /* vendor, product, serial -> STORAGE_DEVICE_DESCRIPTOR bytes (strings kept
@@ -323,40 +259,21 @@ static int load_roles(loader *l, const yaml_node_t *list, unsigned *roles)
     return CP_OK;
 }
 
-static int hexval(int c)
-{
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
-/* volume bytes: ["OFFSET:HEX", ...]: bytes the volume holds from OFFSET
- * (decimal) on, e.g. an ext4 superblock's magic "1080:53ef". Within the
- * first 256 KiB. */
+/* volume bytes: ["OFFSET:HEX", ...] (headbytes_sim.h). */
 static int load_bytes(loader *l, const yaml_node_t *list, sim_part *p)
 {
-    const size_t cap = 256u * 1024u;
     if (list->type != YAML_SEQUENCE_NODE)
         return bad(l, list, "bytes must be a list of \"OFFSET:HEX\"", "");
     for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top;
          it++) {
         yaml_node_t *n = yaml_document_get_node(l->doc, *it);
         const char *t = n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : "";
-        char *end;
-        unsigned long long at = strtoull(t, &end, 10);
-        if (end == t || *end != ':' || end[1] == '\0' || strlen(end + 1) % 2 != 0 ||
-            at + strlen(end + 1) / 2 > cap)
-            return bad(l, n, "bytes: not \"OFFSET:HEX\" within 256 KiB: ", t);
-        if (p->head == NULL && (p->head = calloc(1, cap)) == NULL)
+        const char *why = "";
+        int rc = cp_sim_head_bytes(t, &p->head, &p->head_len, &why);
+        if (rc == CP_E_NOMEM)
             return nomem(l->e);
-        p->head_len = cap;
-        for (const char *h = end + 1; *h != '\0'; h += 2, at++) {
-            int hi = hexval((unsigned char)h[0]), lo = hexval((unsigned char)h[1]);
-            if (hi < 0 || lo < 0)
-                return bad(l, n, "bytes: not hex: ", t);
-            p->head[at] = (uint8_t)(hi << 4 | lo);
-        }
+        if (rc != CP_OK)
+            return bad(l, n, why, t);
     }
     return CP_OK;
 }

@@ -13,6 +13,7 @@
 #include <yaml.h>
 
 #include "host/storage_ids.h"
+#include "sim/headbytes_sim.h"
 
 typedef struct ld {
     yaml_document_t doc;
@@ -230,38 +231,20 @@ static const GUID g_msr = {
 static const GUID g_rec = {
     0xde94bba4, 0x06d1, 0x4d40, {0xa1, 0x6a, 0xbf, 0xd5, 0x01, 0x79, 0xd6, 0xac}};
 
-static int hexval(int c)
-{
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
-/* bytes: ["OFFSET:HEX", ...]: what the volume holds from OFFSET (decimal)
- * on, within its first 256 KiB (a foreign file system's signature). */
+/* bytes: ["OFFSET:HEX", ...]: what the volume holds (headbytes_sim.h). */
 static int head_bytes(ld *l, const yaml_node_t *list, m_vol *v)
 {
-    const size_t cap = 256u * 1024u;
     if (list->type != YAML_SEQUENCE_NODE)
         return bad(l, list, "bytes must be a list of \"OFFSET:HEX\"", "");
     for (yaml_node_item_t *it = list->data.sequence.items.start; it < list->data.sequence.items.top;
          it++) {
         const char *t = scalar(yaml_document_get_node(&l->doc, *it));
-        char *end;
-        unsigned long long at = t != NULL ? strtoull(t, &end, 10) : 0;
-        if (t == NULL || end == t || *end != ':' || end[1] == '\0' || strlen(end + 1) % 2 != 0 ||
-            at + strlen(end + 1) / 2 > cap)
-            return bad(l, list, "bytes: not \"OFFSET:HEX\" within 256 KiB: ", t != NULL ? t : "");
-        if (v->head == NULL && (v->head = calloc(1, cap)) == NULL)
+        const char *why = "";
+        int rc = cp_sim_head_bytes(t != NULL ? t : "", &v->head, &v->head_len, &why);
+        if (rc == CP_E_NOMEM)
             return bad(l, list, "out of memory", "");
-        v->head_len = cap;
-        for (const char *h = end + 1; *h != '\0'; h += 2, at++) {
-            int hi = hexval((unsigned char)h[0]), lo = hexval((unsigned char)h[1]);
-            if (hi < 0 || lo < 0)
-                return bad(l, list, "bytes: not hex: ", t);
-            v->head[at] = (uint8_t)(hi << 4 | lo);
-        }
+        if (rc != CP_OK)
+            return bad(l, list, why, t != NULL ? t : "");
     }
     return CP_OK;
 }

@@ -426,6 +426,52 @@ static const char smb_yaml[] =
     "  mappings:\n"
     "    - {remote: '\\\\FSX1.corp.example\\vol1', username: 'CORP\\backup'}\n";
 
+/* A target's disks and its logout need a session. */
+static void test_session_calls_need_a_login(void **state)
+{
+    env *t = *state;
+    const char *data = "iqn.2003-01.org.example:data";
+    uint32_t out[4];
+    size_t n = 9;
+    cp_error e;
+    assert_int_equal(t->i.ops->disks(t->i.ctx, &t->san, data, out, 4, &n, &e), CP_E_NOT_FOUND);
+    assert_string_equal(e.msg, "target iqn.2003-01.org.example:data is not connected");
+    assert_int_equal(t->i.ops->disconnect(t->i.ctx, &t->san, data, &e), CP_E_NOT_FOUND);
+    assert_string_equal(e.msg, "target iqn.2003-01.org.example:data is not connected");
+}
+
+/* With the initiator service stopped every call is refused, naming it. */
+static void test_stopped_initiator_refuses_every_call(void **state)
+{
+    env *t = *state;
+    const char *data = "iqn.2003-01.org.example:data";
+    cp_iscsi_host h;
+    cp_error e[8];
+    assert_int_equal(cp_iscsi_sim_new_from_string("iscsi: {initiator_stopped: true}", &h, &e[0]),
+                     CP_OK);
+    const cp_iscsi_ops *o = h.ops;
+    uint32_t out[4];
+    char iqns[4][CP_ISCSI_NAME_MAX];
+    cp_iscsi_portal list[4];
+    size_t n = 9;
+    const int rc[8] = {
+        o->add_portal(h.ctx, &t->san, &e[0]),
+        o->remove_portal(h.ctx, &t->san, &e[1]),
+        o->list_portals(h.ctx, list, 4, &n, &e[2]),
+        o->discover(h.ctx, &t->san, iqns, 4, &n, &e[3]),
+        o->connect(h.ctx, &t->san, data, CP_ISCSI_AUTH_NONE, "", "", &e[4]),
+        o->disks(h.ctx, &t->san, data, out, 4, &n, &e[5]),
+        o->disconnect(h.ctx, &t->san, data, &e[6]),
+        o->set_mutual_chap_secret(h.ctx, "", &e[7]),
+    };
+    for (size_t i = 0; i < 8; i++)
+        if (rc[i] != CP_E_FAILED_PRECONDITION ||
+            strstr(e[i].msg, "(MSiSCSI) is not running") == NULL)
+            fail_msg("call %zu: status %d (%s), want FAILED_PRECONDITION naming MSiSCSI", i, rc[i],
+                     rc[i] != CP_OK ? e[i].msg : "");
+    h.ops->destroy(h.ctx);
+}
+
 static void test_smb_servers_shares_credentials(void **state)
 {
     (void)state;
@@ -488,6 +534,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_chap_login_and_fixture_serial, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lun_keeps_data_between_logins, setup, teardown),
         cmocka_unit_test_setup_teardown(test_logout_refused_while_disk_busy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_session_calls_need_a_login, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stopped_initiator_refuses_every_call, setup, teardown),
         cmocka_unit_test(test_smb_servers_shares_credentials),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

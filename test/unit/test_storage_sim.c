@@ -304,6 +304,18 @@ static void test_fixture_errors(void **state)
         {"disks: [{number: 1, size: 1GiB, style: gpt, partitions: [{size: 2MiB, volume: "
          "{guid: '{11111111-2222-3333-4444-555555555555}', roles: boot}}]}]",
          "roles must be a list"},
+        {"disks: [{number: 1, size: 1GiB, style: gpt, partitions: [{size: 2MiB, volume: "
+         "{guid: '{11111111-2222-3333-4444-555555555555}', bytes: ['1080:5']}}]}]",
+         "bytes: not \"OFFSET:HEX\" within 256 KiB: 1080:5"},
+        {"disks: [{number: 1, size: 1GiB, style: gpt, partitions: [{size: 2MiB, volume: "
+         "{guid: '{11111111-2222-3333-4444-555555555555}', bytes: ['262143:53ef']}}]}]",
+         "bytes: not \"OFFSET:HEX\" within 256 KiB: 262143:53ef"},
+        {"disks: [{number: 1, size: 1GiB, style: gpt, partitions: [{size: 2MiB, volume: "
+         "{guid: '{11111111-2222-3333-4444-555555555555}', bytes: ['0:53', '1:zz']}}]}]",
+         "bytes: not hex: 1:zz"},
+        {"disks: [{number: 1, size: 1GiB, style: gpt, partitions: [{size: 2MiB, volume: "
+         "{guid: '{11111111-2222-3333-4444-555555555555}', bytes: '0:53'}}]}]",
+         "bytes must be a list of \"OFFSET:HEX\""},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         cp_storage_host h;
