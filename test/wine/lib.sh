@@ -45,7 +45,10 @@ finish() {
 
 # run ARGS...: a Wine program; sets OUT (stdout+stderr, no CRs) and RC.
 # The wine launcher very rarely fails silently on a loaded machine (exit 1,
-# no output; our programs never exit 1 silently): say so and retry once.
+# no output; our programs never exit 1 silently), or Wine's own process
+# teardown trips glibc's loader ("Inconsistency detected by ld.so:
+# dl-fini.c", exit 127) after the program ran, hiding its exit code: say
+# so and retry once.
 run() { run_cmd wine "$@"; }
 # run_bounded SECS ARGS...: run, killed after SECS seconds (exit 124).
 run_bounded() {
@@ -58,6 +61,10 @@ run_cmd() {
     RC=$?
     if [ "$RC" = 1 ] && [ -z "$OUT" ]; then
         echo "# wine exited 1 with no output; retrying: $*"
+        OUT=$(set -o pipefail; "$@" 2>&1 | tr -d '\r')
+        RC=$?
+    elif [ "$RC" = 127 ] && [[ "$OUT" == *"Inconsistency detected by ld.so"* ]]; then
+        echo "# Wine's process teardown failed in ld.so (exit 127); retrying: $*"
         OUT=$(set -o pipefail; "$@" 2>&1 | tr -d '\r')
         RC=$?
     fi
