@@ -151,8 +151,15 @@ static int format_attempt(void *arg, cp_wmi_failure *f, cp_error *e)
     }
     if (SUCCEEDED(hr))
         hr = IWbemServices_GetObject(svc, cls, 0, NULL, &def, NULL);
+    if (SUCCEEDED(hr) && def == NULL)
+        hr = WBEM_E_NOT_FOUND;
     if (SUCCEEDED(hr))
         hr = IWbemClassObject_GetMethod(def, L"Format", 0, &in_def, NULL);
+    /* GetMethod answers no in-parameter signature for a method that takes
+     * none ("IWbemClassObject::GetMethod", Microsoft Learn): a provider
+     * whose Format takes none is not the one documented. */
+    if (SUCCEEDED(hr) && in_def == NULL)
+        hr = WBEM_E_INVALID_METHOD;
     if (SUCCEEDED(hr))
         hr = IWbemClassObject_SpawnInstance(in_def, 0, &in);
     VARIANT v;
