@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/hex.h"
+
 static uint32_t rd32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -25,17 +27,6 @@ bool cp_disk_bus_is_nvme(const uint8_t *dev_desc, size_t len)
 #define NAME_STRING_LEN 68
 #define NAME_STRING_NSID 44
 
-static int hexval(uint8_t c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 uint32_t cp_disk_nvme_nsid(const uint8_t *id_desc, size_t len)
 {
     if (id_desc == NULL || len < CP_STORAGE_ID_HEADER)
@@ -53,8 +44,8 @@ uint32_t cp_disk_nvme_nsid(const uint8_t *id_desc, size_t len)
             const uint8_t *ns = p + CP_STORAGE_IDENT_HEADER + NAME_STRING_NSID;
             uint32_t v = 0;
             int k;
-            for (k = 0; k < 4 && hexval(ns[k]) >= 0; k++)
-                v = v << 4 | (uint32_t)hexval(ns[k]);
+            for (k = 0; k < 4 && cp_hexval(ns[k]) >= 0; k++)
+                v = v << 4 | (uint32_t)cp_hexval(ns[k]);
             if (k == 4 && v != 0)
                 return v;
         }

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/hex.h"
+
 static uint32_t rd32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -187,17 +189,6 @@ void cp_volume_id_format(const uint8_t g[16], char out[CP_VOLUME_ID_LEN + 1])
              g[14], g[15]);
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Reads "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (36 chars) at s. */
 static bool guid36(const char *s, uint8_t g[16])
 {
@@ -209,8 +200,8 @@ static bool guid36(const char *s, uint8_t g[16])
                 return false;
             continue;
         }
-        int hi = hexval(s[i]);
-        int lo = hi < 0 ? -1 : hexval(s[i + 1]);
+        int hi = cp_hexval(s[i]);
+        int lo = hi < 0 ? -1 : cp_hexval(s[i + 1]);
         if (hi < 0 || lo < 0)
             return false;
         b[k++] = (uint8_t)(hi << 4 | lo);

@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "base/hex.h"
+
 void cp_grpc_put_prefix(uint8_t out[CP_GRPC_PREFIX], bool compressed, uint32_t len)
 {
     out[0] = compressed ? 1 : 0;
@@ -90,24 +92,13 @@ size_t cp_grpc_percent_encode(const char *in, char *out, size_t cap)
     return o;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 size_t cp_grpc_percent_decode(char *s, size_t len)
 {
     size_t o = 0;
     for (size_t i = 0; i < len; i++) {
         int hi, lo;
-        if (s[i] == '%' && i + 2 < len && (hi = hexval(s[i + 1])) >= 0 &&
-            (lo = hexval(s[i + 2])) >= 0) {
+        if (s[i] == '%' && i + 2 < len && (hi = cp_hexval(s[i + 1])) >= 0 &&
+            (lo = cp_hexval(s[i + 2])) >= 0) {
             s[o++] = (char)(hi << 4 | lo);
             i += 2;
         } else {

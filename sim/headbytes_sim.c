@@ -4,15 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
 #include "base/status.h"
-
-static int hexval(int c)
-{
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
 
 int cp_sim_head_bytes(const char *item, uint8_t **head, size_t *len, const char **why)
 {
@@ -27,7 +20,7 @@ int cp_sim_head_bytes(const char *item, uint8_t **head, size_t *len, const char 
         return CP_E_NOMEM;
     *len = CP_SIM_HEAD_MAX;
     for (const char *h = end + 1; *h != '\0'; h += 2, at++) {
-        int hi = hexval((unsigned char)h[0]), lo = hexval((unsigned char)h[1]);
+        int hi = cp_hexval((unsigned char)h[0]), lo = cp_hexval((unsigned char)h[1]);
         if (hi < 0 || lo < 0) {
             *why = "bytes: not hex: ";
             return CP_E_INVALID_ARGUMENT;
