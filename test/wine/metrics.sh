@@ -69,6 +69,21 @@ fi
 grep -q "metrics: serving http://127.0.0.1:$PORT/metrics" "$LOG"
 check "the log names the URL served" $? "$(grep metrics "$LOG")"
 
+# Connections close when a client exits; the server notices on its next
+# read: wait (up to 10 s) until /metrics counts none open.
+wait_closed() {
+    for _ in $(seq 1 50); do
+        [ "$($PY - "$PORT" <<'PYEOF'
+import sys, urllib.request
+from prometheus_client.parser import text_string_to_metric_families as p
+t = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=10).read().decode()
+print(sum(s.value for f in p(t) for s in f.samples if s.name == "csi_proxy_connections_open"))
+PYEOF
+)" = "0.0" ] && break
+        sleep 0.2
+    done
+}
+
 expect_run "Mkdir OK (1)" 0 'status: OK' cli filesystem v1 Mkdir '{"path":"C:\\csi-work\\a"}'
 expect_run "Mkdir OK (2)" 0 'status: OK' cli filesystem v1 Mkdir '{"path":"C:\\csi-work\\b"}'
 expect_run "Mkdir outside the working dirs: INVALID_ARGUMENT" 3 'not within' \
@@ -77,17 +92,7 @@ expect_run "PathExists OK" 0 '"exists":true' cli filesystem v1 PathExists '{"pat
 expect_run "an admin is refused by the system group: PERMISSION_DENIED" 7 \
     'not allowed to use the system group' cli system v1alpha1 GetBIOSSerialNumber '{}'
 
-# Connections close when the CLI exits; the server notices on its next read.
-for _ in $(seq 1 50); do
-    [ "$($PY - "$PORT" <<'PYEOF'
-import sys, urllib.request
-from prometheus_client.parser import text_string_to_metric_families as p
-t = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=10).read().decode()
-print(sum(s.value for f in p(t) for s in f.samples if s.name == "csi_proxy_connections_open"))
-PYEOF
-)" = "0.0" ] && break
-    sleep 0.2
-done
+wait_closed
 
 cat >"$WINEPREFIX/expect.json" <<'JSON'
 {"samples": [
@@ -140,16 +145,7 @@ check "health Watch on the filesystem pipe: SERVING, then the client leaves" \
 hp system-v1alpha1
 check "a refused caller's health Check: PERMISSION_DENIED" \
     "$([ "$RC" = 3 ] && [[ "$OUT" == *"code PermissionDenied"* ]] && echo 0 || echo 1)" "exit $RC: $OUT"
-for _ in $(seq 1 50); do
-    [ "$($PY - "$PORT" <<'PYEOF'
-import sys, urllib.request
-from prometheus_client.parser import text_string_to_metric_families as p
-t = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=10).read().decode()
-print(sum(s.value for f in p(t) for s in f.samples if s.name == "csi_proxy_connections_open"))
-PYEOF
-)" = "0.0" ] && break
-    sleep 0.2
-done
+wait_closed
 cat >"$WINEPREFIX/health.json" <<'JSON'
 {"samples": [
   ["grpc_server_started_total", {"grpc_type": "unary", "grpc_service": "grpc.health.v1.Health", "grpc_method": "Check"}, 2],
